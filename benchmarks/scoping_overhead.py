@@ -1,0 +1,137 @@
+"""Benchmark: the scoping middleware's own overhead per model call and per tool call.
+
+    python benchmarks/scoping_overhead.py [--calls 2000]
+
+For 50, 500 and 5,000 registered tools (scopes of 10 tools each), times `wrap_model_call` with
+a handler that returns at once (tool filtering + three-layer prompt + request copy) and
+`wrap_tool_call` with a handler that returns at once (the enforced gate), and prints p50 / p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Any
+
+from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import StructuredTool
+from rich.console import Console
+from rich.table import Table
+
+from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.testing import ScriptedChatModel
+
+SCOPE_SIZE = 10
+
+
+def make_tools(n: int) -> list[StructuredTool]:
+    """`n` distinct tools with a one-argument schema."""
+
+    def run(x: str) -> str:
+        return x
+
+    return [
+        StructuredTool.from_function(run, name=f"tool_{i}", description=f"Tool number {i} does x.")
+        for i in range(n)
+    ]
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    """p50 and p95 in microseconds."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return statistics.median(ordered) * 1e6, p95 * 1e6
+
+
+def measure(n: int, calls: int) -> dict[str, Any]:
+    """Time the model-call and tool-call hooks for `n` registered tools."""
+    tools = make_tools(n)
+    scopes = [
+        Scope(
+            f"scope_{i // SCOPE_SIZE}",
+            f"tools {i} to {i + SCOPE_SIZE - 1}",
+            tools=tools[i : i + SCOPE_SIZE],
+        )
+        for i in range(0, n, SCOPE_SIZE)
+    ]
+    mw = AttentionScopingMiddleware(scopes)
+    active = scopes[len(scopes) // 2].name
+    target = scopes[len(scopes) // 2].tools[0]
+    history = [
+        HumanMessage("hello"),
+        AIMessage(
+            "", tool_calls=[{"name": target, "args": {"x": "1"}, "id": "c1", "type": "tool_call"}]
+        ),
+    ]
+    state = {"messages": history, "active_context": active}
+    request = ModelRequest(
+        model=ScriptedChatModel(),
+        messages=history,
+        tools=[mw.load_context_tool, *tools],
+        state=state,  # type: ignore[arg-type]
+        system_message=None,
+        runtime=None,
+    )
+    response = ModelResponse(result=[AIMessage("ok")])
+    tool_request = ToolCallRequest(
+        tool_call=history[1].tool_calls[0],
+        tool=tools[0],
+        state=state,
+        runtime=None,  # type: ignore[arg-type]
+    )
+    done = ToolMessage("ok", tool_call_id="c1")
+
+    model_times: list[float] = []
+    tool_times: list[float] = []
+    seen: list[int] = []
+    for i in range(calls + 50):
+        start = time.perf_counter()
+        mw.wrap_model_call(request, lambda r: (seen.append(len(r.tools)), response)[1])
+        mid = time.perf_counter()
+        mw.wrap_tool_call(tool_request, lambda r: done)
+        end = time.perf_counter()
+        if i >= 50:  # warm-up excluded
+            model_times.append(mid - start)
+            tool_times.append(end - mid)
+    assert seen[-1] == SCOPE_SIZE + 1, seen[-1]
+    return {
+        "tools": n,
+        "scopes": len(scopes),
+        "model_call": percentiles(model_times),
+        "tool_call": percentiles(tool_times),
+    }
+
+
+def main() -> None:
+    """Print the overhead table."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=2000)
+    args = parser.parse_args()
+    table = Table(title=f"AttentionScopingMiddleware overhead ({args.calls} calls each)")
+    for column in (
+        "registered tools",
+        "scopes",
+        "model call p50",
+        "model call p95",
+        "tool call p50",
+        "tool call p95",
+    ):
+        table.add_column(column, justify="right")
+    for n in (50, 500, 5000):
+        row = measure(n, args.calls)
+        (m50, m95), (t50, t95) = row["model_call"], row["tool_call"]
+        table.add_row(
+            str(n),
+            str(row["scopes"]),
+            f"{m50:.0f} µs",
+            f"{m95:.0f} µs",
+            f"{t50:.0f} µs",
+            f"{t95:.0f} µs",
+        )
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()

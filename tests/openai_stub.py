@@ -1,0 +1,736 @@
+"""A scripted OpenAI-compatible chat-completions server for end-to-end tests (stdlib only).
+
+The real `openai` / `langchain_openai.ChatOpenAI` clients talk to it over HTTP on 127.0.0.1,
+so a test sees exactly what the client serialized (tool schemas, system prompt, tool results)
+and the client parses real OpenAI wire responses (tool-call arguments as JSON strings, SSE).
+
+Example:
+    ```python
+    with OpenAIStub(script=[
+        {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
+        {"content": "done"},
+    ]) as stub:
+        model = ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="test-key")
+        ...
+        assert stub.tool_names(0) == ["load_context"]
+    ```
+
+Script entries, consumed one per accepted `POST /v1/chat/completions`:
+
+- a reply spec: `{"content": "text"}` and/or
+  `{"tool_calls": [{"name": "add", "arguments": {"a": 1}, "id": "call_x"}]}` (`arguments` may be
+  a dict or a raw string; `id` is optional), optionally `finish_reason` and `usage`;
+- an HTTP error spec: `{"status": 401, "error": {"message": ..., "type": ..., "code": ...}}`;
+- a callable `(request_body) -> spec` (either of the above), for replies that depend on the
+  request.
+
+Requests are validated the way the real API does where it matters for a tool-calling client
+(message order around tool calls, tool message content types, tool schemas, `tool_choice` and
+`parallel_tool_calls` without tools, ...). An invalid request gets HTTP 400 in OpenAI's error
+format, is recorded in `rejections`, and does not consume a script entry.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ReplySpec = Mapping[str, Any]
+ScriptEntry = ReplySpec | Callable[[dict[str, Any]], ReplySpec]
+
+TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+"""What OpenAI accepts as a function name."""
+
+ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
+USER_PART_TYPES = {"text", "image_url", "input_audio", "file"}
+TOOL_CHOICE_MODES = {"none", "auto", "required"}
+
+
+class RequestError(Exception):
+    """A request the real API would reject with HTTP 400."""
+
+    def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.code = code
+
+    def payload(self) -> dict[str, Any]:
+        """The body OpenAI sends with a 400."""
+        return {
+            "error": {
+                "message": self.message,
+                "type": "invalid_request_error",
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+def error_body(
+    message: str, type_: str = "invalid_request_error", code: str | None = None
+) -> dict[str, Any]:
+    """An error body in OpenAI's format."""
+    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+
+
+def auth_error(key: str = "test-key") -> dict[str, Any]:
+    """The script entry for a 401 as OpenAI answers a wrong API key."""
+    shown = key[:3] + "*" * max(len(key) - 7, 0) + key[-4:] if len(key) > 7 else "***"
+    return {
+        "status": 401,
+        "error": {
+            "message": (
+                f"Incorrect API key provided: {shown}. You can find your API key at "
+                "https://platform.openai.com/account/api-keys."
+            ),
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "invalid_api_key",
+        },
+    }
+
+
+# -- request validation ----------------------------------------------------------------------
+
+
+def _text_parts(value: Any, where: str, allowed: set[str]) -> None:
+    """`value` must be a string or a non-empty list of content parts of `allowed` types."""
+    if isinstance(value, str):
+        return
+    if not isinstance(value, list) or not value:
+        raise RequestError(
+            f"Invalid type for '{where}': expected one of a string or array of objects, "
+            f"but got {type(value).__name__} instead.",
+            param=where,
+            code="invalid_type",
+        )
+    for j, part in enumerate(value):
+        ptype = part.get("type") if isinstance(part, dict) else None
+        if ptype not in allowed:
+            raise RequestError(
+                f"Invalid value: {ptype!r}. Supported values are: "
+                + ", ".join(repr(t) for t in sorted(allowed))
+                + ".",
+                param=f"{where}[{j}].type",
+                code="invalid_value",
+            )
+        if ptype == "text" and not isinstance(part.get("text"), str):
+            raise RequestError(
+                f"Missing required parameter: '{where}[{j}].text'.",
+                param=f"{where}[{j}].text",
+                code="missing_required_parameter",
+            )
+
+
+def _validate_tool_call(call: Any, where: str) -> str:
+    if not isinstance(call, dict):
+        raise RequestError(f"Invalid type for '{where}': expected an object.", param=where)
+    if not isinstance(call.get("id"), str) or not call["id"]:
+        raise RequestError(f"Missing required parameter: '{where}.id'.", param=f"{where}.id")
+    if call.get("type") != "function":
+        raise RequestError(
+            f"Invalid value for '{where}.type': expected 'function'.", param=f"{where}.type"
+        )
+    fn = call.get("function")
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+        raise RequestError(
+            f"Missing required parameter: '{where}.function.name'.", param=f"{where}.function"
+        )
+    if not isinstance(fn.get("arguments"), str):
+        raise RequestError(
+            f"Invalid type for '{where}.function.arguments': expected a string, but got "
+            f"{type(fn.get('arguments')).__name__} instead.",
+            param=f"{where}.function.arguments",
+            code="invalid_type",
+        )
+    return call["id"]
+
+
+def validate_messages(messages: Any) -> None:
+    """Raise `RequestError` where the real API rejects the message list."""
+    if not isinstance(messages, list) or not messages:
+        raise RequestError(
+            "Invalid 'messages': empty array. Expected an array with minimum length 1.",
+            param="messages",
+        )
+    pending: list[str] = []  # tool_call_ids still owed a tool message
+    open_calls: set[str] = set()  # ids of the latest assistant message with tool_calls
+    for i, msg in enumerate(messages):
+        where = f"messages[{i}]"
+        if not isinstance(msg, dict) or msg.get("role") not in ROLES:
+            role = msg.get("role") if isinstance(msg, dict) else None
+            raise RequestError(
+                f"Invalid value: {role!r}. Supported values are: 'system', 'assistant', 'user', "
+                "'function', 'tool', and 'developer'.",
+                param=f"{where}.role",
+            )
+        role = msg["role"]
+        if role != "tool":
+            open_calls = set()
+        if pending and role != "tool":
+            raise RequestError(
+                "An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+                f"response messages: {', '.join(pending)}",
+                param="messages",
+            )
+        if role in ("system", "developer"):
+            _text_parts(msg.get("content"), f"{where}.content", {"text"})
+        elif role == "user":
+            _text_parts(msg.get("content"), f"{where}.content", USER_PART_TYPES)
+        elif role == "assistant":
+            calls = msg.get("tool_calls")
+            content = msg.get("content")
+            if calls is not None:
+                if not isinstance(calls, list) or not calls:
+                    raise RequestError(
+                        f"Invalid '{where}.tool_calls': empty array. Expected an array with "
+                        "minimum length 1.",
+                        param=f"{where}.tool_calls",
+                    )
+                ids = [
+                    _validate_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls)
+                ]
+                pending = list(ids)
+                open_calls = set(ids)
+            elif content is None:
+                raise RequestError(
+                    f"Invalid value for '{where}.content': expected a string or array, got null "
+                    "(content is required unless 'tool_calls' are given).",
+                    param=f"{where}.content",
+                )
+            if content is not None:
+                _text_parts(content, f"{where}.content", {"text", "refusal"})
+        elif role == "tool":
+            call_id = msg.get("tool_call_id")
+            if not isinstance(call_id, str):
+                raise RequestError(
+                    f"Missing required parameter: '{where}.tool_call_id'.",
+                    param=f"{where}.tool_call_id",
+                )
+            if call_id not in open_calls:
+                raise RequestError(
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'.",
+                    param=f"{where}.role",
+                )
+            _text_parts(msg.get("content"), f"{where}.content", {"text"})
+            if call_id in pending:
+                pending.remove(call_id)
+    if pending:
+        raise RequestError(
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+            f"response messages: {', '.join(pending)}",
+            param="messages",
+        )
+
+
+def _validate_strict_schema(tool: str, schema: Mapping[str, Any], path: str) -> None:
+    """Structured-outputs rules for `strict: true` functions: objects closed, all keys required."""
+    if schema.get("type") == "object" or "properties" in schema:
+        props = schema.get("properties") or {}
+        if schema.get("additionalProperties") is not False:
+            raise RequestError(
+                f"Invalid schema for function '{tool}': In context=({path or '()'}), "
+                "'additionalProperties' is required to be supplied and to be false.",
+                param="tools",
+                code="invalid_function_parameters",
+            )
+        missing = [key for key in props if key not in (schema.get("required") or [])]
+        if missing:
+            raise RequestError(
+                f"Invalid schema for function '{tool}': In context=({path or '()'}), 'required' "
+                f"is required to be supplied and to be an array including every key in "
+                f"properties. Missing '{missing[0]}'.",
+                param="tools",
+                code="invalid_function_parameters",
+            )
+        for key, sub in props.items():
+            if isinstance(sub, Mapping):
+                _validate_strict_schema(tool, sub, f"{path}, 'properties', '{key}'".lstrip(", "))
+    for keyword in ("items", "anyOf", "$defs", "definitions"):
+        sub = schema.get(keyword)
+        if isinstance(sub, Mapping) and keyword in ("$defs", "definitions"):
+            subs = list(sub.values())
+        else:
+            subs = sub if isinstance(sub, list) else [sub]
+        for item in subs:
+            if isinstance(item, Mapping):
+                _validate_strict_schema(tool, item, f"{path}, '{keyword}'".lstrip(", "))
+
+
+def validate_tools(body: Mapping[str, Any]) -> list[str]:
+    """Raise `RequestError` for bad tool schemas / options; return the tool names."""
+    tools = body.get("tools")
+    names: list[str] = []
+    if tools is not None:
+        if not isinstance(tools, list) or not tools:
+            raise RequestError(
+                "Invalid 'tools': empty array. Expected an array with minimum length 1, but got "
+                "an empty array instead.",
+                param="tools",
+                code="empty_array",
+            )
+        for i, tool in enumerate(tools):
+            where = f"tools[{i}]"
+            if not isinstance(tool, dict) or tool.get("type") != "function":
+                ttype = tool.get("type") if isinstance(tool, dict) else None
+                raise RequestError(
+                    f"Invalid value: {ttype!r}. Supported values are: 'function' and 'custom'.",
+                    param=f"{where}.type",
+                    code="invalid_value",
+                )
+            fn = tool.get("function")
+            name = fn.get("name") if isinstance(fn, dict) else None
+            if not isinstance(name, str) or not TOOL_NAME.match(name):
+                raise RequestError(
+                    f"Invalid '{where}.function.name': string does not match pattern. Expected "
+                    "a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                    param=f"{where}.function.name",
+                    code="invalid_value",
+                )
+            params = fn.get("parameters")
+            if params is not None and (
+                not isinstance(params, dict) or params.get("type", "object") != "object"
+            ):
+                raise RequestError(
+                    f"Invalid schema for function '{name}': schema must be a JSON Schema of "
+                    "'type: \"object\"'.",
+                    param=f"{where}.function.parameters",
+                    code="invalid_function_parameters",
+                )
+            if fn.get("strict") is True:
+                _validate_strict_schema(name, params or {}, "")
+            if "description" in fn and not isinstance(fn["description"], str):
+                raise RequestError(
+                    f"Invalid type for '{where}.function.description': expected a string.",
+                    param=f"{where}.function.description",
+                    code="invalid_type",
+                )
+            if name in names:
+                # Stricter than Chat Completions (the Responses API and Anthropic reject it):
+                # two schemas with one name make the model's choice ambiguous.
+                raise RequestError(
+                    f"Duplicate tool name {name!r} in 'tools'.", param=where, code="invalid_value"
+                )
+            names.append(name)
+    for option in ("tool_choice", "parallel_tool_calls"):
+        if option in body and tools is None:
+            raise RequestError(
+                f"Invalid value for '{option}': '{option}' is only allowed when 'tools' are "
+                "specified.",
+                param=option,
+            )
+    choice = body.get("tool_choice")
+    if isinstance(choice, str) and choice not in TOOL_CHOICE_MODES:
+        raise RequestError(
+            f"Invalid value: {choice!r}. Supported values are: 'none', 'auto', and 'required'.",
+            param="tool_choice",
+            code="invalid_value",
+        )
+    if isinstance(choice, dict):
+        chosen = (choice.get("function") or {}).get("name")
+        if choice.get("type") != "function" or chosen not in names:
+            raise RequestError(
+                f"Invalid value for 'tool_choice': tool {chosen!r} is not among the tools.",
+                param="tool_choice",
+            )
+    return names
+
+
+def validate_request(body: Any) -> None:
+    """Raise `RequestError` where the real chat-completions endpoint answers 400."""
+    if not isinstance(body, dict):
+        raise RequestError("We could not parse the JSON body of your request.")
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        raise RequestError("you must provide a model parameter", param="model")
+    validate_messages(body.get("messages"))
+    validate_tools(body)
+    if "stream" in body and not isinstance(body["stream"], bool):
+        raise RequestError("Invalid type for 'stream': expected a boolean.", param="stream")
+    if "stream_options" in body and not body.get("stream"):
+        raise RequestError(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            param="stream_options",
+        )
+
+
+# -- responses -------------------------------------------------------------------------------
+
+
+def _usage(spec: Mapping[str, Any]) -> dict[str, int]:
+    usage = dict(spec.get("usage") or {"prompt_tokens": 10, "completion_tokens": 5})
+    usage.setdefault("prompt_tokens", 10)
+    usage.setdefault("completion_tokens", 5)
+    usage.setdefault("total_tokens", usage["prompt_tokens"] + usage["completion_tokens"])
+    return usage
+
+
+class OpenAIStub:
+    """Scripted OpenAI-compatible server on 127.0.0.1 (a free port), run in a thread.
+
+    Attributes:
+        base_url: `http://127.0.0.1:PORT/v1`, for `ChatOpenAI(base_url=...)`.
+        requests: Every parsed JSON body POSTed to `/v1/chat/completions`, in order (rejected
+            ones included).
+        accepted: The bodies that passed validation (one script entry each).
+        rejections: `{"body", "status", "error"}` for each request answered 400 by validation.
+        headers: Request headers of each POST (lower-case names), in order.
+        errors: Exceptions raised by script callables (each answered with HTTP 500).
+    """
+
+    def __init__(
+        self,
+        script: Sequence[ScriptEntry] = (),
+        *,
+        model: str = "stub-model",
+        api_key: str | None = None,
+        validate: bool = True,
+        chunk_size: int = 7,
+    ) -> None:
+        """Prepare the server (it starts on `start()` or `with`).
+
+        Args:
+            script: Reply specs, error specs or callables, consumed in order.
+            model: Model id reported in responses and by `GET /v1/models`.
+            api_key: When set, requests without `Authorization: Bearer <api_key>` get a 401.
+            validate: Reject invalid requests with 400 as the real API does.
+            chunk_size: Characters per SSE delta when streaming content and arguments.
+        """
+        self.script: list[ScriptEntry] = list(script)
+        self.model = model
+        self.api_key = api_key
+        self.validate = validate
+        self.chunk_size = chunk_size
+        self.requests: list[dict[str, Any]] = []
+        self.accepted: list[dict[str, Any]] = []
+        self.rejections: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.errors: list[BaseException] = []
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> OpenAIStub:
+        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
+        stub = self
+
+        class Handler(_Handler):
+            owner = stub
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> OpenAIStub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        """The bound port."""
+        if self._server is None:
+            raise RuntimeError("stub is not running")
+        return int(self._server.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        """`http://127.0.0.1:PORT/v1`."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def remaining(self) -> int:
+        """Script entries not consumed yet."""
+        return len(self.script)
+
+    # -- inspection helpers ---------------------------------------------------------------
+
+    def tool_names(self, i: int) -> list[str]:
+        """Names of the tools sent with request `i`."""
+        return [t["function"]["name"] for t in self.requests[i].get("tools") or []]
+
+    def tool_schema(self, i: int, name: str) -> dict[str, Any]:
+        """The `function` object of tool `name` in request `i`."""
+        for tool in self.requests[i].get("tools") or []:
+            if tool["function"]["name"] == name:
+                return dict(tool["function"])
+        raise KeyError(f"request {i} has no tool {name!r}: {self.tool_names(i)}")
+
+    def system_text(self, i: int) -> str:
+        """Text of the system (or developer) messages of request `i`."""
+        texts = []
+        for msg in self.requests[i]["messages"]:
+            if msg["role"] in ("system", "developer"):
+                content = msg["content"]
+                texts.append(
+                    content
+                    if isinstance(content, str)
+                    else "".join(p.get("text", "") for p in content)
+                )
+        return "\n".join(texts)
+
+    def tool_messages(self, i: int) -> dict[str, Any]:
+        """`{tool_call_id: content}` of the tool messages in request `i`."""
+        return {
+            m["tool_call_id"]: m["content"]
+            for m in self.requests[i]["messages"]
+            if m["role"] == "tool"
+        }
+
+    # -- serving (called from handler threads) --------------------------------------------
+
+    def _next_entry(self, body: dict[str, Any]) -> ReplySpec:
+        with self._lock:
+            self.accepted.append(body)
+            if not self.script:
+                n = len(self.accepted)
+                return {
+                    "status": 500,
+                    "error": error_body(
+                        f"OpenAIStub: script exhausted (request {n} has no scripted reply)",
+                        type_="server_error",
+                    )["error"],
+                }
+            entry = self.script.pop(0)
+        return entry(body) if callable(entry) else entry
+
+    def _message(self, spec: ReplySpec) -> tuple[dict[str, Any], str]:
+        calls = []
+        for call in spec.get("tool_calls") or []:
+            args = call.get("arguments", {})
+            calls.append(
+                {
+                    "id": call.get("id") or f"call_stub{next(self._ids)}",
+                    "type": "function",
+                    "function": {
+                        "name": call["name"],
+                        "arguments": args if isinstance(args, str) else json.dumps(args),
+                    },
+                }
+            )
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": spec.get("content"),
+            "refusal": None,
+        }
+        if calls:
+            message["tool_calls"] = calls
+        finish = spec.get("finish_reason") or ("tool_calls" if calls else "stop")
+        return message, finish
+
+    def completion(self, spec: ReplySpec, model: str) -> dict[str, Any]:
+        """A `chat.completion` object for a reply spec."""
+        message, finish = self._message(spec)
+        return {
+            "id": f"chatcmpl-stub{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": "fp_stub",
+            "choices": [
+                {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+            ],
+            "usage": _usage(spec),
+        }
+
+    def chunks(self, spec: ReplySpec, model: str, include_usage: bool) -> Iterator[dict[str, Any]]:
+        """The `chat.completion.chunk` objects streaming a reply spec."""
+        message, finish = self._message(spec)
+        base = {
+            "id": f"chatcmpl-stub{next(self._ids)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+            "system_fingerprint": "fp_stub",
+        }
+
+        def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+            out = {
+                **base,
+                "choices": [
+                    {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
+                ],
+            }
+            if include_usage:
+                out["usage"] = None
+            return out
+
+        size = max(self.chunk_size, 1)
+        yield chunk({"role": "assistant", "content": "", "refusal": None})
+        content = message.get("content") or ""
+        for k in range(0, len(content), size):
+            yield chunk({"content": content[k : k + size]})
+        for index, call in enumerate(message.get("tool_calls") or []):
+            yield chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": index,
+                            "id": call["id"],
+                            "type": "function",
+                            "function": {"name": call["function"]["name"], "arguments": ""},
+                        }
+                    ]
+                }
+            )
+            args = call["function"]["arguments"]
+            for k in range(0, len(args), size):
+                yield chunk(
+                    {
+                        "tool_calls": [
+                            {"index": index, "function": {"arguments": args[k : k + size]}}
+                        ]
+                    }
+                )
+        yield chunk({}, finish)
+        if include_usage:
+            yield {**base, "choices": [], "usage": _usage(spec)}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: OpenAIStub
+    server_version = "OpenAIStub/1.0"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep stderr quiet."""
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("x-request-id", f"req_stub{next(self.owner._ids)}")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _authorized(self) -> bool:
+        key = self.owner.api_key
+        if key is None:
+            return True
+        sent = self.headers.get("Authorization", "")
+        if sent == f"Bearer {key}":
+            return True
+        given = sent.removeprefix("Bearer ").strip()
+        spec = auth_error(given) if given else None
+        if spec is None:
+            self._send_json(
+                401,
+                error_body(
+                    "You didn't provide an API key. You need to provide your API key in an "
+                    "Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)."
+                ),
+            )
+        else:
+            self._send_json(401, {"error": spec["error"]})
+        return False
+
+    def _path(self) -> str:
+        return self.path.split("?", 1)[0].rstrip("/")
+
+    # -- routes ----------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        if not self._authorized():
+            return
+        path = self._path()
+        model = {"id": self.owner.model, "object": "model", "created": 0, "owned_by": "stub"}
+        if path == "/v1/models":
+            self._send_json(200, {"object": "list", "data": [model]})
+        elif path == f"/v1/models/{self.owner.model}":
+            self._send_json(200, model)
+        elif path.startswith("/v1/models/"):
+            name = path.removeprefix("/v1/models/")
+            self._send_json(
+                404,
+                error_body(f"The model '{name}' does not exist", code="model_not_found"),
+            )
+        else:
+            self._send_json(404, error_body(f"Invalid URL (GET {path})"))
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        path = self._path()
+        if path != "/v1/chat/completions":
+            self._send_json(404, error_body(f"Invalid URL (POST {path})"))
+            return
+        try:
+            body = json.loads(raw or b"null")
+        except json.JSONDecodeError:
+            body = None
+        stub = self.owner
+        with stub._lock:
+            if isinstance(body, dict):
+                stub.requests.append(body)
+            stub.headers.append({k.lower(): v for k, v in self.headers.items()})
+        if not self._authorized():
+            return
+        if stub.validate or not isinstance(body, dict):
+            try:
+                validate_request(body)
+            except RequestError as err:
+                with stub._lock:
+                    stub.rejections.append({"body": body, "status": 400, "error": err.payload()})
+                self._send_json(400, err.payload())
+                return
+        try:
+            spec = stub._next_entry(body)
+        except Exception as exc:  # a failing script callable: report it as a server error
+            with stub._lock:
+                stub.errors.append(exc)
+            self._send_json(500, error_body(f"OpenAIStub script error: {exc!r}", "server_error"))
+            return
+        if "status" in spec:
+            payload = {"error": spec.get("error") or {"message": "error", "type": "server_error"}}
+            payload["error"] = {"param": None, "code": None, **payload["error"]}
+            self._send_json(int(spec["status"]), payload)
+            return
+        model = body.get("model") or stub.model
+        if body.get("stream"):
+            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+            self._send_stream(stub.chunks(spec, model, include_usage))
+        else:
+            self._send_json(200, stub.completion(spec, model))
+
+    def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for item in chunks:
+            self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True

@@ -1,0 +1,114 @@
+"""The example agent: the offline tour as a subprocess, live mode against a local stub server."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import example_agent
+from tests.openai_stub import OpenAIStub, auth_error
+
+ROOT = Path(__file__).resolve().parent.parent
+CLOSED = "http://127.0.0.1:9"  # discard port: connection refused at once
+
+
+@pytest.fixture
+def offline_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"OPENROUTER_API_KEY", "OPENAI_API_KEY"}}
+    env.update(
+        COLUMNS="200",
+        ATTENTION_SCOPING_GEOCODING_URL=f"{CLOSED}/v1/search",
+        ATTENTION_SCOPING_WEATHER_URL=f"{CLOSED}/v1/forecast",
+    )
+    for key in ("OPENROUTER_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    for key in ("COLUMNS", "ATTENTION_SCOPING_GEOCODING_URL", "ATTENTION_SCOPING_WEATHER_URL"):
+        monkeypatch.setenv(key, env[key])
+    return env
+
+
+def test_offline_tour_runs_as_a_subprocess(offline_env: dict[str, str]) -> None:
+    # No key and no flag: the tour is the default, and says it is scripted.
+    proc = subprocess.run(
+        [sys.executable, "example_agent.py"],
+        cwd=ROOT,
+        env=offline_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    out = proc.stdout
+    assert proc.returncode == 0, proc.stderr
+    assert "OFFLINE TOUR" in out and "scripted" in out
+    assert "Traceback" not in out + proc.stderr
+    turns = out.split("You: ")[1:]
+    assert len(turns) == 3
+    math, translation, weather = turns
+    assert "context: none  tools: load_context  " in math
+    assert "→ calculate(expression='47 * 83')" in math and "47 × 83 = 3901" in math
+    assert "[active_context = math]" in math
+    assert "→ load_context(name='translation')" in translation
+    assert "3\u202f901" in translation  # French grouping: narrow no-break space
+    assert "[active_context = translation]" in translation
+    assert "tools: load_context, get_current_weather, get_forecast" in weather
+    assert "weather service unreachable" in weather
+    assert "[active_context = weather]" in weather
+    assert "tool schemas:" in out and "tokens per call if all were sent" in out
+
+
+def test_once_against_an_openai_compatible_server(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = [
+        {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
+        {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
+        {"content": "47 times 83 is 3901."},
+    ]
+    with OpenAIStub(script) as stub:
+        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "47 times 83 is 3901." in out and "[active_context = math]" in out
+    assert "OFFLINE TOUR" not in out
+    assert stub.tool_names(0) == ["load_context"]
+    assert stub.tool_names(1) == [
+        "load_context",
+        "calculate",
+        "summary_statistics",
+        "convert_units",
+    ]
+    assert "You are Scout" in stub.system_text(0)  # prompts/core.md inside the core layer
+    assert stub.tool_messages(2)  # the calculate result went back to the server
+    assert "3901" in str(list(stub.tool_messages(2).values()))
+
+
+def test_bad_key_is_a_clear_message(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIStub([auth_error()]) as stub:
+        code = example_agent.main(["--once", "hi", "--base-url", stub.base_url])
+    out = capsys.readouterr().out
+    assert code == example_agent.EXIT_USAGE
+    assert "rejected the API key (HTTP 401)" in out and "Traceback" not in out
+
+
+def test_unreachable_endpoint_is_a_clear_message(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = example_agent.main(["--once", "hi", "--base-url", f"{CLOSED}/v1", "--timeout", "5"])
+    out = capsys.readouterr().out
+    assert code == example_agent.EXIT_USAGE
+    assert f"cannot reach {CLOSED}/v1" in out
+
+
+def test_missing_live_key_is_a_clear_message(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = example_agent.parse_args(["--once", "hi"])
+    with pytest.raises(example_agent.SetupError, match=r"\$OPENROUTER_API_KEY is not set"):
+        example_agent.live_model(args)
