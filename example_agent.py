@@ -23,6 +23,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import SecretStr
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
@@ -82,7 +83,7 @@ def live_model(args: argparse.Namespace) -> BaseChatModel:
     return ChatOpenAI(
         model=args.model,
         base_url=args.base_url or OPENROUTER_URL,
-        api_key=key or "not-needed",  # local servers usually ignore the key
+        api_key=SecretStr(key or "not-needed"),  # local servers usually ignore the key
         temperature=0,
         timeout=args.timeout,
         max_retries=1,

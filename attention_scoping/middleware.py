@@ -240,15 +240,15 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], Contex
         call = request.tool_call
         state = request.state if isinstance(request.state, Mapping) else {}
         scope = self.active_scope(state)
-        extra = frozenset()
+        extra: frozenset[str] = frozenset()
         if (
             self.unscoped_tools == "show"
             and request.tool is not None
             and not self.catalog.is_scoped(call["name"])
         ):
             extra = frozenset({call["name"]})
-        siblings = sibling_calls(state.get("messages", []), call.get("id"))
-        payload = review_call(self.catalog, scope, call, siblings or [call], extra_visible=extra)
+        siblings = sibling_calls(state.get("messages", []), call.get("id")) or [dict(call)]
+        payload = review_call(self.catalog, scope, call, siblings, extra_visible=extra)
         if payload is None:
             return None
         return ToolMessage(

@@ -79,14 +79,15 @@ def make_load_context_tool(catalog: ScopeCatalog) -> BaseTool:
     first so a wrong one gets a structured error listing the valid scopes.
     """
     names = catalog.names
+    # An explicit enum: pydantic would emit `const` for a single scope.
+    name_type: Any = Annotated[
+        Literal[names],
+        WithJsonSchema({"type": "string", "enum": list(names)}),
+    ]
     args_schema = create_model(
         "LoadContextArgs",
         name=(
-            # An explicit enum: pydantic would emit `const` for a single scope.
-            Annotated[
-                Literal[names],  # type: ignore[valid-type]
-                WithJsonSchema({"type": "string", "enum": list(names)}),
-            ],
+            name_type,
             Field(description="Name of the context to load: " + ", ".join(names) + "."),
         ),
         tool_call_id=(Annotated[str, InjectedToolCallId], ...),

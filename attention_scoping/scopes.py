@@ -197,17 +197,11 @@ class ScopeCatalog:
     @staticmethod
     def _parse(scopes: Sequence[Scope] | ToolScopes) -> list[Scope]:
         if isinstance(scopes, Mapping):
-            out = []
-            for name, tools in scopes.items():
-                if isinstance(tools, Scope):
-                    out.append(tools)
-                else:
-                    out.append(Scope(name, tools=tools))
-            return out
+            return [Scope(name, tools=tools) for name, tools in scopes.items()]
         if isinstance(scopes, (str, bytes)):
             msg = "scopes must be a list of Scope objects or a dict of scope name -> tool names"
             raise ScopeConfigError(msg)
-        out = []
+        out: list[Scope] = []
         for item in scopes:
             if not isinstance(item, Scope):
                 msg = f"expected a Scope, got {type(item).__name__}: {item!r}"
