@@ -7,6 +7,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --demo               # the scripted three-turn tour, offline
     python example_agent.py --once "What is 47 times 83?"
     python example_agent.py --base-url http://127.0.0.1:8080/v1 --model local
+    python example_agent.py --demo --gate 1       # also gate each scope's tools by intent
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rich.text import Text
 from agents import CORE_PROMPT, build_scopes
 from agents.tour import TOUR_TURNS, tour_model
 from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping.hesitation import HesitationMiddleware
 from attention_scoping.tax import get_counter, tool_tokens
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -65,6 +67,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "OPENAI_API_KEY with --base-url)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="model call timeout (s)")
+    parser.add_argument(
+        "--gate",
+        type=int,
+        metavar="K",
+        nargs="?",
+        const=2,
+        default=None,
+        help="also gate tools by intent inside each scope: full schemas for the top K "
+        "(default 2); the others are loaded on first use (needs the 'gate' extra)",
+    )
     return parser.parse_args(argv)
 
 
@@ -116,8 +128,10 @@ def explain_api_error(exc: Exception, endpoint: str) -> str | None:
 class TurnView:
     """Renders one turn: per model call the active context, visible tools and tool tokens."""
 
-    def __init__(self, console: Console, tools: Sequence[BaseTool]) -> None:
+    def __init__(self, console: Console, tools: Sequence[BaseTool], gated: bool = False) -> None:
         self.console = console
+        self.gated = gated
+        self._context: str | None = None
         self.tools = {t.name: t for t in tools}
         self.counter = get_counter()
         # The baseline is an unscoped agent: every tool, and no load_context.
@@ -134,18 +148,40 @@ class TurnView:
         return self._cache[key]
 
     def scope(self, event: dict[str, Any]) -> None:
-        """One line per model call: context, tools, tokens sent versus all tools."""
-        names = event["tools"]
+        """One line per model call: context, tools, tokens sent versus all tools (with a gate,
+        the line waits for the gate's event, which says what was finally sent)."""
+        self._context = event["active_context"]
+        if not self.gated:
+            self.call_line(event["active_context"], event["tools"])
+
+    def call_line(self, context: str | None, names: Sequence[str], note: str = "") -> None:
+        """The per-call line: context, the tools the model got, their schema tokens."""
         sent = self.tokens_for(names)
         share = sent / self.all_tokens if self.all_tokens else 0.0
         line = Text("  ▸ model call  ", style="bold cyan")
-        line.append(f"context: {event['active_context'] or 'none'}", style="bold")
+        line.append(f"context: {context or 'none'}", style="bold")
         line.append(f"  tools: {', '.join(names)}", style="cyan")
         line.append(
             f"  tool schemas: {sent:,} of {self.all_tokens:,} tokens ({share:.0%})",
             style="magenta",
         )
+        if note:
+            line.append(note, style="cyan")
         self.console.print(line)
+
+    def gate(self, event: dict[str, Any]) -> None:
+        """The per-call line after the gate: the tools the model finally got."""
+        hidden = event["candidates"] - len(event["shown"])
+        pool = f" + summary pool {event['pool_tokens']} tokens" if event["pool_tokens"] else ""
+        note = f"  (gate held back {hidden} of {event['candidates']}{pool})" if hidden else ""
+        self.call_line(self._context, event["shown"], note)
+
+    def think(self, event: dict[str, Any]) -> None:
+        """A hidden stall, dimmed, with what the runtime did about it."""
+        text = " ".join(str(event["content"]).split())
+        short = text if len(text) <= 200 else text[:197] + "…"
+        tag = f"{event['action']} {event['round']}/{event['max_nudges']}"
+        self.console.print(Text(f"    ⋯ thinking ({tag}): {short}", style="dim italic"))
 
     def message(self, message: Any) -> None:
         """Tool calls, tool results (dimmed) and the final answer."""
@@ -168,8 +204,13 @@ def run_turn(agent: Any, view: TurnView, question: str, config: dict[str, Any]) 
     for mode, chunk in agent.stream(
         {"messages": [HumanMessage(question)]}, config, stream_mode=["custom", "updates"]
     ):
-        if mode == "custom" and isinstance(chunk, dict) and chunk.get("type") == "scope":
+        kind = chunk.get("type") if mode == "custom" and isinstance(chunk, dict) else None
+        if kind == "scope":
             view.scope(chunk)
+        elif kind == "gate":
+            view.gate(chunk)
+        elif kind == "think":
+            view.think(chunk)
         elif mode == "updates":
             for update in chunk.values():
                 for message in (
@@ -181,11 +222,23 @@ def run_turn(agent: Any, view: TurnView, question: str, config: dict[str, Any]) 
     return active
 
 
-def build_agent(model: BaseChatModel) -> tuple[Any, AttentionScopingMiddleware]:
-    """The example agent: three scopes, the core prompt, an in-memory checkpointer."""
+def build_agent(
+    model: BaseChatModel, gate_k: int | None = None
+) -> tuple[Any, AttentionScopingMiddleware]:
+    """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
+    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar)."""
     scoping = AttentionScopingMiddleware(build_scopes())
+    middleware: list[Any] = [scoping]
+    if gate_k is not None:
+        try:
+            from attention_scoping.gating import ToolAttentionMiddleware
+        except ImportError as exc:
+            msg = f"--gate needs the 'gate' extra: pip install -e '.[gate]' ({exc})"
+            raise SetupError(msg) from exc
+        middleware.append(ToolAttentionMiddleware(k=gate_k, summary_pool="scope"))
+    middleware.append(HesitationMiddleware())
     agent = create_agent(
-        model, system_prompt=CORE_PROMPT, middleware=[scoping], checkpointer=InMemorySaver()
+        model, system_prompt=CORE_PROMPT, middleware=middleware, checkpointer=InMemorySaver()
     )
     return agent, scoping
 
@@ -200,11 +253,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     endpoint = args.base_url or OPENROUTER_URL
     try:
         model = tour_model() if demo else live_model(args)
+        agent, scoping = build_agent(model, args.gate)
     except SetupError as exc:
         console.print(f"[red]error:[/red] {exc}")
         return EXIT_USAGE
-    agent, scoping = build_agent(model)
-    view = TurnView(console, scoping.tools)
+    view = TurnView(console, scoping.tools, gated=args.gate is not None)
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     if demo:
         console.print(

@@ -113,15 +113,20 @@ def tour_policy(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage
         )
     needed = NEEDS[intent]
     results = {m.name: m for m in since if isinstance(m, ToolMessage)}
-    if needed not in tool_names:
-        switch = results.get("load_context")
-        if switch is not None and switch.status == "error":
+    tries = sum(1 for m in since if isinstance(m, ToolMessage) and m.name == needed)
+    switch = results.get("load_context")
+    if needed not in tool_names and (switch is None or switch.status == "error"):
+        if switch is not None:
             return say(f"I could not switch context: {switch.content}")
         return calls(tool_call("load_context", {"name": intent}))
     args = _arguments(intent, question, history)
-    if needed not in results:
+    last = results.get(needed)
+    # With a gate, the first call of a tool whose schema was held back is refused and the
+    # schema is loaded for the next step: call it again (once).
+    held_back = last is not None and "tool_not_available" in str(last.content)
+    if last is None or (last.status == "error" and held_back and tries < 2):
         return calls(tool_call(needed, args))
-    return say(_answer(intent, args, results[needed]))
+    return say(_answer(intent, args, last))
 
 
 def tour_model() -> ScriptedChatModel:

@@ -112,3 +112,42 @@ def test_missing_live_key_is_a_clear_message(
     args = example_agent.parse_args(["--once", "hi"])
     with pytest.raises(example_agent.SetupError, match=r"\$OPENROUTER_API_KEY is not set"):
         example_agent.live_model(args)
+
+
+def test_gated_tour_loads_held_back_schemas_on_first_use(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = example_agent.main(["--demo", "--gate", "1"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "gate held back" in out and "summary pool" in out
+    assert "47 × 83 = 3901" in out and "3\u202f901" in out
+    # Ranked second for "weather", get_current_weather is refused once, then sent and run.
+    weather = out.split("You: ")[3]
+    assert weather.count("→ get_current_weather(city='Paris')") == 2
+    assert "tool_not_available" in weather and "weather service unreachable" in weather
+
+
+def test_stall_is_hidden_nudged_and_shown_dimmed(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    stall = (
+        "To run the calculation I need the following parameter: expression (the arithmetic "
+        "expression to evaluate). Would you like to proceed? Please provide the expression."
+    )
+    script = [
+        {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
+        {"content": stall},
+        {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
+        {"content": "3901"},
+    ]
+    with OpenAIStub(script) as stub:
+        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "⋯ thinking (nudge 1/2)" in out
+    assert "Agent" in out and "3901" in out
+    # The stall is shown once, as a dimmed think line, never as the agent's answer.
+    assert out.count("Would you like to proceed?") == 1
+    assert "(nudge 1/2): To run the calculation" in out
+    assert stub.requests[2]["messages"][-1]["role"] == "user"  # the nudge turn

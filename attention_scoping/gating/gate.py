@@ -1,0 +1,342 @@
+"""The gate decision: which candidate tools get their full schema on this model call, and why.
+
+Pure functions of (intent, candidates, history, state, config). Order of precedence:
+preconditions (an unmet one hides any tool) > pinned > tools the user named (they take ranked
+slots first) > similarity ranking above the threshold for the remaining of the k slots; on top
+of those, tools the model was refused this turn (it retries with their schema) and tools used in
+the current task (sticky), at most k of each.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from attention_scoping.gating.preconditions import Precondition, unmet
+from attention_scoping.gating.text import split_identifier
+
+NOT_AVAILABLE = "tool_not_available"
+"""Error code of a call to a known tool whose schema was not sent; it is promoted next call."""
+
+Reason = Literal[
+    "pinned",
+    "named_by_user",
+    "requested",
+    "sticky",
+    "ranked",
+    "all_fit",
+    "below_threshold",
+    "beyond_k",
+    "precondition",
+]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Why one tool was shown or hidden on one call."""
+
+    name: str
+    shown: bool
+    reason: Reason
+    score: float | None = None
+    rank: int | None = None
+    detail: str = ""
+
+    def explain(self, k: int, threshold: float) -> str:
+        """One sentence a developer can read: 'X was hidden: rank 7 > k=5 (score 0.41).'"""
+        score = f"score {self.score:.3f}" if self.score is not None else "no score"
+        rank = f"rank {self.rank}" if self.rank is not None else "unranked"
+        text = {
+            "pinned": "pinned (always shown)",
+            "named_by_user": "the user named it",
+            "requested": "the model called it this turn and was told to retry with its schema",
+            "sticky": "used earlier in this task (sticky)",
+            "ranked": f"{rank} within k={k}, {score} >= threshold {threshold:g}",
+            "all_fit": f"all candidates fit within k={k}",
+            "below_threshold": f"{score} < threshold {threshold:g} ({rank})",
+            "beyond_k": f"{rank} > k={k} ({score})",
+            "precondition": self.detail,
+        }[self.reason]
+        return f"{self.name!r} was {'shown' if self.shown else 'hidden'}: {text}."
+
+
+class Decision:
+    """The outcome of one gate call: the tools shown, and a verdict for every candidate.
+
+    Verdicts of the ranked tail are built on demand, so a decision over a thousand tools costs
+    little more than the ranking itself.
+    """
+
+    def __init__(
+        self,
+        intent: str,
+        candidates: Sequence[str],
+        fixed: dict[str, Verdict],
+        ranked: Sequence[tuple[str, float]] = (),
+        *,
+        k: int = 5,
+        threshold: float = 0.0,
+        slots: int = 5,
+    ) -> None:
+        """`fixed`: verdicts decided without ranking; `ranked`: (name, score) best first."""
+        self.intent = intent
+        self.k = k
+        self.threshold = threshold
+        self._candidates = list(candidates)
+        self._fixed = fixed
+        self._ranked = list(ranked)
+        self._slots = max(slots, 0)
+        taken = {name for name, value in self._ranked[: self._slots] if value >= threshold}
+        self.shown: tuple[str, ...] = tuple(
+            n for n in self._candidates if (n in fixed and fixed[n].shown) or n in taken
+        )
+        self._verdicts: dict[str, Verdict] | None = None
+
+    def _ranked_verdict(self, rank: int, name: str, value: float) -> Verdict:
+        if value < self.threshold:
+            return Verdict(name, False, "below_threshold", value, rank)
+        kept = sum(1 for _, v in self._ranked[: rank - 1] if v >= self.threshold)
+        if kept < self._slots:
+            return Verdict(name, True, "ranked", value, rank)
+        return Verdict(name, False, "beyond_k", value, rank)
+
+    @property
+    def verdicts(self) -> dict[str, Verdict]:
+        """One verdict per candidate, in candidate order."""
+        if self._verdicts is None:
+            ranked = {
+                name: self._ranked_verdict(rank, name, value)
+                for rank, (name, value) in enumerate(self._ranked, start=1)
+            }
+            self._verdicts = {
+                n: self._fixed.get(n) or ranked[n]
+                for n in self._candidates
+                if n in self._fixed or n in ranked
+            }
+        return self._verdicts
+
+    def explain(self, name: str) -> str:
+        """Why `name` was shown or hidden (or that the gate never saw it)."""
+        verdict = self.verdicts.get(name)
+        if verdict is None:
+            return f"{name!r} was not a candidate of this call (not registered, or out of scope)."
+        return verdict.explain(self.k, self.threshold)
+
+    def as_trace(self, max_rank: int | None = None) -> dict[str, Any]:
+        """A JSON-able trace: intent, shown tools, and the verdicts (ranked ones down to
+        `max_rank` when given; `hidden_below` counts the rest)."""
+        rows = []
+        cut = 0
+        rows.extend(_row(verdict) for verdict in self._fixed.values())
+        for rank, (name, value) in enumerate(self._ranked, start=1):
+            if max_rank is not None and rank > max_rank:
+                cut = len(self._ranked) - max_rank
+                break
+            rows.append(_row(self._ranked_verdict(rank, name, value)))
+        return {
+            "intent": self.intent,
+            "k": self.k,
+            "threshold": self.threshold,
+            "shown": list(self.shown),
+            "verdicts": rows,
+            "hidden_below": cut,
+        }
+
+
+def _row(v: Verdict) -> dict[str, Any]:
+    return {
+        "name": v.name,
+        "shown": v.shown,
+        "reason": v.reason,
+        "score": None if v.score is None else round(v.score, 4),
+        "rank": v.rank,
+        **({"detail": v.detail} if v.detail else {}),
+    }
+
+
+# -- what the history says ---------------------------------------------------------------------
+
+
+def _is_user_turn(message: BaseMessage) -> bool:
+    """A real user message (synthetic nudges added by the runtime do not count)."""
+    return isinstance(message, HumanMessage) and not message.additional_kwargs.get("synthetic")
+
+
+def _user_turn_starts(messages: Sequence[BaseMessage]) -> list[int]:
+    return [i for i, m in enumerate(messages) if _is_user_turn(m)]
+
+
+def intent_text(messages: Sequence[BaseMessage], turns: int = 1) -> str:
+    """The user's intent: the text of the last `turns` user messages (never tool output)."""
+    starts = _user_turn_starts(messages)
+    chosen = [messages[i].text for i in starts[-max(1, turns) :]]
+    return "\n".join(t for t in chosen if t.strip())
+
+
+def used_tools(messages: Sequence[BaseMessage], turns: int) -> list[str]:
+    """Tools the model called during the last `turns` user turns (the current task)."""
+    if turns <= 0:
+        return []
+    starts = _user_turn_starts(messages)
+    begin = starts[-turns] if len(starts) >= turns else 0
+    out: list[str] = []
+    for message in messages[begin:]:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                if call["name"] not in out:
+                    out.append(call["name"])
+    return out
+
+
+def requested_tools(messages: Sequence[BaseMessage]) -> list[str]:
+    """Tools refused as `tool_not_available` since the last user message (promoted now)."""
+    starts = _user_turn_starts(messages)
+    begin = starts[-1] if starts else 0
+    out: list[str] = []
+    for message in messages[begin:]:
+        if (
+            isinstance(message, ToolMessage)
+            and message.status == "error"
+            and message.name
+            and _error_code(message) == NOT_AVAILABLE
+            and message.name not in out
+        ):
+            out.append(message.name)
+    return out
+
+
+def _error_code(message: ToolMessage) -> str | None:
+    if not isinstance(message.content, str) or not message.content.startswith("{"):
+        return None
+    try:
+        body = json.loads(message.content)
+    except json.JSONDecodeError:
+        return None
+    return body.get("error") if isinstance(body, dict) else None
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")
+
+
+class NameMatcher:
+    """Finds tools a user names in a message, over a fixed list of tool names.
+
+    A mention is the exact identifier (`refund_payment`), a near-exact one (`refund_paymnt`, only
+    for tokens written like identifiers), or the name's words in order (`refund payment`). Only
+    distinctive names count: at least two words once split (`get_weather`, `sendMail`), so a
+    tool called `search` is not promoted by every message containing "search".
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        """Precompute lookups for `names`."""
+        self.by_key: dict[str, str] = {}
+        self.by_first_word: dict[str, list[tuple[str, str]]] = {}
+        for name in names:
+            phrase = split_identifier(name)
+            if len(phrase.split()) < 2:
+                continue
+            self.by_key.setdefault(name.lower(), name)
+            self.by_first_word.setdefault(phrase.split()[0], []).append((phrase, name))
+
+    def __call__(self, text: str) -> list[str]:
+        """Names mentioned in `text`, in order of discovery (exact, phrase, near-exact)."""
+        found: list[str] = []
+        tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
+        for token in tokens:
+            name = self.by_key.get(token)
+            if name is not None and name not in found:
+                found.append(name)
+        words = split_identifier(text).split()
+        padded = f" {' '.join(words)} "
+        for word in set(words):
+            for phrase, name in self.by_first_word.get(word, ()):
+                if name not in found and f" {phrase} " in padded:
+                    found.append(name)
+        written = [t for t in tokens if t not in self.by_key and re.search(r"[_.\-]", t)]
+        for token in written:
+            close = difflib.get_close_matches(token, list(self.by_key), n=1, cutoff=0.9)
+            if close and self.by_key[close[0]] not in found:
+                found.append(self.by_key[close[0]])
+        return found
+
+
+def named_tools(text: str, names: Iterable[str]) -> list[str]:
+    """Tools the user names in `text` (see `NameMatcher`)."""
+    return NameMatcher(list(names))(text)
+
+
+# -- the decision ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class GateInputs:
+    """Everything a decision depends on besides the scores."""
+
+    intent: str
+    candidates: Sequence[str]
+    pinned: frozenset[str] = frozenset()
+    named: Sequence[str] = ()
+    requested: Sequence[str] = ()
+    sticky: Sequence[str] = ()
+    preconditions: Mapping[str, Precondition] = field(default_factory=dict)
+    state: Mapping[str, Any] = field(default_factory=dict)
+
+
+def decide(
+    inputs: GateInputs,
+    score: Callable[[str, Sequence[str]], Iterable[float]],
+    *,
+    k: int,
+    threshold: float,
+) -> Decision:
+    """Choose the tools to show.
+
+    Args:
+        inputs: Intent, candidates in request order, and the history-derived promotions.
+        score: `score(intent, names) -> scores` for the names that need ranking; only called
+            when more candidates compete than `k` leaves room for.
+        k: Ranked slots (pinned tools do not use them; named and requested tools do).
+        threshold: Minimum score for a ranked tool.
+    """
+    fixed: dict[str, Verdict] = {}
+    for name, check in inputs.preconditions.items():
+        problem = unmet(check, inputs.state)
+        if problem is not None:
+            fixed[name] = Verdict(name, False, "precondition", detail=problem)
+    for name in inputs.pinned:
+        if name not in fixed:
+            fixed[name] = Verdict(name, True, "pinned")
+    candidates = set(inputs.candidates)
+    slots = k
+    for name in inputs.named:
+        if name in candidates and name not in fixed:
+            fixed[name] = Verdict(name, True, "named_by_user")
+            slots -= 1
+    # Requested and sticky tools come on top of the ranked ones (at most k of each), so a
+    # retry or a follow-up does not push the best match for the intent out.
+    for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):
+        budget = k
+        for name in source:
+            if name in candidates and name not in fixed and budget > 0:
+                fixed[name] = Verdict(name, True, reason)  # type: ignore[arg-type]
+                budget -= 1
+    fixed = {n: v for n, v in fixed.items() if n in candidates}
+
+    rest = [n for n in inputs.candidates if n not in fixed]
+    ranked: list[tuple[str, float]] = []
+    if len(rest) <= max(slots, 0):
+        for name in rest:
+            fixed[name] = Verdict(name, True, "all_fit")
+    elif rest:
+        values = [float(v) for v in score(inputs.intent, rest)]
+        order = sorted(range(len(rest)), key=values.__getitem__, reverse=True)
+        ranked = [(rest[i], values[i]) for i in order]
+    return Decision(
+        inputs.intent, inputs.candidates, fixed, ranked, k=k, threshold=threshold, slots=slots
+    )

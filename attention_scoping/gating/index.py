@@ -1,0 +1,86 @@
+"""The gate's tool registry: ToolSpecs of the tools seen so far, fitted into one ranker."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from langchain_core.tools import BaseTool
+
+from attention_scoping.catalog import ToolSpec, specs_from_tools
+from attention_scoping.gating.ranking import Ranker
+from attention_scoping.toolspec import tool_name
+
+
+class ToolIndex:
+    """Keeps `ranker` fitted over every tool seen, refitting only when a tool is new or changed.
+
+    Refitting is cheap after the first time: tool vectors come from the on-disk cache, so only
+    new or edited tools are embedded.
+    """
+
+    def __init__(self, ranker: Ranker) -> None:
+        """`ranker`: the ranker to keep fitted."""
+        self.ranker = ranker
+        self._specs: dict[str, ToolSpec] = {}
+        self._objects: dict[str, int] = {}
+        self._rows: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._last: tuple[int, ...] = ()
+        self.fits = 0
+        """How many times the ranker was (re)fitted."""
+
+    def update(self, tools: Sequence[BaseTool | dict[str, Any]]) -> None:
+        """Make sure every tool in `tools` is indexed with its current definition."""
+        signature = tuple(id(t) for t in tools)
+        if signature == self._last:
+            return
+        with self._lock:
+            changed = False
+            for tool in tools:
+                key = id(tool)
+                name = tool_name(tool)
+                if self._objects.get(name) == key:
+                    continue  # the same object as last time: its definition is known
+                self._objects[name] = key
+                (spec,) = specs_from_tools([tool])
+                old = self._specs.get(name)
+                if old is None or (old.description, old.parameters) != (
+                    spec.description,
+                    spec.parameters,
+                ):
+                    self._specs[name] = spec
+                    changed = True
+            if changed:
+                self.ranker.fit(list(self._specs.values()))
+                self._rows = {n: i for i, n in enumerate(self._specs)}
+                self.fits += 1
+            self._last = signature
+
+    def fit_catalog(self, specs: Sequence[ToolSpec]) -> None:
+        """Index a catalog given as ToolSpecs (benchmarks, audits, eager warm-up)."""
+        with self._lock:
+            for spec in specs:
+                self._specs[spec.name] = spec
+            self.ranker.fit(list(self._specs.values()))
+            self._rows = {name: i for i, name in enumerate(self._specs)}
+            self.fits += 1
+
+    def rows(self, names: Sequence[str]) -> np.ndarray:
+        """Ranker rows of `names` (all must be indexed)."""
+        return np.fromiter((self._rows[n] for n in names), dtype=np.int64, count=len(names))
+
+    def spec(self, name: str) -> ToolSpec | None:
+        """The indexed definition of `name`."""
+        return self._specs.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        """Indexed tool names in registration order."""
+        return list(self._specs)
+
+    def scores(self, query: str, names: Sequence[str]) -> np.ndarray:
+        """Ranker scores of `names` for `query`."""
+        return self.ranker.scores(query, self.rows(names))

@@ -1,0 +1,139 @@
+"""Safe mutation: capability manifests, intent-bound tokens, two-phase execution of writes.
+
+- `CapabilityManifest` / `Capability`: a namespace owning tools (`repo__comment`) with JSON
+  schemas and a read/write flag; arguments are validated before any handler runs.
+- `TokenIssuer`: HMAC-signed, expiring, single-use tokens (`appr_...`) and short confirmation
+  codes, both bound to an intent hash (shared by approvals and two-phase writes).
+- `IntentGuard`: preview -> confirmation code -> one execution; duplicates refused, transport
+  timeouts recorded as `outcome_unknown` and reconciled, never retried blindly.
+- `ManifestMiddleware` / `create_manifest_agent`: the LangChain adapters.
+
+The framework-free core (`manifests`, `tokens`, `intents`, `journal`) imports no LangChain.
+"""
+
+from attention_scoping.safety.adapters import (
+    capability_from_tool,
+    manifest_prompt,
+    manifest_scope,
+    manifest_tools,
+)
+from attention_scoping.safety.agents import create_manifest_agent
+from attention_scoping.safety.canonical import (
+    CanonicalJSONError,
+    canonical_json,
+    intent_hash,
+    sha256_hex,
+    tool_call_hash,
+)
+from attention_scoping.safety.intents import (
+    DuplicateIntentError,
+    IntentError,
+    IntentGuard,
+    Outcome,
+    OutcomeUnknownError,
+    PreflightError,
+    Proposal,
+    Reconciliation,
+    UnresolvedIntentError,
+)
+from attention_scoping.safety.journal import (
+    IntentJournal,
+    MemoryIntentJournal,
+    SqliteIntentJournal,
+)
+from attention_scoping.safety.keys import SECRET_ENV, SecretConfigError, resolve_secret
+from attention_scoping.safety.manifests import (
+    MAX_NAME_LENGTH,
+    SEPARATOR,
+    ArgumentError,
+    Capability,
+    CapabilityManifest,
+    ManifestConfigError,
+    ManifestRegistry,
+    UnknownToolError,
+    WriteNotGuardedError,
+)
+from attention_scoping.safety.middleware import ManifestMiddleware, default_account
+from attention_scoping.safety.payloads import CONFIRMATION_FIELD
+from attention_scoping.safety.records import Intent, IntentRecord, IntentStatus
+from attention_scoping.safety.token_stores import (
+    CodeRecord,
+    MemoryTokenStore,
+    SqliteTokenStore,
+    TokenStore,
+)
+from attention_scoping.safety.tokens import (
+    ConfirmationCode,
+    ExpiredTokenError,
+    IntentMismatchError,
+    MalformedTokenError,
+    ReplayedTokenError,
+    RevokedCodeError,
+    TamperedTokenError,
+    TokenClaims,
+    TokenError,
+    TokenIssuer,
+    UnknownCodeError,
+    WrongTokenKindError,
+)
+from attention_scoping.safety.validation import ArgumentProblem
+
+__all__ = [
+    "CONFIRMATION_FIELD",
+    "MAX_NAME_LENGTH",
+    "SECRET_ENV",
+    "SEPARATOR",
+    "ArgumentError",
+    "ArgumentProblem",
+    "CanonicalJSONError",
+    "Capability",
+    "CapabilityManifest",
+    "CodeRecord",
+    "ConfirmationCode",
+    "DuplicateIntentError",
+    "ExpiredTokenError",
+    "Intent",
+    "IntentError",
+    "IntentGuard",
+    "IntentJournal",
+    "IntentMismatchError",
+    "IntentRecord",
+    "IntentStatus",
+    "MalformedTokenError",
+    "ManifestConfigError",
+    "ManifestMiddleware",
+    "ManifestRegistry",
+    "MemoryIntentJournal",
+    "MemoryTokenStore",
+    "Outcome",
+    "OutcomeUnknownError",
+    "PreflightError",
+    "Proposal",
+    "Reconciliation",
+    "ReplayedTokenError",
+    "RevokedCodeError",
+    "SecretConfigError",
+    "SqliteIntentJournal",
+    "SqliteTokenStore",
+    "TamperedTokenError",
+    "TokenClaims",
+    "TokenError",
+    "TokenIssuer",
+    "TokenStore",
+    "UnknownCodeError",
+    "UnknownToolError",
+    "UnresolvedIntentError",
+    "WriteNotGuardedError",
+    "WrongTokenKindError",
+    "canonical_json",
+    "capability_from_tool",
+    "create_manifest_agent",
+    "default_account",
+    "intent_hash",
+    "manifest_prompt",
+    "manifest_scope",
+    "manifest_tools",
+    "resolve_secret",
+    "sha256_hex",
+    "tool_call_hash",
+]

@@ -1,0 +1,240 @@
+"""What the model reads back from manifest tools: structured JSON with an exact `next_step`.
+
+Every refusal names what was wrong (the field, the code, the earlier run) and the one call that
+moves forward, so a model repairs the call instead of guessing or asking the user.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Sequence
+from typing import Any
+
+from attention_scoping.safety.intents import (
+    DuplicateIntentError,
+    Outcome,
+    PreflightError,
+    Proposal,
+    UnresolvedIntentError,
+)
+from attention_scoping.safety.manifests import ArgumentError, UnknownToolError
+from attention_scoping.safety.records import IntentRecord, IntentStatus
+from attention_scoping.safety.tokens import TokenError
+
+__all__ = [
+    "CONFIRMATION_FIELD",
+    "confirmation_error",
+    "duplicate_intent",
+    "invalid_arguments",
+    "not_in_manifests",
+    "outcome",
+    "preflight_refused",
+    "proposal",
+    "record_summary",
+    "unknown_tool",
+    "write_not_guarded",
+]
+
+CONFIRMATION_FIELD = "confirmation_code"
+"""The argument a write tool takes in phase 2 (absent in phase 1)."""
+
+
+def _retry_hint(tool: str) -> str:
+    return f"call {tool} again without {CONFIRMATION_FIELD} to get a fresh preview and code"
+
+
+def unknown_tool(error: UnknownToolError) -> dict[str, Any]:
+    """A call to a namespace or tool the bound manifests do not own."""
+    return {
+        "error": error.reason,
+        "tool": error.name,
+        "message": f"{error}; nothing was run.",
+        "available_tools": error.available,
+        "next_step": "Call one of the available tools with its exact name.",
+    }
+
+
+def not_in_manifests(tool: str, available: Sequence[str]) -> dict[str, Any]:
+    """A call to a tool outside the manifests this agent is bound to."""
+    hint = difflib.get_close_matches(tool, list(available), n=1, cutoff=0.6)
+    return {
+        "error": "tool_not_in_manifest",
+        "tool": tool,
+        "message": (
+            f"{tool!r} is not a tool of this agent's manifests"
+            + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + "; it was not run."
+        ),
+        "available_tools": list(available),
+        "next_step": "Call one of the available tools with its exact name.",
+    }
+
+
+def invalid_arguments(error: ArgumentError) -> dict[str, Any]:
+    """Arguments that break the schema; names the field and how to fix it."""
+    head = error.problems[0]
+    where = head.path or "the arguments"
+    return {
+        "error": "invalid_arguments",
+        "tool": error.tool,
+        "field": head.field,
+        "path": head.path,
+        "message": head.message,
+        "problems": [p.as_dict() for p in error.problems],
+        "next_step": (
+            f"Call {error.tool} again with {where!r} fixed as the message says; keep the other "
+            "arguments unchanged."
+        ),
+    }
+
+
+def write_not_guarded(tool: str) -> dict[str, Any]:
+    """A write tool run without a guard: refused, by design."""
+    return {
+        "error": "write_not_guarded",
+        "tool": tool,
+        "message": (
+            f"{tool} changes the world and runs only through two-phase confirmation; this "
+            "agent has no ManifestMiddleware(guard=...) in front of it. Nothing was run."
+        ),
+        "next_step": "Tell the user this change cannot be made from here.",
+    }
+
+
+def proposal(tool: str, result: Proposal, now: float) -> dict[str, Any]:
+    """Phase 1's answer: the preview and the code that confirms exactly this call."""
+    body: dict[str, Any] = {
+        "status": "confirmation_required",
+        "tool": tool,
+        "intent_sha256": result.intent_hash,
+        "preview": result.preview,
+        CONFIRMATION_FIELD: result.code,
+        "expires_in_s": max(0, round(result.expires_at - now)),
+        "message": "Nothing has changed yet: this is the preview of the change.",
+        "next_step": (
+            f"If the preview matches the request, call {tool} again with exactly the same "
+            f"arguments plus {CONFIRMATION_FIELD}={result.code!r}. Do not ask the user to "
+            "confirm; changing any argument needs a new preview."
+        ),
+    }
+    if result.superseded:
+        body["note"] = "An earlier preview of this same call was replaced; its code is void."
+    return body
+
+
+def confirmation_error(tool: str, error: TokenError) -> dict[str, Any]:
+    """A phase-2 code that does not confirm this exact call."""
+    steps = {
+        "intent_mismatch": (
+            f"The arguments differ from the previewed call. To make this changed call, "
+            f"{_retry_hint(tool)}; otherwise resend the previewed arguments unchanged."
+        ),
+        "replayed": (
+            "That code was already used: the change it confirmed has run or was refused. "
+            "Do not repeat it; report the earlier result."
+        ),
+        "revoked": "A newer preview replaced that code; use the code of the newest preview.",
+    }
+    return {
+        "error": f"confirmation_{error.reason}",
+        "tool": tool,
+        "message": f"{error}. Nothing was run.",
+        "next_step": steps.get(
+            error.reason, f"Use the exact code from the preview, or {_retry_hint(tool)}."
+        ),
+    }
+
+
+def record_summary(record: IntentRecord) -> dict[str, Any]:
+    """The public facts of an intent record (for payloads and artifacts)."""
+    return {
+        "intent_id": record.intent_id,
+        "status": record.status.value,
+        "intent_sha256": record.intent_hash,
+        "result_sha256": record.result_sha256,
+        "affected_ids": list(record.affected_ids),
+        "reconciled": record.reconciled,
+        "updated_at": record.updated_at,
+    }
+
+
+def duplicate_intent(tool: str, error: DuplicateIntentError) -> dict[str, Any]:
+    """The identical change ran recently, or is unsettled: refused, never repeated."""
+    if isinstance(error, UnresolvedIntentError):
+        return {
+            "error": "unresolved_intent",
+            "tool": tool,
+            "message": f"{error}. Nothing was run.",
+            "previous": record_summary(error.existing),
+            "next_step": (
+                "Do not retry: the earlier attempt may have applied the change. Tell the user "
+                "it is being reconciled."
+            ),
+        }
+    return {
+        "error": "duplicate_intent",
+        "tool": tool,
+        "message": f"{error}. Nothing was run.",
+        "previous": record_summary(error.existing),
+        "next_step": "Do not repeat the change; tell the user it was already done.",
+    }
+
+
+def preflight_refused(tool: str, error: PreflightError) -> dict[str, Any]:
+    """The dry run refused the call (not permitted, missing target, no-op...)."""
+    body: dict[str, Any] = {
+        "error": "preflight_refused",
+        "tool": tool,
+        "message": f"{error}. Nothing was run.",
+        "next_step": (
+            f"Fix {error.field!r} and call {tool} again."
+            if error.field
+            else "Do not retry the same call; report the reason to the user."
+        ),
+    }
+    if error.field:
+        body["field"] = error.field
+    return body
+
+
+def outcome(tool: str, result: Outcome) -> tuple[dict[str, Any], bool]:
+    """Phase 2's answer and whether it is an error (the model must see unknowns as errors)."""
+    record = result.record
+    summary = {k: v for k, v in record_summary(record).items() if k != "status"}
+    if record.status is IntentStatus.SUCCEEDED:
+        body: dict[str, Any] = {
+            "status": "executed",
+            "tool": tool,
+            **summary,
+            "result": record.result,
+            "next_step": f"The change is applied. Do not call {tool} again for it.",
+        }
+        if record.reconciled:
+            body["message"] = "The call timed out, and reconciliation found it was applied."
+        return body, False
+    if record.status is IntentStatus.OUTCOME_UNKNOWN:
+        return {
+            "error": "outcome_unknown",
+            "tool": tool,
+            **summary,
+            "message": (
+                f"{record.error or 'the call failed in transit'}: whether the change was applied "
+                "is unknown. It is recorded for reconciliation and will not be retried."
+            ),
+            "next_step": ("Do not call it again. Tell the user the outcome is being reconciled."),
+        }, True
+    if record.status is IntentStatus.NOT_APPLIED:
+        return {
+            "error": "not_applied",
+            "tool": tool,
+            **summary,
+            "message": "The call timed out, and reconciliation found it was not applied.",
+            "next_step": f"If the change is still wanted, {_retry_hint(tool)}.",
+        }, True
+    return {
+        "error": "mutation_failed",
+        "tool": tool,
+        **summary,
+        "message": f"The service refused the change: {record.error}. It was not applied.",
+        "next_step": "Report the error to the user; do not repeat the same call unchanged.",
+    }, True
