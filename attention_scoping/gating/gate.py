@@ -131,7 +131,7 @@ class Decision:
     def as_trace(self, max_rank: int | None = None) -> dict[str, Any]:
         """A JSON-able trace: intent, shown tools, and the verdicts (ranked ones down to
         `max_rank` when given; `hidden_below` counts the rest)."""
-        rows = []
+        rows: list[dict[str, Any]] = []
         cut = 0
         rows.extend(_row(verdict) for verdict in self._fixed.values())
         for rank, (name, value) in enumerate(self._ranked, start=1):
