@@ -193,7 +193,7 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
     assert refusal["contexts_with_tool"] == ["text"]
     assert "load_context('text')" in refusal["next_step"]
     assert "message" in refusal
-    assert ran == [("add", (2, 3)), ("multiply", (4, 5))]
+    assert sorted(ran) == [("add", (2, 3)), ("multiply", (4, 5))]  # parallel: any order
 
     # Final state.
     assert result["active_context"] == "math"
