@@ -158,7 +158,10 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
                 tools) as disclosed, while no action tool has run in the turn.
             ignore_tools: Tools whose schemas never count (navigation and gateway tools).
             skip_when_user_asks: A user message matching it asks about tools (or forbids
-                running them): its answers are not judged. None judges everything.
+                running them): its answers are not judged. None judges everything. Other user
+                messages are passed to the radar as `request=`, so it can tell a draft the
+                user asked to review, or a question about a value the request lacks, from a
+                stall.
             nudge: `(pending, verdict) -> text` of the nudge turn (default: `nudge_text`).
             give_up: `(tool names, stalled text) -> final answer` after the bound.
             emit_events: Write think events to the custom stream.

@@ -10,15 +10,26 @@ How it decides (a score, threshold 2.0; every contribution is listed in `reasons
 
 - Structure counts most. Parameter names of a disclosed schema echoed back (`schedule_time`,
   "schedule time", a `- title:` list line), three or more of them, or a list of fields → +3.
-  A question about a parameter that has a default or is optional → +2 (the model should have
-  used the default); about a required one → +0.75 each.
+  A parameter named only to state its default ("access will default to viewer") is not echoed.
+- The schema says which values only the user can give: *critical* ones are required and have
+  no default. A question about a parameter that has a default, is optional, or is a title the
+  model can write itself → +2; about a critical one → +0.75 each. Parameters are found by name
+  or by the kind of value a question asks for ("how many people?" → the integer parameter).
 - Phrases: asking for confirmation or permission (+2), asking for input ("please provide", "I
   need the following details", +1.5), announcing an action without taking it ("I'll schedule
   it now", +2), asking for several things at once (+1.5), talking about the form (+0.5).
 - What a legitimate message looks like lowers the score: a reported outcome (something was
-  created, here are the results, −2.5) or an error (−2) damps the structural signals; a single
-  question about one required value without a default (a real clarifying question, −2, −1 more
-  when it says why the value is missing).
+  created, a status line such as "Deployment complete", here are the results, −2.5) or an error
+  (−2, "nothing was applied" included) damps the structural signals. A clarifying question
+  asks only for critical values, with no confirmation and no field list: −2 for a single
+  question, −1 more when it says why; several critical values count only when the message says
+  why it must ask (nothing to go on, the schema requires them, or the alternatives it found),
+  and then the asking signals are not counted.
+- The user's request, when the caller passes it (`request=`): a question about the tool makes
+  the message an explanation (no stall); a request to review first makes a shown draft or plan
+  and its closing confirmation legitimate; and a question about a critical value is a stall
+  when the request already holds a value of that kind (a number, a date, a time, an email, an
+  enum member, a path...), and a real question when it holds none.
 
 Markers are regular expressions grouped in `HesitationMarkers`; English by default, extend them
 for other languages. Structural signals are language-independent.
@@ -27,7 +38,7 @@ for other languages. Structural signals are language-independent.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
@@ -162,6 +173,18 @@ def _kind(name: str, spec: Mapping[str, Any]) -> str:
         return "date"
     if fmt == "time" or "time" in words or _TIME_HINT.search(description):
         return "time"
+    if fmt in ("uri", "url") or words & {"url", "uri", "link", "webhook"}:
+        return "url"
+    if words & {"path", "file", "filename", "dir", "directory"}:
+        return "path"
+    if "channel" in words:
+        return "channel"
+    if words & {"repo", "repository"}:
+        return "repo"
+    if words & {"id", "ids"}:
+        return "id"
+    if words & {"text", "body", "message", "content", "description", "query", "command"}:
+        return "text"
     return ""
 
 
@@ -496,6 +519,13 @@ DEFAULT_MARKERS = HesitationMarkers(
         r"\b(?:an? |the )?(?:example|sample|template) (?:payload|request|call|json|input|"
         r"arguments|body)\b",
         r"\bwhat (?:is|are) (?:required|needed|optional|the defaults?)\b",
+        r"\b(?:explain|describe|walk me through|list|tell me about) (?:the |its |all |each )?"
+        r"(?:\w+ ){0,3}(?:parameters|fields|arguments|options|inputs|settings|schema|payload|"
+        r"format)\b",
+        r"\bwhat (?:can|could|should|do) (?:i|we) (?:pass|send|give|provide|set|include|put)\b",
+        r"\bwhat(?:'s| is) the (?:format|payload|json|syntax|input)\b",
+        r"\b(?:show|give) me an? (?:example|sample|template)\b",
+        r"\bwhat does (?:\S+ ){1,3}do\b|\bhow does (?:\S+ ){1,3}work\b",
     ),
     review_first=(
         r"\b(?:don't|do not|without|never) (?:actually |yet )?(?:run|execut|send|post|submit|"
@@ -510,6 +540,11 @@ DEFAULT_MARKERS = HesitationMarkers(
         r"execut|creat|book|place|push|merg)\w*",
         r"\b(?:draft|preview|plan) (?:only|first)\b|\bjust (?:a )?(?:draft|plan|preview)\b",
         r"\b(?:review|approve) (?:it |them |this )?(?:first|before)\b",
+        r"\bbefore (?:it|they|this|that|anything) (?:runs?|goes? out|is sent|gets? sent|is "
+        r"applied|happens|ships|executes?|is posted|gets? posted)\b",
+        r"\b(?:run|pass) (?:it|them|this|that) by me\b|\bhold off\b",
+        r"\buntil i (?:say|confirm|approve|give|ok|okay|check|review|read|look|sign)\b",
+        r"\bjust (?:show|draft|write|prepare|preview)\b|\bdry[- ]run\b",
     ),
 )
 """The radar's English markers."""
@@ -557,6 +592,7 @@ _PERMISSION = re.compile(
 )
 
 
+_ASKED_WORD = re.compile(r"\b(?:what|which)\s+$", re.I)
 _KIND_QUESTION = re.compile(
     r"\bhow (?:many|much)\b(?: (?P<noun>[a-z]+))?|\bhow long\b|\bwhat (?:amount|quantity|"
     r"number of)\b|\b(?:what|which) (?:day|date)s?\b|\bwhat time\b|\bwhen\b|"
@@ -633,7 +669,10 @@ def _field_like(text: str, start: int, end: int) -> bool:
 
 
 def _word_regex(words: Sequence[str]) -> re.Pattern[str]:
-    body = r"[\s_\-]+".join(re.escape(w) for w in words)
+    parts = [re.escape(w) for w in words]
+    if len(words[-1]) > 4 and words[-1].endswith("ies"):
+        parts[-1] = re.escape(words[-1][:-3]) + "(?:y|ie)"  # `retries` <- "retry"
+    body = r"[\s_\-]+".join(parts)
     return re.compile(rf"(?<![A-Za-z0-9]){body}s?(?![A-Za-z0-9])", re.I)
 
 
@@ -645,37 +684,57 @@ _CLAUSE_END = re.compile(r"[.;!?\n,(—–]")
 _CHOICE_TOKEN = re.compile(r"[\w#@./-]*[#@._/\d][\w#@./-]*")
 
 _NUMBER = re.compile(
-    r"[$€£¥]\s?\d|(?<![\w-])\d+(?:[.,]\d+)?(?![\w-])|\b(?:one|two|three|four|five|six|seven|"
-    r"eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|dozen|couple|"
-    r"pair|half|zero|none|single|double)\b",
+    r"(?<![\w.#/-])(?:[$€£¥]\s?)?\d+(?:[.,]\d+)?(?![\w-]|[.,:/]\d)|\b(?:one|two|three|four|"
+    r"five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|"
+    r"dozen|couple|pair|half|zero|single|double)\b",
     re.I,
 )
+_ID_NOUN = re.compile(
+    r"\b(?:id|ticket|order|issue|pr|invoice|case|no\.?|number|room|account|build|version|job|"
+    r"step|line|page|row|item|table|apt|suite|floor|v)\s*#?\s*$",
+    re.I,
+)
+
+
+def _has_amount(text: str) -> bool:
+    """An amount or count in a user's words (not an ID: "ticket 4411", "PR #482", "v2.15.0")."""
+    return any(not _ID_NOUN.search(text[: m.start()]) for m in _NUMBER.finditer(text))
+
+
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _PHONE = re.compile(r"\+?\d[\d ().-]{6,}\d")
 _TIME = re.compile(
-    r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}:\d{2}\b|\b(?:noon|midnight|"
-    r"o'clock|morning|afternoon|evening|tonight|eod|end of day)\b|\bin (?:an?|\d+|one|two|"
-    r"three|five|ten|fifteen|thirty) (?:minutes?|mins?|hours?|hrs?|days?|weeks?)\b|"
-    r"\+\d+\s?[mhd]\b|\bnow\b|\bright away\b",
+    r"\b\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)|\b\d{1,2}[:h]\d{2}\b|\b(?:noon|midnight|"
+    r"o'clock)\b|\bin (?:an?|\d+|one|two|three|five|ten|fifteen|thirty) (?:minutes?|mins?|"
+    r"hours?|hrs?|days?|weeks?)\b|\+\d+\s?[mhd]\b|\bnow\b|\bright away\b",
     re.I,
 )
+"""A clock time or an offset ("tonight" or "Monday morning" is not yet a time)."""
 _DATE = re.compile(
     r"\b(?:today|tomorrow|tonight|yesterday|(?:this|next|last) (?:week|month|weekend|year)|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|weekend|jan(?:uary)?|feb(?:ruary)?|"
-    r"mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|"
+    r"mar(?:ch)?|apr(?:il)?|may(?= \d)|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|"
     r"nov(?:ember)?|dec(?:ember)?)\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b|"
     r"\b\d{1,2}(?:st|nd|rd|th)\b",
     re.I,
 )
-_KIND_PATTERNS: dict[str, tuple[re.Pattern[str], ...]] = {
-    "number": (_NUMBER,),
-    "email": (_EMAIL,),
-    "phone": (_PHONE,),
-    "date": (_DATE,),
-    "time": (_TIME,),
-    "datetime": (_TIME,),
+_KIND_TESTS: dict[str, Callable[[str], object]] = {
+    "number": _has_amount,
+    "email": _EMAIL.search,
+    "phone": _PHONE.search,
+    "date": _DATE.search,
+    "time": _TIME.search,
+    "datetime": _TIME.search,
+    "url": re.compile(r"https?://\S+|\bwww\.\S+", re.I).search,
+    "path": re.compile(r"(?:^|\s)[~.]?/?[\w.-]+/[\w./-]+|\b[\w-]+\.[a-z][a-z0-9]{1,4}\b").search,
+    "channel": re.compile(r"(?<!\w)#[a-z][\w-]*", re.I).search,
+    "repo": re.compile(r"\b[\w.-]+/[\w.-]+\b").search,
+    "id": re.compile(r"\b[a-z]+[_-][\w-]*\d[\w-]*\b|\b\d{2,}-\d+\b|\b[a-z]+\d{3,}\b", re.I).search,
+    "text": re.compile(r"'[^'\n]{3,}'|\"[^\"\n]{3,}\"|“[^”\n]{3,}”|`[^`\n]+`|\w:\s+\S").search,
 }
 """What a value of each kind looks like in a user's words (a date alone starts no event)."""
+_WEAK_KINDS = frozenset({"url", "path", "channel", "repo", "id", "text"})
+"""Kinds whose absence from a request proves nothing (a body can be paraphrased, an ID named)."""
 
 
 class _Request:
@@ -683,10 +742,9 @@ class _Request:
 
     def __init__(self, text: str | None, markers: HesitationMarkers):
         self.text = text or ""
-        said = self.text
         compiled = markers.compiled
-        self.about_tool = self._first(compiled["tool_question"], said)
-        self.review = self._first(compiled["review_first"], said)
+        self.about_tool = self._first(compiled["tool_question"], self.text)
+        self.review = self._first(compiled["review_first"], self.text)
 
     @staticmethod
     def _first(pattern: re.Pattern[str] | None, text: str) -> str:
@@ -709,10 +767,12 @@ class _Request:
                     return True
             if not param.kind:
                 return False
-        patterns = _KIND_PATTERNS.get(param.kind)
-        if not patterns:
+        test = _KIND_TESTS.get(param.kind)
+        if test is None:
             return None
-        return any(p.search(self.text) for p in patterns)
+        if test(self.text):
+            return True
+        return None if param.kind in _WEAK_KINDS else False
 
 
 class _Analysis:
@@ -814,7 +874,11 @@ class _Analysis:
                     if (param.identifier and exact) or field_like:
                         strength = 1.0
                     elif param.common:
-                        continue
+                        # "What path should I use?": a common word named as the thing asked.
+                        asked = _ASKED_WORD.search(self.said[max(0, m.start() - 12) : m.start()])
+                        if not asked or self._sentence_at(m.start()) not in self.questions:
+                            continue
+                        strength = 0.35
                     elif param.identifier:
                         strength = 0.75
                     else:
@@ -1059,8 +1123,6 @@ def detect_hesitation(
     asked += [n for n in a.kind_asks if n not in asked]
     group = {n: a.mentions[n].group if n in a.mentions else a.kind_asks[n] for n in asked}
 
-    # Loose words shared by a critical and an optional parameter ("address" for `to_address`
-    # and `from_address`) are read as the critical one: the evidence can't tell them apart.
     # A title-like value asked in a question could be written from the request, unless the
     # message says why there is nothing to write it from; in a list of values it is a value.
     nothing_to_go_on = bool(a.hits.get("explanation"))
@@ -1070,6 +1132,8 @@ def detect_hesitation(
         inferred = by_name[n].inferable and asked_in_words and not nothing_to_go_on
         return by_name[n].critical and not inferred
 
+    # Loose words shared by a critical and an optional parameter ("address" for `to_address`
+    # and `from_address`) are read as the critical one: the evidence can't tell them apart.
     critical_words = {group[n] for n in asked if needed(n)}
     optional = [n for n in asked if not needed(n) and group[n] not in critical_words]
     critical = [n for n in asked if needed(n)]

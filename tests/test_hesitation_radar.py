@@ -20,6 +20,7 @@ from attention_scoping.radar import (
 )
 
 CORPUS = Path(__file__).parent / "hesitation_corpus.jsonl"
+BLIND_DEV = Path(__file__).parent / "hesitation_blind_dev.jsonl"
 BENCH = Path(__file__).parent.parent / "benchmarks" / "hesitation_corpus.py"
 
 REMINDER = {
@@ -38,8 +39,18 @@ REMINDER = {
 }
 
 
-def rows() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line]
+def rows(path: Path = CORPUS) -> list[dict[str, Any]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [row for row in map(json.loads, filter(None, lines)) if "_meta" not in row]
+
+
+def load_bench() -> Any:
+    spec = importlib.util.spec_from_file_location("hesitation_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses resolve their module through sys.modules
+    spec.loader.exec_module(bench)
+    return bench
 
 
 def test_corpus_is_large_varied_and_labelled() -> None:
@@ -56,14 +67,29 @@ def test_corpus_is_large_varied_and_labelled() -> None:
 
 
 def test_precision_and_recall_floor_on_the_corpus() -> None:
-    spec = importlib.util.spec_from_file_location("hesitation_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(bench)
-    table, errors = bench.evaluate(rows())
+    table, errors = load_bench().evaluate(rows())
     everything = table["all"]
     assert everything.precision >= 0.95 and everything.recall >= 0.95, errors
+
+
+def test_blind_dev_corpus_is_the_independent_set() -> None:
+    meta = json.loads(BLIND_DEV.read_text(encoding="utf-8").splitlines()[0])
+    assert "independently" in meta["_meta"]
+    data = rows(BLIND_DEV)
+    assert len(data) == 82
+    assert sum(r["label"] == "stall" for r in data) == 42
+    assert all(r["user"].strip() and r["schemas"] for r in data)
+
+
+def test_precision_and_recall_floor_on_the_blind_dev_corpus() -> None:
+    bench = load_bench()
+    data = rows(BLIND_DEV)
+    table, errors = bench.evaluate(data)
+    assert table["all"].precision >= 0.95 and table["all"].recall >= 0.95, errors
+    # The text alone cannot tell a tool explanation the user asked for, or a draft the user
+    # wanted to review, from a stall: a lower floor, to catch regressions.
+    alone, errors = bench.evaluate(data, use_request=False)
+    assert alone["all"].precision >= 0.85 and alone["all"].recall >= 0.95, errors
 
 
 @pytest.mark.parametrize("shape", ["plain", "openai", "tool"])
@@ -150,3 +176,167 @@ def test_threshold_is_configurable() -> None:
     text = "Would you like me to proceed?"
     assert detect_hesitation(text, [REMINDER])
     assert not detect_hesitation(text, [REMINDER], threshold=5.0)
+
+
+TRANSFER = {
+    "name": "create_payment_transfer",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "from_account": {"type": "string", "description": "Source account ID."},
+            "to_account": {"type": "string", "description": "Destination account ID."},
+            "amount": {"type": "number"},
+            "currency": {"type": "string", "default": "USD"},
+            "memo": {"type": "string"},
+        },
+        "required": ["from_account", "to_account", "amount"],
+    },
+}
+TABLE = {
+    "name": "restaurant_reservation",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "restaurant_id": {"type": "string"},
+            "date": {"type": "string", "description": "YYYY-MM-DD."},
+            "time": {"type": "string", "description": "HH:MM, 24h."},
+            "party_size": {"type": "integer"},
+            "seating": {"type": "string", "enum": ["indoor", "outdoor"], "default": "indoor"},
+        },
+        "required": ["restaurant_id", "date", "time", "party_size"],
+    },
+}
+EVENT = {
+    "name": "create_calendar_event",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "title": {"type": "string"},
+            "start_time": {"type": "string", "description": "Start, ISO 8601."},
+            "location": {"type": "string"},
+            "reminder_minutes": {"type": "integer", "default": 15},
+        },
+        "required": ["title", "start_time"],
+    },
+}
+DEPLOY = {
+    "name": "deploy_service",
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "service": {"type": "string"},
+            "environment": {"type": "string", "enum": ["staging", "production"]},
+            "image_tag": {"type": "string"},
+            "replicas": {"type": "integer", "default": 2},
+            "strategy": {"type": "string", "default": "rolling"},
+        },
+        "required": ["service", "environment", "image_tag"],
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "schema"),
+    [
+        ("How much should I send Ana, and from which account? Neither has a default.", TRANSFER),
+        ("How many people, and what time? The booking needs a party size and a time.", TABLE),
+        (
+            "Which service, and to which environment? There are new builds for checkout-api and "
+            "search-indexer, and I don't want to guess between staging and production.",
+            DEPLOY,
+        ),
+    ],
+)
+def test_several_critical_values_with_a_reason_are_a_clarifying_question(
+    text: str, schema: dict[str, Any]
+) -> None:
+    verdict = detect_hesitation(text, [schema])
+    assert not verdict, verdict.reasons
+    assert any("required values only" in r for r in verdict.reasons)
+
+
+def test_asking_about_defaults_or_without_a_reason_stays_a_stall() -> None:
+    # A parameter with a default among the values asked: the model should have used it.
+    assert detect_hesitation("Which environment, and how many replicas? Both matter.", [DEPLOY])
+    # Asked by the kind of value: "how many minutes" asks for a number, and the only number
+    # parameter of this schema has a default.
+    assert detect_hesitation(
+        "How many minutes before should I remind you, and where is it? I can't tell.", [EVENT]
+    )
+    # Required values listed as a form, with no reason: the seed's failure.
+    assert detect_hesitation("Please provide the service, environment and image tag.", [DEPLOY])
+    # A title can be written from the request.
+    reminder = detect_hesitation("What title should the reminder have?", [REMINDER])
+    assert reminder and any("written from the request" in r for r in reminder.reasons)
+
+
+def test_a_default_stated_next_to_the_question_is_not_asked() -> None:
+    text = (
+        "What are the contractor's name and email address? Both are required. Access will "
+        "default to the viewer role unless you tell me otherwise."
+    )
+    account = {
+        "name": "create_user_account",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "email": {"type": "string"},
+                "full_name": {"type": "string"},
+                "role": {"type": "string", "default": "viewer"},
+            },
+            "required": ["email", "full_name"],
+        },
+    }
+    assert not detect_hesitation(text, [account])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Deployment complete ✅\n- service: checkout-api\n- environment: staging\n"
+        "- image_tag: 2.15.0\n- replicas: 2 (default)",
+        "Dry run passed for payments-api 3.2.0:\n- environment: production\n- replicas: 2\n"
+        "- strategy: rolling\nNothing was applied.",
+    ],
+)
+def test_a_report_may_list_parameters(text: str) -> None:
+    assert not detect_hesitation(text, [DEPLOY])
+
+
+def test_request_tells_explanations_and_reviews_from_stalls() -> None:
+    table = (
+        "| parameter | required |\n|---|---|\n| service | yes |\n| environment | yes |\n"
+        "| image_tag | yes |\n| replicas | no (2) |"
+    )
+    assert detect_hesitation(table, [DEPLOY])  # unprompted: a parameter dump
+    asked = detect_hesitation(table, [DEPLOY], request="What parameters does the deploy take?")
+    assert not asked and any("asked about the tool" in r for r in asked.reasons)
+
+    plan = "Plan:\n- service: api\n- environment: production\n- image_tag: 3.2.0\nShall I run it?"
+    assert detect_hesitation(plan, [DEPLOY], request="Deploy api 3.2.0 to production.")
+    review = detect_hesitation(
+        plan, [DEPLOY], request="Prepare the api 3.2.0 prod deploy, but check with me first."
+    )
+    assert not review and any("see it first" in r for r in review.reasons)
+
+
+def test_request_holds_or_lacks_the_values_asked_for() -> None:
+    question = "How many people, and what time? The booking needs a party size and a time."
+    vague = detect_hesitation(question, [TABLE], request="Book us a table at Luca's tomorrow.")
+    assert not vague
+    given = detect_hesitation(question, [TABLE], request="Book Luca's for 4 at 8pm tomorrow.")
+    assert given and any("request already gives" in r for r in given.reasons)
+    # Numbers that name things are not amounts.
+    ids = detect_hesitation(
+        "How much should I send, and from which account? Neither has a default.",
+        [TRANSFER],
+        request="Pay invoice 4411 from the vendor.",
+    )
+    assert not ids, ids.reasons
+
+
+def test_request_argument_is_optional_and_keyword_only() -> None:
+    text = "Would you like me to proceed?"
+    assert detect_hesitation(text, [REMINDER]) == detect_hesitation(text, [REMINDER], request=None)
+    with pytest.raises(TypeError):
+        detect_hesitation(text, [REMINDER], "a request", DEFAULT_MARKERS)  # type: ignore[misc]
