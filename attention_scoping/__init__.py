@@ -47,9 +47,7 @@ def __getattr__(name: str) -> object:
         try:
             from attention_scoping.gating import ToolAttentionMiddleware
         except ImportError as exc:
-            msg = (
-                f"{name} needs the 'gate' extra: pip install 'attention-scoping[gate]' ({exc})"
-            )
+            msg = f"{name} needs the 'gate' extra: pip install 'attention-scoping[gate]' ({exc})"
             raise ImportError(msg) from exc
         return ToolAttentionMiddleware
     msg = f"module 'attention_scoping' has no attribute {name!r}"

@@ -98,22 +98,25 @@ class Decision:
         )
         self._verdicts: dict[str, Verdict] | None = None
 
-    def _ranked_verdict(self, rank: int, name: str, value: float) -> Verdict:
-        if value < self.threshold:
-            return Verdict(name, False, "below_threshold", value, rank)
-        kept = sum(1 for _, v in self._ranked[: rank - 1] if v >= self.threshold)
-        if kept < self._slots:
-            return Verdict(name, True, "ranked", value, rank)
-        return Verdict(name, False, "beyond_k", value, rank)
+    def _ranked_verdicts(self, limit: int | None = None) -> list[Verdict]:
+        """Verdicts of the ranked tools, best first (the first `limit` when given)."""
+        out = []
+        kept = 0
+        for rank, (name, value) in enumerate(self._ranked[:limit], start=1):
+            if value < self.threshold:
+                out.append(Verdict(name, False, "below_threshold", value, rank))
+            elif kept < self._slots:
+                out.append(Verdict(name, True, "ranked", value, rank))
+                kept += 1
+            else:
+                out.append(Verdict(name, False, "beyond_k", value, rank))
+        return out
 
     @property
     def verdicts(self) -> dict[str, Verdict]:
         """One verdict per candidate, in candidate order."""
         if self._verdicts is None:
-            ranked = {
-                name: self._ranked_verdict(rank, name, value)
-                for rank, (name, value) in enumerate(self._ranked, start=1)
-            }
+            ranked = {v.name: v for v in self._ranked_verdicts()}
             self._verdicts = {
                 n: self._fixed.get(n) or ranked[n]
                 for n in self._candidates
@@ -134,11 +137,9 @@ class Decision:
         rows: list[dict[str, Any]] = []
         cut = 0
         rows.extend(_row(verdict) for verdict in self._fixed.values())
-        for rank, (name, value) in enumerate(self._ranked, start=1):
-            if max_rank is not None and rank > max_rank:
-                cut = len(self._ranked) - max_rank
-                break
-            rows.append(_row(self._ranked_verdict(rank, name, value)))
+        rows.extend(_row(verdict) for verdict in self._ranked_verdicts(max_rank))
+        if max_rank is not None and len(self._ranked) > max_rank:
+            cut = len(self._ranked) - max_rank
         return {
             "intent": self.intent,
             "k": self.k,
@@ -225,41 +226,32 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")
 
 
 class NameMatcher:
-    """Finds tools a user names in a message, over a fixed list of tool names.
+    """Finds tools a user names explicitly in a message, over a fixed list of tool names.
 
-    A mention is the exact identifier (`refund_payment`), a near-exact one (`refund_paymnt`, only
-    for tokens written like identifiers), or the name's words in order (`refund payment`). Only
-    distinctive names count: at least two words once split (`get_weather`, `sendMail`), so a
-    tool called `search` is not promoted by every message containing "search".
+    A mention is the exact identifier (`refund_payment`, `sendMail`) or a near-exact one
+    (`refund_paymnt`, only for tokens written like identifiers, with `_`, `.` or `-`). Plain
+    words are left to the ranking: "refund the payment" describes a tool, it does not name it.
+    Only distinctive names count (at least two words once split), so a tool called `search` is
+    not promoted by every message containing "search".
     """
 
     def __init__(self, names: Sequence[str]) -> None:
         """Precompute lookups for `names`."""
         self.by_key: dict[str, str] = {}
-        self.by_first_word: dict[str, list[tuple[str, str]]] = {}
         for name in names:
-            phrase = split_identifier(name)
-            if len(phrase.split()) < 2:
-                continue
-            self.by_key.setdefault(name.lower(), name)
-            self.by_first_word.setdefault(phrase.split()[0], []).append((phrase, name))
+            if len(split_identifier(name).split()) >= 2:
+                self.by_key.setdefault(name.lower(), name)
 
     def __call__(self, text: str) -> list[str]:
-        """Names mentioned in `text`, in order of discovery (exact, phrase, near-exact)."""
+        """Names mentioned in `text` (exact identifiers first, then near-exact ones)."""
         found: list[str] = []
         tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
-        for token in tokens:
+        for token in sorted(tokens):
             name = self.by_key.get(token)
             if name is not None and name not in found:
                 found.append(name)
-        words = split_identifier(text).split()
-        padded = f" {' '.join(words)} "
-        for word in set(words):
-            for phrase, name in self.by_first_word.get(word, ()):
-                if name not in found and f" {phrase} " in padded:
-                    found.append(name)
         written = [t for t in tokens if t not in self.by_key and re.search(r"[_.\-]", t)]
-        for token in written:
+        for token in sorted(written):
             close = difflib.get_close_matches(token, list(self.by_key), n=1, cutoff=0.9)
             if close and self.by_key[close[0]] not in found:
                 found.append(self.by_key[close[0]])

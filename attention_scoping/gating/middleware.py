@@ -58,8 +58,11 @@ DEFAULT_K = 5
 DEFAULT_THRESHOLD = 0.0
 """Minimum fused score (0-1, relative to the best candidate of the call) to be promoted."""
 
-DEFAULT_POOL_BUDGET = 1000
-"""Tokens the `auto` summary pool may take; above it the pool is left out."""
+DEFAULT_POOL_BUDGET = 2500
+"""Tokens the `auto` summary pool may take (about 140 tools of one-line summaries); above it
+the pool is left out. Measured with `attention-scoping simulate`: on a 120-tool catalog the pool
+(~2,100 tokens) turns every tool the ranking misses into a refused call and a retry instead of
+a failure; on 1,032 tools it would cost 21,700 tokens per call, so it stays off."""
 
 TRACE_DEPTH = 3
 """The stored trace keeps every shown tool and hidden ones ranked up to TRACE_DEPTH x k."""
@@ -105,7 +108,7 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
         pinned: Iterable[str] = (),
         preconditions: Mapping[str, Precondition] | None = None,
         intent_turns: int = 1,
-        sticky_turns: int = 1,
+        sticky_turns: int = 2,
         detect_names: bool = True,
         summary_pool: PoolMode = "auto",
         pool_budget_tokens: int = DEFAULT_POOL_BUDGET,
@@ -126,7 +129,9 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
             preconditions: `{tool: callable(state) -> bool | {"state_key": value}}`; a tool's
                 `metadata["preconditions"]` works too.
             intent_turns: How many recent user messages form the intent.
-            sticky_turns: Tools called during the last this-many user turns stay promoted.
+            sticky_turns: Tools called during the last this-many user turns stay promoted
+                (default 2: this turn and the previous one, so "now do the same for X" keeps
+                the tool it refers to).
             detect_names: Promote tools the user names (exact or near-exact identifiers).
             summary_pool: `"auto"` (this call's candidates, if within `pool_budget_tokens`),
                 `"scope"`, `"catalog"` (every tool the gate knows) or `"off"`.

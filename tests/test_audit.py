@@ -1,0 +1,169 @@
+"""`audit` on tiny tool sets: target loading, per-call figures, scopes and suggested scopes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from attention_scoping.audit import TargetError, audit, load_target
+from attention_scoping.audit.clusters import kmeans, suggest_scopes
+from attention_scoping.catalog import CatalogError, ToolSpec, load_catalog
+from attention_scoping.tax import get_counter, tool_tokens
+
+DATA = Path(__file__).resolve().parent / "data"
+
+MODULE = '''
+from langchain_core.tools import tool
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+@tool
+def shout(text: str) -> str:
+    """Return the text in upper case."""
+    return text.upper()
+
+ALL_TOOLS = [add, shout]
+TOOL_SCOPES = {"math": {"add"}, "text": {"shout"}}
+BROKEN_SCOPES = {"math": {"add", "multiply"}}
+NUMBER = 3
+
+def build():
+    return ALL_TOOLS
+'''
+
+
+@pytest.fixture
+def user_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    (tmp_path / "my_agent_tools.py").write_text(MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield "my_agent_tools"
+    sys.modules.pop("my_agent_tools", None)
+
+
+def test_catalog_target_with_servers_as_scopes() -> None:
+    target = load_target(str(DATA / "tiny_catalog.jsonl"))
+    assert len(target.specs) == 6
+    assert target.scopes == {
+        "weather": ["get_weather", "get_forecast"],
+        "mail": ["send_email", "read_inbox"],
+        "billing": ["create_invoice", "refund_payment"],
+    }
+    figures = audit(target, turns=10, k=2)
+    specs = load_catalog(DATA / "tiny_catalog.jsonl")
+    eager = tool_tokens([s.provider_schema() for s in specs])
+    assert figures.eager_tokens_per_call == eager
+    assert figures.n_tools == 6 and figures.tokenizer.startswith("o200k_base")
+    assert figures.heaviest[0]["tokens"] == max(h["tokens"] for h in figures.heaviest)
+    names = [m.name for m in figures.methods]
+    assert names[0] == "eager (all tools)" and names[1].startswith("scoped (3 scopes")
+    assert figures.methods[0].session_tokens == eager * 10
+    scoped = figures.methods[1]
+    assert scoped.tool_tokens_per_call < eager
+    assert 0 < scoped.cacheable_share < 1  # index and core stay, module and tools change
+    assert (
+        figures.methods[-1].name.startswith("gateway") and figures.methods[-1].cacheable_share == 1
+    )
+    assert figures.suggested_scopes == []  # scopes exist
+
+
+def test_openai_tools_target_and_lexical_suggestions() -> None:
+    target = load_target(str(DATA / "openai_tools.json"))
+    assert [s.name for s in target.specs] == ["lookup_order", "cancel_order"]
+    assert target.scopes is None
+    figures = audit(target, suggest=0)
+    assert figures.n_tools == 2 and figures.suggested_scopes == []
+
+
+def test_module_targets(user_module: str) -> None:
+    tools = load_target(f"{user_module}:ALL_TOOLS")
+    assert [s.name for s in tools.specs] == ["add", "shout"] and tools.scopes is None
+    scoped = load_target(f"{user_module}:TOOL_SCOPES")
+    assert scoped.scopes == {"math": ["add"], "text": ["shout"]}
+    assert [s.name for s in load_target(f"{user_module}:build").specs] == ["add", "shout"]
+
+
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ("NOPE", "has no attribute 'NOPE'"),
+        ("NUMBER", "is a int; expected a list of tools"),
+        ("BROKEN_SCOPES", "names unknown tool 'multiply'"),
+    ],
+)
+def test_bad_module_targets(user_module: str, attribute: str, message: str) -> None:
+    with pytest.raises(TargetError, match=message):
+        load_target(f"{user_module}:{attribute}")
+
+
+def test_import_errors_are_explained() -> None:
+    with pytest.raises(TargetError, match="cannot import 'no_such_module_xyz'"):
+        load_target("no_such_module_xyz:TOOLS")
+    with pytest.raises(TargetError, match="no such file"):
+        load_target("missing-catalog")
+    with pytest.raises(CatalogError, match="file not found"):
+        load_target("missing.jsonl")
+
+
+def test_the_example_agent_scopes() -> None:
+    target = load_target("agents:build_scopes")
+    figures = audit(target, suggest=0)
+    assert [s.name for s in figures.scopes] == ["math", "translation", "weather"]
+    sizes = {s.name: s.n_tools for s in figures.scopes}
+    assert sizes == {"math": 3, "translation": 4, "weather": 2}
+    assert figures.eager_tokens_per_call == tool_tokens(
+        [s.provider_schema() for s in target.specs], get_counter()
+    )
+
+
+def _spec(name: str, description: str) -> ToolSpec:
+    return ToolSpec(name, name, description, {"type": "object", "properties": {}})
+
+
+def test_suggested_scopes_separate_obvious_groups() -> None:
+    specs = [
+        _spec("send_email", "Send an email message to a recipient."),
+        _spec("read_email", "Read the email messages of the inbox."),
+        _spec("delete_email", "Delete an email message from the inbox."),
+        _spec("get_weather", "Current weather temperature for a city."),
+        _spec("weather_forecast", "Weather forecast temperature for a city."),
+        _spec("weather_alerts", "Severe weather alerts for a city."),
+    ]
+    groups, how = suggest_scopes(specs, 2, embeddings=False)
+    assert how.startswith("TF-IDF")
+    members = sorted(sorted(names) for _, names in groups)
+    assert members == [
+        ["delete_email", "read_email", "send_email"],
+        ["get_weather", "weather_alerts", "weather_forecast"],
+    ]
+    assert {name for name, _ in groups} == {"email", "weather"} or all(
+        any(word in name for word in ("email", "weather", "inbox", "city")) for name, _ in groups
+    )
+
+
+def test_kmeans_is_deterministic() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    vectors = rng.normal(size=(40, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    assert (kmeans(vectors, 4) == kmeans(vectors, 4)).all()
+    assert len(set(kmeans(vectors, 4).tolist())) == 4
+
+
+def test_json_has_the_required_fields(tmp_path: Path) -> None:
+    from attention_scoping.audit import write_json
+
+    figures = audit(load_target(str(DATA / "tiny_catalog.jsonl")), suggest=2, embeddings=False)
+    path = tmp_path / "audit.json"
+    write_json(figures, path)
+    doc = json.loads(path.read_text())
+    assert doc["n_tools"] == 6 and doc["tokenizer"].startswith("o200k_base")
+    assert doc["eager_tokens_per_call"] == figures.eager_tokens_per_call
+    assert len(doc["suggested_scopes"]) == 2

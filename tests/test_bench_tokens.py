@@ -1,0 +1,79 @@
+"""Token counts of what a model call carries, against known values of the tokenizers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.catalog import load_catalog
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.tax import (
+    call_tokens,
+    get_counter,
+    layer_tokens,
+    session_tax,
+    shared_prefix_tokens,
+    summary_pool_tokens,
+    tool_tokens,
+    tools_json,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_known_counts_of_short_texts() -> None:
+    o200k, cl100k = get_counter("o200k_base"), get_counter("cl100k_base")
+    assert o200k.count("hello world") == 2
+    assert cl100k.count("hello world") == 2
+    assert o200k.count('[{"type": "function"}]') == len(o200k._encode('[{"type": "function"}]'))  # type: ignore[misc]
+
+
+def test_the_tools_array_is_counted_exactly_as_sent() -> None:
+    specs = load_catalog(DATA / "tiny_catalog.jsonl")
+    counter = get_counter()
+    schemas = [s.provider_schema() for s in specs]
+    text = json.dumps(schemas, ensure_ascii=False)
+    assert tools_json(schemas) == text
+    assert tool_tokens(schemas, counter) == len(counter._encode(text))  # type: ignore[misc]
+
+
+def test_chunked_count_of_a_huge_array_equals_the_whole_count() -> None:
+    counter = get_counter()
+    schemas = [
+        {"type": "function", "function": {"name": f"tool_{i}", "description": "word " * 30}}
+        for i in range(2500)
+    ]
+    text = tools_json(schemas)
+    assert len(text) > 400_000  # several chunks
+    assert counter.count(text) == len(counter._encode(text))  # type: ignore[misc]
+
+
+def test_call_tokens_and_session_tax() -> None:
+    counter = get_counter()
+    cost = call_tokens([], "You are helpful.", counter)
+    assert (cost.tools, cost.system, cost.total) == (0, 4, 4)
+    assert session_tax(1500, 20) == 30_000
+
+
+def test_prompt_layers_and_summary_pool() -> None:
+    counter = get_counter()
+    mw = AttentionScopingMiddleware([Scope("a", "first scope"), Scope("b", "second scope")])
+    layers = mw.prompt_layers({"active_context": "a"}, "Be brief.")
+    counts = layer_tokens(layers, counter)
+    assert counts["total"] == counter.count(layers.render())
+    assert counts["stable"] == counter.count(layers.stable_prefix)
+    assert counts["index"] + counts["core"] + counts["module"] >= counts["total"] - 4
+    specs = load_catalog(DATA / "tiny_catalog.jsonl")
+    gate = ToolAttentionMiddleware(ranker="bm25", summary_pool="scope", k=1, emit_events=False)
+    gate.index.fit_catalog(specs)
+    text, tokens = gate.pool([s.name for s in specs])
+    assert summary_pool_tokens([(s.name, s.summary) for s in specs], counter) == tokens
+    assert counter.count(text) == tokens
+
+
+def test_shared_prefix() -> None:
+    counter = get_counter()
+    assert shared_prefix_tokens("hello world", "hello world", counter) == 2
+    assert shared_prefix_tokens("abc", "xyz", counter) == 0
+    assert shared_prefix_tokens("hello world, again", "hello world! new", counter) == 2

@@ -1,0 +1,160 @@
+"""The `attention-scoping` command: outputs, and one-line errors naming file and line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attention_scoping.cli import main
+
+DATA = Path(__file__).resolve().parent / "data"
+CATALOG = str(DATA / "tiny_catalog.jsonl")
+QUERIES = str(DATA / "tiny_queries.jsonl")
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_bench_writes_json_and_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_json, out_png = tmp_path / "b.json", tmp_path / "b.png"
+    code, out, _ = run(
+        [
+            "bench",
+            "--catalog",
+            CATALOG,
+            "--queries",
+            QUERIES,
+            "--methods",
+            "bm25,hashing",
+            "--k",
+            "1,3",
+            "--thresholds",
+            "0.5",
+            "--json",
+            str(out_json),
+            "--plot",
+            str(out_png),
+            "--cache-dir",
+            str(tmp_path / "vectors"),
+            "--quiet",
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "Selection quality" in out and "bm25" in out
+    doc = json.loads(out_json.read_text())
+    assert doc["n_tools"] == 6 and doc["n_queries"] == 3
+    assert set(doc["methods"]) == {"bm25", "hashing", "default@threshold=0.5"}
+    assert set(doc["methods"]["bm25"]["recall"]) == {"1", "3"}
+    assert out_png.stat().st_size > 1000
+
+
+@pytest.mark.parametrize(
+    ("catalog", "queries", "message"),
+    [
+        ("bad_json.jsonl", "tiny_queries.jsonl", "bad_json.jsonl:2: invalid JSON"),
+        (
+            "missing_field.jsonl",
+            "tiny_queries.jsonl",
+            "missing_field.jsonl:2: missing field 'description'",
+        ),
+        (
+            "tiny_catalog.jsonl",
+            "unknown_gold.jsonl",
+            "unknown_gold.jsonl:2: gold id 'send_mail' is not in the catalog "
+            "(did you mean 'send_email'?)",
+        ),
+        ("nowhere.jsonl", "tiny_queries.jsonl", "nowhere.jsonl: file not found"),
+    ],
+)
+def test_bench_input_errors(
+    catalog: str, queries: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        [
+            "bench",
+            "--catalog",
+            str(DATA / catalog),
+            "--queries",
+            str(DATA / queries),
+            "--methods",
+            "bm25",
+            "--quiet",
+        ],
+        capsys,
+    )
+    assert code == 2
+    assert message in " ".join(err.split())
+    assert "Traceback" not in err and out == ""
+
+
+def test_bench_option_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        ["bench", "--catalog", CATALOG, "--queries", QUERIES, "--methods", "fast"], capsys
+    )
+    assert code == 2 and "unknown method 'fast'" in err
+    code, _, err = run(
+        ["bench", "--catalog", CATALOG, "--queries", QUERIES, "--plot", "x.svg"], capsys
+    )
+    assert code == 2 and "expected a .png file name" in err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["bench", "--catalog", CATALOG, "--queries", QUERIES, "--k", "0"])
+    assert exit_info.value.code == 2
+
+
+def test_audit_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "a.json"
+    code, out, _ = run(
+        ["audit", CATALOG, "--json", str(path), "--turns", "5", "--price", "2.5"], capsys
+    )
+    assert code == 0
+    assert "6 tools" in out and "Heaviest" in out and "gateway" in out
+    doc = json.loads(path.read_text())
+    assert {"n_tools", "tokenizer", "eager_tokens_per_call"} <= set(doc)
+    code, out, _ = run(
+        ["audit", str(DATA / "openai_tools.json"), "--suggest", "0", "--encoding", "cl100k_base"],
+        capsys,
+    )
+    assert code == 0 and "cl100k_base" in out
+
+
+def test_audit_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["audit", str(DATA / "missing_field.jsonl")], capsys)
+    assert code == 2 and "missing_field.jsonl:2: missing field 'description'" in " ".join(
+        err.split()
+    )
+    code, _, err = run(["audit", "no_such_module_xyz:TOOLS"], capsys)
+    assert code == 2 and "cannot import 'no_such_module_xyz'" in err
+    assert "Traceback" not in err
+
+
+def test_simulate_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "sim.json"
+    code, out, _ = run(
+        ["simulate", "--tasks", "6", "--ranker", "bm25", "--json", str(path), "--quiet"], capsys
+    )
+    assert code == 0 and "47,312" in out
+    doc = json.loads(path.read_text())
+    assert doc["n_tools"] == 120 and set(doc["strategies"]) >= {
+        "eager",
+        "scoped",
+        "gated",
+        "gateway",
+    }
+
+
+def test_console_script_is_installed() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "attention_scoping.cli", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0 and "audit" in result.stdout and "bench" in result.stdout
