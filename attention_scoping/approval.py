@@ -35,7 +35,7 @@ from langchain_core.messages import ToolMessage
 from langgraph.types import interrupt
 from typing_extensions import override
 
-from attention_scoping.navigation import render_payload
+from attention_scoping.refusals import refusal_message
 from attention_scoping.safety.canonical import tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 from attention_scoping.toolspec import tool_name
@@ -357,12 +357,7 @@ class ApprovalMiddleware(AgentMiddleware):
             description=getattr(request.tool, "description", "") or "",
         )
         if outcome.refusal is not None:
-            return ToolMessage(
-                render_payload(outcome.refusal),
-                tool_call_id=call["id"],
-                name=call["name"],
-                status="error",
-            )
+            return refusal_message(call, outcome.refusal)
         return request.override(tool_call={**call, "args": outcome.arguments})
 
     @override

@@ -19,7 +19,7 @@ from langchain_core.messages import SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from typing_extensions import override
 
-from attention_scoping.navigation import STATE_KEY, make_load_context_tool, render_payload
+from attention_scoping.navigation import STATE_KEY, make_load_context_tool
 from attention_scoping.prompts import (
     DEFAULT_CORE,
     INDEX_HEADER,
@@ -27,12 +27,13 @@ from attention_scoping.prompts import (
     build_layers,
     capability_index,
 )
+from attention_scoping.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.scope_gate import review_call, sibling_calls
 from attention_scoping.scopes import Scope, ScopeCatalog, ToolScopes
 from attention_scoping.toolspec import ToolLike, tool_name
 
 if TYPE_CHECKING:
-    from langgraph.types import Command
+    pass
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +60,9 @@ class ScopingState(AgentState[ResponseT]):
     active_context: NotRequired[str | None]
 
 
-class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], ContextT, ResponseT]):
+class AttentionScopingMiddleware(
+    RefusesToolCalls, AgentMiddleware[ScopingState[ResponseT], ContextT, ResponseT]
+):
     """Show the model only the active scope's tools and a three-layer system prompt.
 
     Before every model call the tool list is narrowed to the tools of `state["active_context"]`
@@ -251,12 +254,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], Contex
         payload = review_call(self.catalog, scope, call, siblings, extra_visible=extra)
         if payload is None:
             return None
-        return ToolMessage(
-            render_payload(payload),
-            tool_call_id=call["id"],
-            name=call["name"],
-            status="error",
-        )
+        return refusal_message(call, payload)
 
     # -- LangChain hooks --------------------------------------------------------------------
 
@@ -277,23 +275,3 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], Contex
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         return await handler(self.prepare_request(request))
-
-    @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """Run the call only if its tool is visible in the active scope."""
-        refusal = self.review_tool_call(request)
-        return refusal if refusal is not None else handler(request)
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        """Async form of `wrap_tool_call`."""
-        refusal = self.review_tool_call(request)
-        return refusal if refusal is not None else await handler(request)

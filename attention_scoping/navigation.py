@@ -16,19 +16,6 @@ from attention_scoping.scopes import LOAD_CONTEXT, ScopeCatalog
 STATE_KEY = "active_context"
 """The state key holding the active scope name (None: unscoped)."""
 
-NOT_RUN_ERRORS = frozenset(
-    {
-        "tool_not_in_context",
-        "context_switched_in_same_step",
-        "unknown_tool",
-        "unknown_context",
-        "one_context_per_step",
-        "tool_not_available",
-        "precondition_failed",
-    }
-)
-"""Error codes of the scope gate and the tool gate: the call was refused and nothing ran."""
-
 
 def render_payload(payload: dict[str, Any]) -> str:
     """Serialize a tool payload as compact JSON (the form models parse most reliably)."""

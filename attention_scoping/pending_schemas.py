@@ -22,7 +22,7 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from attention_scoping.gateway import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
-from attention_scoping.navigation import NOT_RUN_ERRORS
+from attention_scoping.refusals import NOT_RUN_ERRORS
 from attention_scoping.scopes import LOAD_CONTEXT
 from attention_scoping.toolspec import to_provider_schema, tool_name
 

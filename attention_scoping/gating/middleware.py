@@ -42,7 +42,7 @@ from attention_scoping.gating.gate import (
 from attention_scoping.gating.index import ToolIndex
 from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
-from attention_scoping.navigation import render_payload
+from attention_scoping.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.scopes import LOAD_CONTEXT
 from attention_scoping.tax import get_counter
 from attention_scoping.toolspec import summarize, tool_name
@@ -75,7 +75,9 @@ class GateState(AgentState[ResponseT]):
     gate_trace: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
 
 
-class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, ResponseT]):
+class ToolAttentionMiddleware(
+    RefusesToolCalls, AgentMiddleware[GateState[ResponseT], ContextT, ResponseT]
+):
     """Rank tools by the user's intent and send full schemas only for the top ones.
 
     Per model call: candidates are the tools in the request (after scoping, if the scoping
@@ -320,9 +322,7 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
             payload = unknown_tool_payload(name, exposed)
         else:
             payload = not_available_payload(name, summarize(request.tool.description), exposed)
-        return ToolMessage(
-            render_payload(payload), tool_call_id=call["id"], name=name, status="error"
-        )
+        return refusal_message(call, payload)
 
     # -- LangChain hooks ---------------------------------------------------------------------
 
@@ -348,26 +348,6 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
         narrowed, decision = await asyncio.to_thread(self.prepare_request, request)
         response = await handler(narrowed)
         return ExtendedModelResponse(model_response=response, command=self._command(decision))
-
-    @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
-        """Run the call only if its tool was sent to the model and its precondition holds."""
-        refusal = self.review_tool_call(request)
-        return refusal if refusal is not None else handler(request)
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
-        """Async form of `wrap_tool_call`."""
-        refusal = self.review_tool_call(request)
-        return refusal if refusal is not None else await handler(request)
 
 
 def explain(trace: Mapping[str, Any] | None, name: str) -> str:
