@@ -26,6 +26,7 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.text import Text
 
@@ -255,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = tour_model() if demo else live_model(args)
         agent, scoping = build_agent(model, args.gate)
     except SetupError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE
     view = TurnView(console, scoping.tools, gated=args.gate is not None)
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
@@ -297,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         explanation = explain_api_error(exc, endpoint)
         if explanation is None:
             raise
-        console.print(f"[red]error:[/red] {explanation}")
+        console.print(f"[red]error:[/red] {escape(explanation)}")
         return EXIT_USAGE
 
 

@@ -247,6 +247,8 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
         )
     if not result.methods:
         reasons = "; ".join(f"{n}: {r}" for n, r in result.skipped.items())
+        if "numpy" in reasons:
+            reasons = "gating needs the 'gate' extra: pip install 'attention-scoping[gate]'"
         msg = f"no method could run ({reasons})"
         raise UsageError(msg)
     report.render(result, console)
