@@ -347,8 +347,13 @@ def _gating(
             note=(
                 f"k x mean tool; the {k} heaviest: {worst:,}. Summary pool of all tools: "
                 f"{pool_tokens:,} tokens, "
-                + ("sent (within" if pool_sent else "not sent (over")
-                + f" the {pool_budget:,}-token budget)"
+                + (
+                    f"sent (within the {pool_budget:,}-token budget)"
+                    if pool_sent
+                    else "not needed (every tool fits within k)"
+                    if len(specs) <= k
+                    else f"not sent (over the {pool_budget:,}-token budget)"
+                )
             ),
         )
     )
