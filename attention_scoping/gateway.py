@@ -643,6 +643,27 @@ class ToolGateway:
             return outcome.refusal
         return outcome.arguments, dict(outcome.receipt or {})
 
+    def _admit(
+        self,
+        tool_name: str,
+        arguments: Any,
+        state: Mapping[str, Any] | None,
+        tool_call_id: str | None,
+    ) -> tuple[CatalogEntry, dict[str, Any], dict[str, Any] | None] | dict[str, Any]:
+        """Check the call and, for a write tool, obtain approval (may interrupt the graph):
+        (entry, arguments to run with, approval receipt) or a refusal payload."""
+        checked = self.check(tool_name, arguments, state=state)
+        if isinstance(checked, dict):
+            return checked
+        entry, args = checked.entry, checked.arguments
+        if not entry.requires_approval:
+            return entry, args, None
+        # `interrupt` works the same in async nodes; the approval step itself does no I/O.
+        decision = self._approve(entry, args, state, tool_call_id)
+        if isinstance(decision, dict):
+            return decision
+        return entry, decision[0], decision[1]
+
     def execute(
         self,
         tool_name: str,
@@ -652,15 +673,10 @@ class ToolGateway:
         tool_call_id: str | None = None,
     ) -> dict[str, Any]:
         """Check, approve (write tools; may interrupt the graph), run: the payload."""
-        checked = self.check(tool_name, arguments, state=state)
-        if isinstance(checked, dict):
-            return checked
-        entry, args, approval = checked.entry, checked.arguments, None
-        if entry.requires_approval:
-            decision = self._approve(entry, args, state, tool_call_id)
-            if isinstance(decision, dict):
-                return decision
-            args, approval = decision
+        admitted = self._admit(tool_name, arguments, state, tool_call_id)
+        if isinstance(admitted, dict):
+            return admitted
+        entry, args, approval = admitted
         try:
             result = entry.tool.invoke(args)
         except GraphBubbleUp:
@@ -679,16 +695,10 @@ class ToolGateway:
         tool_call_id: str | None = None,
     ) -> dict[str, Any]:
         """Async form of `execute` (async tools are awaited)."""
-        checked = self.check(tool_name, arguments, state=state)
-        if isinstance(checked, dict):
-            return checked
-        entry, args, approval = checked.entry, checked.arguments, None
-        if entry.requires_approval:
-            # `interrupt` works the same in async nodes; the approval step itself does no I/O.
-            decision = self._approve(entry, args, state, tool_call_id)
-            if isinstance(decision, dict):
-                return decision
-            args, approval = decision
+        admitted = self._admit(tool_name, arguments, state, tool_call_id)
+        if isinstance(admitted, dict):
+            return admitted
+        entry, args, approval = admitted
         try:
             result = await entry.tool.ainvoke(args)
         except GraphBubbleUp:

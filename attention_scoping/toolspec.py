@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -45,18 +45,6 @@ def as_base_tool(tool: ToolLike) -> BaseTool:
     raise TypeError(msg)
 
 
-def tool_description(tool: ToolLike) -> str:
-    """Return the full description a provider receives for `tool`."""
-    if isinstance(tool, BaseTool):
-        return tool.description or ""
-    if isinstance(tool, Mapping):
-        fn = tool.get("function")
-        if isinstance(fn, Mapping):
-            return str(fn.get("description", ""))
-        return str(tool.get("description", ""))
-    return (getattr(tool, "__doc__", None) or "").strip()
-
-
 def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
     """First sentence of `text` on one line, cut at `max_chars` (summaries stay short)."""
     flat = " ".join(text.split())
@@ -69,18 +57,8 @@ def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
     return cut.rstrip(",;:") + "…"
 
 
-def tool_summary(tool: ToolLike, max_chars: int = SUMMARY_MAX_CHARS) -> str:
-    """One-line summary of `tool` (first sentence of its description)."""
-    return summarize(tool_description(tool), max_chars)
-
-
 def to_provider_schema(tool: ToolLike) -> dict[str, Any]:
     """The tool as an OpenAI-style function-calling dict: what a provider is sent per call."""
     if isinstance(tool, Mapping):
         return dict(tool)
     return convert_to_openai_tool(tool)
-
-
-def names_of(tools: Iterable[ToolLike]) -> list[str]:
-    """Names of `tools`, in order."""
-    return [tool_name(t) for t in tools]

@@ -218,7 +218,8 @@ class ToolAttentionMiddleware(
         catalog once with `index.fit_catalog` and call this per query)."""
         messages = list(state.get("messages", []))
         intent = intent_text(messages, self.intent_turns)
-        checks = {n: self.preconditions[n] for n in self.preconditions if n in set(names)}
+        present = set(names)
+        checks = {n: check for n, check in self.preconditions.items() if n in present}
         for tool in tools or ():
             meta = getattr(tool, "metadata", None)
             if meta and "preconditions" in meta:
