@@ -110,7 +110,7 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         agent.invoke({"messages": [...]}, context={"account": "acme"})
         ```
 
-    With `AttentionScopingMiddleware`, make each manifest a scope (`manifest.as_scope()`),
+    With `AttentionScopingMiddleware`, make each manifest a scope (`manifest_scope(manifest)`),
     list the scoping middleware first, and pass `exclusive=False` here so scoping decides what
     is visible while this middleware validates and guards.
 

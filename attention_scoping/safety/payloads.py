@@ -10,6 +10,7 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+from attention_scoping.safety.errors import ArgumentError, UnknownToolError
 from attention_scoping.safety.intents import (
     DuplicateIntentError,
     Outcome,
@@ -17,7 +18,6 @@ from attention_scoping.safety.intents import (
     Proposal,
     UnresolvedIntentError,
 )
-from attention_scoping.safety.manifests import ArgumentError, UnknownToolError
 from attention_scoping.safety.records import IntentRecord, IntentStatus
 from attention_scoping.safety.tokens import TokenError
 

@@ -11,21 +11,19 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
-
+from attention_scoping.core.messages import MessageLike, tool_calls_of
+from attention_scoping.scoping.breadcrumbs import scope_tools, unknown_context_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
-from attention_scoping.scoping.navigation import scope_tools, unknown_context_payload
 
 
-def sibling_calls(messages: Sequence[BaseMessage], call_id: str | None) -> list[dict[str, Any]]:
+def sibling_calls(messages: Sequence[MessageLike], call_id: str | None) -> list[dict[str, Any]]:
     """The tool calls of the model message that issued `call_id` (parallel calls of one step)."""
     if call_id is None:
         return []
     for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            calls = list(message.tool_calls)
-            if any(c.get("id") == call_id for c in calls):
-                return [dict(c) for c in calls]
+        calls = tool_calls_of(message)
+        if any(c.get("id") == call_id for c in calls):
+            return calls
     return []
 
 
