@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import (
     MessageLike,
     text_of,
@@ -25,7 +26,7 @@ from attention_scoping.core.messages import (
 from attention_scoping.core.text import split_identifier
 from attention_scoping.gating.preconditions import Precondition, unmet
 
-NOT_AVAILABLE = "tool_not_available"
+NOT_AVAILABLE = ErrorCode.TOOL_NOT_AVAILABLE
 """Error code of a call to a known tool whose schema was not sent; it is promoted next call."""
 
 Reason = Literal[

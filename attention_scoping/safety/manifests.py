@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from attention_scoping.core.errors import ErrorCode
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.errors import (
     ArgumentError,
@@ -229,13 +230,13 @@ class CapabilityManifest:
         parts = split_name(name)
         if parts is None or parts[0] != self.namespace:
             msg = f"{name!r} is not a tool of namespace {self.namespace!r}"
-            raise UnknownToolError(name, "unknown_namespace", msg, self.qualified_names)
+            raise UnknownToolError(name, ErrorCode.UNKNOWN_NAMESPACE, msg, self.qualified_names)
         if parts[1] not in self.specs:
             hint = difflib.get_close_matches(name, self.qualified_names, n=1, cutoff=0.6)
             msg = f"namespace {self.namespace!r} has no tool {parts[1]!r}" + (
                 f" (did you mean {hint[0]!r}?)" if hint else ""
             )
-            raise UnknownToolError(name, "unknown_tool", msg, self.qualified_names)
+            raise UnknownToolError(name, ErrorCode.UNKNOWN_TOOL, msg, self.qualified_names)
         return self.specs[parts[1]]
 
     def validate(self, name: str, arguments: Any) -> dict[str, Any]:
@@ -349,6 +350,6 @@ class ManifestRegistry:
             msg = f"there is no {what}; bound namespaces: {known}" + (
                 f" (did you mean {hint[0]!r}?)" if hint else ""
             )
-            raise UnknownToolError(name, "unknown_namespace", msg, self.names)
+            raise UnknownToolError(name, ErrorCode.UNKNOWN_NAMESPACE, msg, self.names)
         manifest = self.manifests[namespace]
         return manifest, manifest.spec(name)

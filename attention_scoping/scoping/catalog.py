@@ -147,22 +147,12 @@ class ScopeCatalog:
         registry: dict[str, Any] = {}
         for obj in [t for s in parsed for t in s.tool_objects]:
             self._register(registry, obj)
-        always_names: list[str] = [LOAD_CONTEXT]
-        always_as_names = False
-        for item in always_on:
-            if isinstance(item, str):
-                tname = item
-                always_as_names = always_as_names or item != LOAD_CONTEXT
-            else:
-                tname = self._register(registry, item)
-            if tname not in always_names:
-                always_names.append(tname)
+        always_names, always_as_names = self._always_on(registry, always_on)
         known: set[str] | None = None
         if tools is not None:
             for item in tools:
-                if isinstance(item, Mapping):
-                    continue
-                self._register(registry, item)
+                if not isinstance(item, Mapping):
+                    self._register(registry, item)
             known = set(registry)
         elif not always_as_names and all(len(s.tool_objects) == len(s.tools) for s in parsed):
             known = set(registry)
@@ -210,6 +200,23 @@ class ScopeCatalog:
                 raise ScopeConfigError(msg)
             out.append(item)
         return out
+
+    @classmethod
+    def _always_on(
+        cls, registry: dict[str, Any], always_on: Iterable[str | ToolLike]
+    ) -> tuple[list[str], bool]:
+        """Always-on names (`load_context` first), and whether any was given by name only."""
+        names: list[str] = [LOAD_CONTEXT]
+        by_name = False
+        for item in always_on:
+            if isinstance(item, str):
+                tname = item
+                by_name = by_name or item != LOAD_CONTEXT
+            else:
+                tname = cls._register(registry, item)
+            if tname not in names:
+                names.append(tname)
+        return names, by_name
 
     @staticmethod
     def _register(registry: dict[str, Any], obj: Any) -> str:
