@@ -273,9 +273,9 @@ def test_composes_inside_scoping() -> None:
     model = ScriptedChatModel(
         script=[calls(tool_call("load_context", {"name": "money"}, "c1")), say("ok")]
     )
-    create_agent(model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY), gate(k=1)]).invoke(
-        {"messages": [HumanMessage("refund the payment please")]}
-    )
+    create_agent(
+        model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY), gate(k=1)]
+    ).invoke({"messages": [HumanMessage("refund the payment please")]})
     assert model.recorded[0]["tools"] == ["load_context"]  # gate sees only the scoped list
     assert model.recorded[1]["tools"] == ["load_context", "refund_payment"]
 
