@@ -1,5 +1,7 @@
-"""The self-healing runtime: the hesitation radar (`radar`, framework-free), what schemas a turn
-disclosed (`pending`), and `HesitationMiddleware` (the nudge loop).
+"""The self-healing runtime: the hesitation radar (framework-free: `radar` scores a message with
+the `rules` table over what `reading` finds in it, the disclosed `schemas` and the phrase
+`markers`), what schemas a turn disclosed (`pending`), and `HesitationMiddleware` (the nudge
+loop).
 """
 
 from __future__ import annotations
@@ -9,8 +11,8 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
     from attention_scoping.hesitation.middleware import (
-        ASKS_ABOUT_TOOLS,
         STATE_KEY,
         HesitationGraphState,
         HesitationMiddleware,
@@ -29,9 +31,11 @@ if TYPE_CHECKING:
     from attention_scoping.hesitation.radar import (
         DEFAULT_MARKERS,
         DEFAULT_THRESHOLD,
+        RULES,
         Hesitation,
         HesitationMarkers,
         ParamInfo,
+        Rule,
         SchemaInfo,
         category_enabled,
         detect_hesitation,
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "ASKS_ABOUT_TOOLS": "middleware",
+    "ASKS_ABOUT_TOOLS": "markers",
     "DEFAULT_MARKERS": "radar",
     "DEFAULT_THRESHOLD": "radar",
     "META_TOOLS": "pending",
@@ -57,6 +61,8 @@ _EXPORTS = {
     "honest_answer": "middleware",
     "nudge_text": "pending",
     "ParamInfo": "radar",
+    "RULES": "radar",
+    "Rule": "radar",
     "parse_schemas": "radar",
     "Pending": "pending",
     "SchemaInfo": "radar",
@@ -68,6 +74,7 @@ __all__ = [
     "DEFAULT_MARKERS",
     "DEFAULT_THRESHOLD",
     "META_TOOLS",
+    "RULES",
     "STATE_KEY",
     "Hesitation",
     "HesitationGraphState",
@@ -76,6 +83,7 @@ __all__ = [
     "HesitationState",
     "ParamInfo",
     "Pending",
+    "Rule",
     "SchemaInfo",
     "Via",
     "bound_disclosures",

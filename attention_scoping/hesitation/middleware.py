@@ -38,6 +38,7 @@ from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.graph import ScopedAgentState
+from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.pending import (
     META_TOOLS,
     Pending,
@@ -57,6 +58,7 @@ from attention_scoping.hesitation.radar import (
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "ASKS_ABOUT_TOOLS",
     "STATE_KEY",
     "HesitationGraphState",
     "HesitationMiddleware",
@@ -67,15 +69,6 @@ __all__ = [
 
 STATE_KEY = "hesitation"
 """Private state key: `{"turn": <key of the user's turn>, "nudges": <count>}`."""
-
-ASKS_ABOUT_TOOLS = re.compile(
-    r"\b(?:what|which) (?:parameters|fields|arguments|options|inputs|settings)\b|"
-    r"\bhow (?:do|can|should) (?:i|you|we) (?:use|call)\b|\bschema\b|"
-    r"\bwhat does \S+ (?:need|take|require|accept|expect)\b|"
-    r"\b(?:don't|do not|without) (?:run|execut|call|send|creat|schedul)\w*\b",
-    re.IGNORECASE,
-)
-"""A user message matching this asks *about* a tool (or forbids running it): no nudging."""
 
 
 class HesitationState(AgentState[ResponseT]):
