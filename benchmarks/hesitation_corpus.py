@@ -137,7 +137,7 @@ def report(path: Path, *, use_request: bool = True, show_errors: bool = False) -
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--corpus", type=Path, action="append", help="a corpus file (repeatable; default: all three)"
+        "--corpus", type=Path, action="append", help="a corpus file (repeatable; default: all)"
     )
     parser.add_argument("--errors", action="store_true", help="print misclassified rows")
     parser.add_argument(

@@ -404,3 +404,57 @@ def test_the_user_asks_about_tools_markers_live_in_one_place() -> None:
         assert pattern in ASKS_ABOUT_TOOLS_FROM_MARKERS.pattern
     assert ASKS_ABOUT_TOOLS_FROM_MARKERS.search("Draft it but don't send it.")
     assert ASKS_ABOUT_TOOLS_FROM_MARKERS.search("What parameters does scheduled_jobs take?")
+
+
+FIELD_ANSWERS = Path(__file__).parent / "hesitation_field_answers.jsonl"
+
+
+def test_field_answers_corpus_is_varied_and_has_requests() -> None:
+    data = rows(FIELD_ANSWERS)
+    legit = [r for r in data if r["label"] == "legit"]
+    assert len(legit) >= 40
+    assert len({r["kind"] for r in legit}) >= 6
+    assert len({r["tool"] for r in legit}) >= 10
+    assert all(r["user"].strip() and r["schemas"] for r in data)
+    assert {r["split"] for r in data} == {"dev", "holdout"}
+
+
+def test_answers_that_list_fields_for_a_text_request_are_not_stalls() -> None:
+    bench = load_bench()
+    table, errors = bench.evaluate(rows(FIELD_ANSWERS))
+    assert table["all"].precision >= 0.95 and table["all"].recall >= 0.95, errors
+    assert table["holdout"].precision >= 0.9, errors
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Give me the wording for a reminder about PR 482; I'll set it up myself.",
+        "Translate the reminder fields into Spanish.",
+        "Write the help text for the reminder form.",
+        "What's the difference between the title and the message of a reminder?",
+        "Draft the reminder for me to paste into the app.",
+    ],
+)
+def test_the_users_request_for_text_decides(request_text: str) -> None:
+    listing = "- title: PR 482 follow-up\n- message: verify approvals, merge\n- schedule_time: +30m"
+    assert detect_hesitation(listing, [REMINDER])  # unprompted: a field list
+    verdict = detect_hesitation(listing, [REMINDER], request=request_text)
+    assert not verdict and "user_wants_text" in verdict.signals, verdict.reasons
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Remind me about PR 482 in 30 minutes.",
+        "Write up a reminder about PR 482 and schedule it.",
+        "Create a draft reminder about PR 482.",
+    ],
+)
+def test_a_request_for_the_action_stays_a_request_for_the_action(request_text: str) -> None:
+    listing = (
+        "- title: PR 482 follow-up\n- message: verify approvals, merge\n- schedule_time: +30m\n\n"
+        "Shall I schedule it?"
+    )
+    verdict = detect_hesitation(listing, [REMINDER], request=request_text)
+    assert verdict and "user_wants_text" not in verdict.signals, verdict.reasons

@@ -1,8 +1,9 @@
 """The hesitation radar's phrase markers: case-insensitive regular expressions per category.
 
 English by default (`DEFAULT_MARKERS`); `HesitationMarkers.extend` adds patterns for other
-languages. Message categories are looked for in the model's message; `tool_question`,
-`forbids_running` and `review_first` in the user's request. Framework-free.
+languages. Message categories are looked for in the model's message; the request categories
+(`tool_question`, `forbids_running`, `review_first`, `text_request`, `acts_themselves`,
+`action_request`) in the user's request. Framework-free.
 """
 
 from __future__ import annotations
@@ -78,6 +79,13 @@ class HesitationMarkers:
     """In the user's request: asking to see a draft or plan before anything runs."""
     forbids_running: tuple[str, ...] = ()
     """In the user's request: forbidding to run anything ("don't send it")."""
+    text_request: tuple[str, ...] = ()
+    """In the user's request: asking for text, not an action: wording, a draft, a translation,
+    an explanation, docs, a comparison, a summary, a template."""
+    acts_themselves: tuple[str, ...] = ()
+    """In the user's request: the user will carry the action out ("I'll send it myself")."""
+    action_request: tuple[str, ...] = ()
+    """In the user's request: asking the assistant to carry the action out ("and send it")."""
 
     def extend(self, **extra: Iterable[str]) -> HesitationMarkers:
         """A copy with `extra` patterns appended to the named categories."""
@@ -312,6 +320,54 @@ DEFAULT_MARKERS = HesitationMarkers(
         r"\bwhat does \S+ (?:need|take|require|accept|expect)\b",
     ),
     forbids_running=(r"\b(?:don't|do not|without) (?:run|execut|call|send|creat|schedul)\w*\b",),
+    text_request=(
+        # Wording, drafts and text the user will use.
+        r"\bdraft(?:ing)? (?:a|an|the|me|my|our|some|up|it|them|this|that)\b|\b(?:a|the|my) "
+        r"draft (?:of|for)\b|\bjust a draft\b|\bcompose\b|\bwording\b|\bphras(?:e|ing)\b|"
+        r"\b(?:re-?word|rephrase|proofread)\b",
+        r"\bwrite (?:me |up |out )|\bhelp me (?:write|word|phrase|draft|put)\b",
+        r"\bwrite (?:\w+ ){0,3}(?:help text|tooltips?|docs|documentation|readme|faq|guide|section|"
+        r"template|copy|blurb|intro(?:duction)?|announcement|reply)\b",
+        r"\bwhat (?:should|could|would|do|can) i (?:write|say|put|use as)\b",
+        r"\bhow (?:should|would|could|do|can) i (?:word|phrase|say|put|write)\b",
+        r"\b(?:suggest|propose|come up with) (?:a|an|the|some|me)\b",
+        r"\bgive me (?:a|an|the|some) (?:\w+ ){0,2}(?:wording|version|one-liner|phrasing|text|"
+        r"title|subject|example|template|checklist|summary|outline)\b",
+        # Translations and labels.
+        r"\btranslat\w*|\blocali[sz]\w*",
+        r"\b(?:called|labell?ed|read|say|be) in (?:english|german|french|spanish|italian|dutch|"
+        r"portuguese|japanese|chinese|korean|russian|polish|swedish|danish|norwegian|finnish|"
+        r"arabic|hindi|turkish|greek|czech|hungarian)\b",
+        # Explanations and comparisons.
+        r"\bexplain\b|\bdescribe\b|\bwalk me through\b",
+        r"\bhow (?:does|do|would|will) (?:\S+ ){0,4}work\b",
+        r"\bwhat happens (?:when|if|after|to)\b",
+        r"\bdifference between\b|\bwhat(?:'s| is) the difference\b|\bcompar(?:e|ison)\b|"
+        r"\b(?:versus|vs\.?)\s",
+        r"\bwhen (?:should|do|would) (?:i|we|you) (?:use|pick|choose|prefer)\b|"
+        r"\bshould i use\b|\bwhich (?:one )?(?:would|should) (?:you|i) (?:pick|choose|use)\b",
+        # Docs, templates, checklists, summaries.
+        r"\b(?:document(?:ation)?|docs|readme|faq|wiki|help text|tooltips?|onboarding|"
+        r"contributor guide|user guide)\b",
+        r"\btemplate\b|\bchecklist\b|\bsummari[sz]e\b|\brecap\b|\bsanity[- ]check\b|"
+        r"\bbrief (?:me|my|the)\b|\bfor my notes\b",
+    ),
+    acts_themselves=(
+        r"\bmyself\b|\bby hand\b|\bmanually\b",
+        r"\bi(?:'ll| will|'m going to| am going to|'m about to| am about to) (?:\w+ ){0,2}"
+        r"(?:send|post|file|submit|paste|call|create|add|book|set|do|deploy|put|enter|type)\b",
+        r"\bbefore i (?:\w+ )?(?:create|send|post|file|submit|book|add|deploy|set|do|make|"
+        r"enter)\b",
+        r"\bwhat (?:do|should|would) i (?:need|have ready|prepare|double-check|check|fill in|"
+        r"set)\b",
+        r"\bwhat do (?:they|admins|users|people) (?:fill in|enter|need)\b",
+    ),
+    action_request=(
+        r"\b(?:and|then|&) (?:also )?(?:send|post|file|submit|schedule|create|book|publish|"
+        r"deploy|open|add|email|forward|put|set)\b",
+        r"\bgo ahead\b|\bright away\b|\b(?:send|post|publish|submit) (?:it|them|this|that) "
+        r"(?:now|for me|to)\b",
+    ),
     review_first=(
         r"\b(?:don't|do not|without|never) (?:actually |yet )?(?:run|execut|send|post|submit|"
         r"appl|deploy|creat|schedul|book|delet|call|plac|push|merg)\w* (?:it|them|this|that|"
@@ -340,7 +396,16 @@ def category_enabled(markers: HesitationMarkers, category: str) -> bool:
     return bool(getattr(markers, category))
 
 
-REQUEST_CATEGORIES = frozenset({"tool_question", "review_first", "forbids_running"})
+REQUEST_CATEGORIES = frozenset(
+    {
+        "tool_question",
+        "review_first",
+        "forbids_running",
+        "text_request",
+        "acts_themselves",
+        "action_request",
+    }
+)
 """Categories looked for in the user's request, not in the model's message."""
 
 

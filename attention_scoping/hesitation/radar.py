@@ -26,7 +26,9 @@ How it decides (a score, threshold 2.0; every contribution is listed in `reasons
   why it must ask (nothing to go on, the schema requires them, or the alternatives it found),
   and then the asking signals are not counted.
 - The user's request, when the caller passes it (`request=`): a question about the tool makes
-  the message an explanation (no stall); a request to review first makes a shown draft or plan
+  the message an explanation (no stall), and so does a request for text rather than the action
+  (wording, a draft, a translation, an explanation, docs, a comparison, or "I'll send it
+  myself"); a request to review first makes a shown draft or plan
   and its closing confirmation legitimate; and a question about a critical value is a stall
   when the request already holds a value of that kind (a number, a date, a time, an email, an
   enum member, a path...), and a real question when it holds none.
@@ -81,6 +83,8 @@ class Hesitation:
         reasons: One line per signal that contributed, with its weight, for logs and events.
         params: Parameters of the disclosed schemas that the message mentions.
         tools: Disclosed tools whose parameters the message mentions.
+        threshold: The threshold it was judged against.
+        signals: Names of the rules that fired.
     """
 
     stalled: bool
@@ -89,6 +93,8 @@ class Hesitation:
     params: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
     threshold: float = DEFAULT_THRESHOLD
+    signals: tuple[str, ...] = ()
+    """Names of the rules that fired (see `rules.RULES`), in table order."""
 
     def __bool__(self) -> bool:
         """Truthy for a stall."""
@@ -101,6 +107,7 @@ class Hesitation:
             "score": round(self.score, 2),
             "reasons": list(self.reasons),
             "params": list(self.params),
+            "signals": list(self.signals),
         }
 
 
@@ -158,4 +165,5 @@ def detect_hesitation(
         params=tuple(evidence.mentioned),
         tools=tuple(evidence.tools),
         threshold=threshold,
+        signals=tuple(c.rule for c in contributions),
     )

@@ -225,6 +225,12 @@ class RequestReading:
         compiled = markers.compiled
         self.about_tool = self._first(compiled["tool_question"], self.text)
         self.review = self._first(compiled["review_first"], self.text)
+        asks_text = self._first(compiled["text_request"], self.text)
+        acts_self = self._first(compiled["acts_themselves"], self.text)
+        action = self._first(compiled["action_request"], self.text)
+        self.wants_text = (acts_self or asks_text) if (acts_self or not action) else ""
+        """The phrase saying the request asks for text, an explanation or a draft and not for
+        the action, or that the user acts themselves; "" otherwise."""
 
     @staticmethod
     def _first(pattern: re.Pattern[str] | None, text: str) -> str:

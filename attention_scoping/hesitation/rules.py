@@ -142,6 +142,10 @@ RULES: tuple[Rule, ...] = (
         "the user asked about the tool ({about_tool!r}): an explanation", offsets=ALL,
     ),
     Rule(
+        "user_wants_text", "request", "text_only", 0.0,
+        "the user asked for text, not an action ({wants_text!r})", offsets=ALL,
+    ),
+    Rule(
         "user_wants_review", "request", "review_only", 0.0,
         "the user asked to see it first ({review!r}): a draft for review",
         offsets=frozenset({"structure", "confirming"}),
@@ -512,8 +516,17 @@ class Evidence:
         return self.request.review
 
     @property
+    def wants_text(self) -> str:
+        return self.request.wants_text
+
+    @property
+    def text_only(self) -> bool:
+        """The request asks for text, an explanation or a draft (and not about the tool)."""
+        return bool(self.request.wants_text) and not self.request.about_tool
+
+    @property
     def review_only(self) -> bool:
-        return bool(self.request.review) and not self.request.about_tool
+        return bool(self.request.review) and not self.request.about_tool and not self.text_only
 
     @property
     def tools(self) -> list[str]:
