@@ -8,11 +8,11 @@ from typing import Any, Literal
 
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import START, StateGraph
+from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
@@ -25,6 +25,7 @@ from attention_scoping.hesitation.middleware import (
     HesitationPolicy,
     is_nudge,
 )
+from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.test_scheduled_jobs_scenario import (
@@ -38,7 +39,7 @@ from tests.test_scheduled_jobs_scenario import (
 
 Form = Literal["in_call", "node"]
 Builder = Literal["create_agent", "graph"]
-FORMS: list[Form] = ["in_call"]
+FORMS: list[Form] = ["in_call", "node"]
 BUILDERS: list[Builder] = ["create_agent", "graph"]
 BOTH = pytest.mark.parametrize("form", FORMS)
 EVERYWHERE = pytest.mark.parametrize(("form", "builder"), [(f, b) for f in FORMS for b in BUILDERS])
@@ -50,8 +51,9 @@ PROMISE = "I'll schedule the reminder to verify approvals on PR 482 now."
 
 def hesitation(form: Form, **kwargs: Any) -> HesitationPolicy[Any, Any]:
     """The hesitation middleware of one form."""
-    assert form == "in_call"
-    return HesitationMiddleware(**kwargs)
+    if form == "in_call":
+        return HesitationMiddleware(**kwargs)
+    return HesitationNodeMiddleware(**kwargs)
 
 
 def build(
@@ -74,7 +76,12 @@ def build(
     graph.add_node("tools", make_tool_node(tools, middleware=middleware))
     graph.add_edge(START, "model")
     graph.add_edge("tools", "model")
-    graph.add_conditional_edges("model", tools_condition)
+    if isinstance(hes, HesitationNodeMiddleware):
+        node = make_hesitation_node(hes, tools)
+        graph.add_node("hesitation", node, destinations=("model", "tools", END))
+        graph.add_edge("model", "hesitation")
+    else:
+        graph.add_conditional_edges("model", tools_condition)
     return graph.compile(checkpointer=InMemorySaver())
 
 
@@ -387,9 +394,10 @@ def test_middleware_validation_and_names() -> None:
     with pytest.raises(ValueError, match="max_nudges must be >= 0"):
         HesitationMiddleware(max_nudges=-1)
     with pytest.raises(ValueError, match="nudge_role"):
-        HesitationMiddleware(nudge_role="assistant")  # type: ignore[arg-type]
+        HesitationNodeMiddleware(nudge_role="assistant")  # type: ignore[arg-type]
     assert HesitationMiddleware(name="h2").name == "h2"
     assert HesitationMiddleware().name == "HesitationMiddleware"
+    assert HesitationNodeMiddleware().name == "HesitationNodeMiddleware"
 
 
 @BOTH
@@ -555,3 +563,56 @@ def test_a_write_tool_is_nudged_when_a_human_approves_or_the_app_opts_in(
         assert sent == [] and interrupt.value["name"] == "send_email"
     else:
         assert sent == [EMAIL_ARGS]
+
+
+class _AfterModelProbe(AgentMiddleware):
+    """Another middleware with an `after_model` hook (its node sits next to the hesitation
+    node): the jump back to the model must not be lost, wherever the two sit."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def after_model(self, state: Any, runtime: Any) -> None:
+        self.seen.append(type(state["messages"][-1]).__name__)
+
+
+@pytest.mark.parametrize("probe_first", [True, False])
+def test_the_node_jumps_back_to_the_model_next_to_other_after_model_hooks(
+    probe_first: bool,
+) -> None:
+    runs: list[dict[str, Any]] = []
+    probe = _AfterModelProbe()
+    model = ScriptedChatModel(
+        script=[say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")]
+    )
+    hes = HesitationNodeMiddleware()
+    middleware: list[Any] = [probe, hes] if probe_first else [hes, probe]
+    agent = create_agent(
+        model, tools=[make_scheduled_jobs(runs)], middleware=middleware,
+        checkpointer=InMemorySaver(),
+    )  # fmt: skip
+    events = stream(agent, {"messages": [HumanMessage("remind me")]}, config("j"))
+    assert [e["action"] for e in events] == ["nudge"] and len(runs) == 1
+    assert len(model.recorded) == 3
+    assert agent.get_state(config("j")).values["messages"][-1].text == "Scheduled."
+
+
+def test_the_node_keeps_the_nudge_in_the_history_marked_and_quoting_the_stall() -> None:
+    runs: list[dict[str, Any]] = []
+    model, agent = jobs_agent(
+        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
+        runs,
+        "node",
+    )
+    stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("h"))
+    messages = agent.get_state(config("h")).values["messages"]
+    (nudge,) = [m for m in messages if is_nudge(m)]
+    assert messages.index(nudge) == 1  # right after the user's message, where the stall was
+    mark = nudge.additional_kwargs["hesitation_nudge"]
+    assert mark["round"] == 1 and mark["stalled"] == SEED_STALL and mark["stalled_message_id"]
+    assert SEED_STALL in nudge.text  # the model sees what it said, though it left the history
+    # The next user turn starts after the nudge: the nudge is not the user's turn.
+    model.script += [say("Anything else is fine.")]
+    stream(agent, {"messages": [HumanMessage("thanks")]}, config("h"))
+    assert agent.get_state(config("h")).values["messages"][-1].text == "Anything else is fine."

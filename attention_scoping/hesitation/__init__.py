@@ -1,7 +1,8 @@
 """The self-healing runtime: the hesitation radar (framework-free: `radar` scores a message with
 the `rules` table over what `reading` finds in it, the disclosed `schemas` and the phrase
-`markers`), what schemas a turn disclosed (`pending`), and `HesitationMiddleware` (the nudge
-loop).
+`markers`), what schemas a turn disclosed (`pending`), and the nudge in two forms:
+`HesitationMiddleware` (a retry inside the model call, `middleware`) and
+`HesitationNodeMiddleware` / `make_hesitation_node` (a post-model node, `node`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
         honest_answer,
         is_nudge,
     )
+    from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
     from attention_scoping.hesitation.pending import (
         META_TOOLS,
         NUDGE_MARK,
@@ -60,7 +62,9 @@ _EXPORTS = {
     "HesitationGraphState": "middleware",
     "HesitationMarkers": "radar",
     "HesitationMiddleware": "middleware",
+    "HesitationNodeMiddleware": "node",
     "HesitationPolicy": "middleware",
+    "make_hesitation_node": "node",
     "is_nudge": "middleware",
     "NUDGE_MARK": "pending",
     "HesitationState": "middleware",
@@ -87,6 +91,7 @@ __all__ = [
     "HesitationGraphState",
     "HesitationMarkers",
     "HesitationMiddleware",
+    "HesitationNodeMiddleware",
     "HesitationPolicy",
     "HesitationState",
     "ParamInfo",
@@ -101,6 +106,7 @@ __all__ = [
     "gateway_disclosures",
     "honest_answer",
     "is_nudge",
+    "make_hesitation_node",
     "nudge_text",
     "parse_schemas",
 ]
