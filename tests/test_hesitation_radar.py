@@ -449,6 +449,7 @@ def test_the_users_request_for_text_decides(request_text: str) -> None:
         "Remind me about PR 482 in 30 minutes.",
         "Write up a reminder about PR 482 and schedule it.",
         "Create a draft reminder about PR 482.",
+        "Remind me to explain PR 482 to the team; I'll write the summary myself.",
     ],
 )
 def test_a_request_for_the_action_stays_a_request_for_the_action(request_text: str) -> None:

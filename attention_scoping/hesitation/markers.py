@@ -3,7 +3,7 @@
 English by default (`DEFAULT_MARKERS`); `HesitationMarkers.extend` adds patterns for other
 languages. Message categories are looked for in the model's message; the request categories
 (`tool_question`, `forbids_running`, `review_first`, `text_request`, `acts_themselves`,
-`action_request`) in the user's request. Framework-free.
+`action_command`, `action_request`) in the user's request. Framework-free.
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ class HesitationMarkers:
     an explanation, docs, a comparison, a summary, a template."""
     acts_themselves: tuple[str, ...] = ()
     """In the user's request: the user will carry the action out ("I'll send it myself")."""
+    action_command: tuple[str, ...] = ()
+    """In the user's request: it opens with an action verb ("Email Bob…", "Remind me…")."""
     action_request: tuple[str, ...] = ()
     """In the user's request: asking the assistant to carry the action out ("and send it")."""
 
@@ -362,6 +364,10 @@ DEFAULT_MARKERS = HesitationMarkers(
         r"set)\b",
         r"\bwhat do (?:they|admins|users|people) (?:fill in|enter|need)\b",
     ),
+    action_command=(
+        r"^\W*(?:(?:please|ok|okay|now|so|then),?\s+)?(?:send|email|e-mail|post|schedule|book|file|"
+        r"deploy|transfer|pay|invoice|remind|message|notify|submit|publish|forward)\b",
+    ),
     action_request=(
         r"\b(?:and|then|&) (?:also )?(?:send|post|file|submit|schedule|create|book|publish|"
         r"deploy|open|add|email|forward|put|set)\b",
@@ -403,6 +409,7 @@ REQUEST_CATEGORIES = frozenset(
         "forbids_running",
         "text_request",
         "acts_themselves",
+        "action_command",
         "action_request",
     }
 )

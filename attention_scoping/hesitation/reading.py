@@ -228,7 +228,9 @@ class RequestReading:
         asks_text = self._first(compiled["text_request"], self.text)
         acts_self = self._first(compiled["acts_themselves"], self.text)
         action = self._first(compiled["action_request"], self.text)
-        self.wants_text = (acts_self or asks_text) if (acts_self or not action) else ""
+        command = self._first(compiled["action_command"], self.text)
+        wanted = (acts_self or asks_text) if (acts_self or not action) else ""
+        self.wants_text = "" if command else wanted
         """The phrase saying the request asks for text, an explanation or a draft and not for
         the action, or that the user acts themselves; "" otherwise."""
 
