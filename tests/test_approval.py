@@ -15,7 +15,7 @@ from langgraph.types import Command
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware, write_tool_names
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import ARGS, SECRET, FakeClock, make_gateway
+from tests.scheduled_jobs_support import ARGS, SECRET, FakeClock, make_gateway
 
 
 def execute(args: dict[str, Any], call_id: str) -> Any:

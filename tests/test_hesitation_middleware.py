@@ -18,7 +18,7 @@ from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.graph import make_model_node, make_tool_node
 from attention_scoping.hesitation.middleware import HesitationGraphState, HesitationMiddleware
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import (
+from tests.scheduled_jobs_support import (
     ARGS,
     SEED_STALL,
     FakeClock,
