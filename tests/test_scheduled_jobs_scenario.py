@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
@@ -46,12 +47,14 @@ def test_scheduled_jobs_end_to_end() -> None:
         middleware=[HesitationMiddleware()],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": "seed"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "seed"}}
     request = (
         "Call the scheduled_jobs tool to add a deferred reminder to verify approvals, merge, "
         "and update the report for PR #482."
     )
     events: list[dict[str, Any]] = []
+    mode: str  # with a list of stream modes, LangGraph yields (mode, chunk) pairs
+    chunk: Any
     for mode, chunk in agent.stream(
         {"messages": [HumanMessage(request)]}, config, stream_mode=["custom", "updates"]
     ):
@@ -134,13 +137,14 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
     """The same flow through `ChatOpenAI` and a scripted OpenAI-compatible server: the nudge
     turn and the gateway payloads are valid on the wire, and the stall never reaches state."""
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
-    from tests.openai_stub import OpenAIStub
+    from tests.openai_stub import OpenAIStub, ScriptEntry
 
     runs: list[dict[str, Any]] = []
     clock = FakeClock()
     gateway = make_gateway(runs, clock)
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [{"name": "search_tool_catalog", "arguments": {"query": "reminder"}}]},
         {
             "tool_calls": [
@@ -160,7 +164,7 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
     ]
     with OpenAIStub(script=script) as stub:
         model = ChatOpenAI(
-            model="stub-model", base_url=stub.base_url, api_key="test-key", max_retries=0
+            model="stub-model", base_url=stub.base_url, api_key=SecretStr("test-key"), max_retries=0
         )
         agent = create_agent(
             model,
@@ -169,7 +173,7 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
             middleware=[HesitationMiddleware()],
             checkpointer=InMemorySaver(),
         )
-        config = {"configurable": {"thread_id": "wire"}}
+        config: RunnableConfig = {"configurable": {"thread_id": "wire"}}
         agent.invoke({"messages": [HumanMessage("remind me to merge PR 482")]}, config)
         (interrupt,) = agent.get_state(config).interrupts
         assert runs == []
