@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
@@ -271,7 +272,8 @@ def test_composes_inside_scoping() -> None:
     model = ScriptedChatModel(
         script=[calls(tool_call("load_context", {"name": "money"}, "c1")), say("ok")]
     )
-    create_agent(model, middleware=[AttentionScopingMiddleware(scopes), gate(k=1)]).invoke(
+    stack: list[AgentMiddleware[Any, Any]] = [AttentionScopingMiddleware(scopes), gate(k=1)]
+    create_agent(model, middleware=stack).invoke(
         {"messages": [HumanMessage("refund the payment please")]}
     )
     assert model.recorded[0]["tools"] == ["load_context"]  # gate sees only the scoped list

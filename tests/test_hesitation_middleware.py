@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
@@ -43,7 +45,7 @@ def bound_agent(
     return model, agent
 
 
-def stream(agent: Any, inputs: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
+def stream(agent: Any, inputs: Any, config: Mapping[str, Any]) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for mode, chunk in agent.stream(inputs, config, stream_mode=["custom", "updates"]):
         if mode == "custom" and chunk.get("type") == "think":
@@ -209,7 +211,7 @@ def test_gateway_disclosure_in_a_hand_built_graph() -> None:
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
     app = graph.compile(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "g"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "g"}}
     events = stream(app, {"messages": [HumanMessage("remind me")]}, config)
     assert [e["action"] for e in events] == ["nudge"]
     assert events[0]["tools"] == ["scheduled_jobs"]
@@ -249,12 +251,9 @@ def test_composition_with_scoping_and_hitl_per_call() -> None:
             say("Scheduled."),
         ]
     )
-    agent = create_agent(
-        model,
-        middleware=[scoping, HesitationMiddleware(), hitl],
-        checkpointer=InMemorySaver(),
-    )
-    config = {"configurable": {"thread_id": "c"}}
+    stack: list[AgentMiddleware[Any, Any]] = [scoping, HesitationMiddleware(), hitl]
+    agent = create_agent(model, middleware=stack, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "c"}}
     events = stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config)
     assert [e["action"] for e in events] == ["nudge"]
     assert (

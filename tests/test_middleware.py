@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -32,7 +33,9 @@ def run(scopes: list[Scope], script: list[Any], **kwargs: Any) -> tuple[Scripted
         system_prompt=kwargs.pop("system_prompt", None),
         middleware=[AttentionScopingMiddleware(scopes, **kwargs.pop("mw", {}))],
     )
-    result = agent.invoke({"messages": [HumanMessage("go")], **kwargs})
+    # The middleware's state keys (e.g. active_context) are agent input at run time; the
+    # agent's static input type names only `messages`.
+    result = agent.invoke(cast(Any, {"messages": [HumanMessage("go")], **kwargs}))
     return model, result
 
 
@@ -291,7 +294,7 @@ def test_active_context_survives_turns_with_a_checkpointer(
     agent = create_agent(
         model, middleware=[AttentionScopingMiddleware(scopes)], checkpointer=InMemorySaver()
     )
-    config = {"configurable": {"thread_id": "t1"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1"}}
     agent.invoke({"messages": [HumanMessage("1+2")]}, config)
     second = agent.invoke({"messages": [HumanMessage("times 3")]}, config)
     assert model.recorded[3]["tools"] == ["load_context", "add", "multiply"]  # no re-switch
@@ -322,6 +325,8 @@ async def test_async_invoke_and_stream(scopes: list[Scope], ledger: Ledger) -> N
     agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes)])
     events: list[dict[str, Any]] = []
     final: dict[str, Any] = {}
+    mode: str  # with a list of stream modes, LangGraph yields (mode, chunk) pairs
+    chunk: Any
     async for mode, chunk in agent.astream(
         {"messages": [HumanMessage("reverse abc")]}, stream_mode=["custom", "values"]
     ):
