@@ -339,4 +339,4 @@ def test_request_argument_is_optional_and_keyword_only() -> None:
     text = "Would you like me to proceed?"
     assert detect_hesitation(text, [REMINDER]) == detect_hesitation(text, [REMINDER], request=None)
     with pytest.raises(TypeError):
-        detect_hesitation(text, [REMINDER], "a request", DEFAULT_MARKERS)  # type: ignore[misc]
+        detect_hesitation(text, [REMINDER], "a request", DEFAULT_MARKERS)  # type: ignore[call-arg]
