@@ -1,6 +1,7 @@
-"""The seed scenario's pieces, shared by the scenario, gateway, approval and hesitation tests:
-a scheduled_jobs tool that records every real execution, a gateway over it with approval, the
-arguments of the seed's reminder, and the stall the seed's model produced."""
+"""The scheduled-jobs scenario's pieces, shared by the scenario, gateway, approval and
+hesitation tests: a scheduled_jobs tool that records every real execution, a gateway over it
+with approval, the arguments of a deferred reminder, and a stall as models write it (a list of
+the tool's parameters and a question instead of the call)."""
 
 from __future__ import annotations
 
