@@ -376,10 +376,9 @@ def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
     tools = make_tools(ran)
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
     with OpenAIStub([{"content": "ok"}]) as stub:
-        agent = create_agent(
-            chat_model(stub), tools=list(tools.values()), middleware=[force_shout, gate]
-        )
-        agent.invoke({"messages": [("user", "add 1 and 2")]})
+        stack: list[AgentMiddleware[Any, Any]] = [force_shout, gate]
+        agent = create_agent(chat_model(stub), tools=list(tools.values()), middleware=stack)
+        agent.invoke({"messages": [{"role": "user", "content": "add 1 and 2"}]})
     assert stub.rejections == [], stub.rejections
     assert stub.tool_names(0) == ["add"]
     assert stub.requests[0]["tool_choice"] == "required"

@@ -221,7 +221,7 @@ def test_unknown_active_context_in_input_is_a_clear_error_when_asked(
         agent = create_agent(
             model, middleware=[AttentionScopingMiddleware(scopes, invalid_context="raise")]
         )
-        agent.invoke({"messages": [HumanMessage("go")], "active_context": "weather"})
+        agent.invoke(cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"}))
 
 
 def test_stale_active_context_degrades_to_the_default_scope(
@@ -232,7 +232,9 @@ def test_stale_active_context_degrades_to_the_default_scope(
         model, middleware=[AttentionScopingMiddleware(scopes, default_scope="math")]
     )
     with caplog.at_level(logging.WARNING):
-        result = agent.invoke({"messages": [HumanMessage("go")], "active_context": "weather"})
+        result = agent.invoke(
+            cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"})
+        )
     assert "load_context" in model.recorded[0]["tools"]
     assert "add" in model.recorded[0]["tools"]  # the default scope's tools
     assert result["active_context"] == "math"  # the state is repaired
