@@ -20,7 +20,7 @@ from attention_scoping.gateway.tools import (
     resolve_ranker,
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import FakeClock, make_gateway, other_tools
+from tests.scheduled_jobs_support import FakeClock, make_gateway, other_tools
 
 
 @pytest.fixture

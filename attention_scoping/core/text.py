@@ -14,7 +14,8 @@ Representation = Literal["name", "summary", "name_description", "full"]
 """How a tool is turned into text for ranking.
 
 - `name`: the name split into words.
-- `summary`: split name + first sentence of the description (the seed's one-line summary).
+- `summary`: split name + first sentence of the description (the one-line summary that the
+  summary pool and the gateway's search results show).
 - `name_description`: split name + whole description.
 - `full` (default): split name + description + each parameter's name, description and enum
   values (at most 10); the parameters say what the tool acts on, which is often what the user's

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SUMMARY_MAX_CHARS = 200
-"""One-line summaries are cut here (about 40-60 tokens), the size DESIGN.md allows per tool."""
+"""One-line summaries are cut here (about 40-60 tokens), so a pool of summaries stays cheap."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 

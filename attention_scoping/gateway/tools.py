@@ -5,7 +5,7 @@ For catalogs too large to scope by hand the model gets three tools instead of hu
 schemas) and `execute_tool(tool_name, arguments)` (validated with `jsonschema`, then run). Every
 payload ends with a `next_step` naming the exact next call: after a rich schema the last thing the
 model reads is "call execute_tool now, with these defaults, the gateway asks for approval", not
-the schema (the seed's "broken breadcrumb trail"). Write tools pause for a human approval bound
+the schema (so the trail never ends at a bare schema). Write tools pause for a human approval bound
 to the exact arguments (`attention_scoping.approval.middleware`).
 
 The payload builders (`search`, `schema`, `check`) are plain methods returning dicts; the three
