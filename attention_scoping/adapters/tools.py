@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from attention_scoping.core.tool import SUMMARY_MAX_CHARS, ToolSpec, summarize
+from attention_scoping.core.tool import SUMMARY_MAX_CHARS, ToolSpec, approval_required, summarize
 
 ToolLike = BaseTool | Callable[..., Any] | Mapping[str, Any]
 """A LangChain tool, a plain function (turned into a tool), or a provider tool dict."""
@@ -49,6 +49,49 @@ def to_provider_schema(tool: ToolLike) -> dict[str, Any]:
     return convert_to_openai_tool(tool)
 
 
+def tool_metadata(tool: object) -> Mapping[str, Any]:
+    """A tool's `metadata` (empty for functions and provider dicts)."""
+    meta = getattr(tool, "metadata", None)
+    return meta if isinstance(meta, Mapping) else {}
+
+
+def needs_approval(tool: object) -> bool:
+    """Whether a tool's metadata marks it for human approval (`risk="write"` or
+    `requires_approval=True`; see `attention_scoping.core.tool.approval_rule`)."""
+    return approval_required(tool_metadata(tool))
+
+
+def spec_from_tool(
+    tool: ToolLike,
+    *,
+    risk: str | None = None,
+    requires_approval: bool | None = None,
+    defaults: Mapping[str, Any] | None = None,
+) -> ToolSpec:
+    """The `ToolSpec` of one tool (id = name). Unset options are read from `tool.metadata`
+    (`risk`, `requires_approval`, `defaults`); a write tool requires approval unless
+    `requires_approval=False` is explicit.
+
+    Raises:
+        ValueError: an unknown risk, or defaults naming parameters the schema lacks.
+    """
+    meta = tool_metadata(tool)
+    fn = to_provider_schema(tool).get("function", {})
+    name = str(fn.get("name", "")) or tool_name(tool)
+    params = fn.get("parameters") or {"type": "object", "properties": {}}
+    explicit = requires_approval if requires_approval is not None else meta.get("requires_approval")
+    hints = defaults if defaults is not None else meta.get("defaults")
+    return ToolSpec(
+        id=name,
+        name=name,
+        description=str(fn.get("description") or ""),
+        parameters=dict(params),
+        risk=risk or meta.get("risk") or "read",  # type: ignore[arg-type]  # checked by ToolSpec
+        approval=None if explicit is None else bool(explicit),
+        defaults=dict(hints) if isinstance(hints, Mapping) else {},
+    )
+
+
 def specs_from_tools(tools: Iterable[ToolLike | Mapping[str, Any]]) -> list[ToolSpec]:
     """ToolSpecs of LangChain tools, plain functions or provider dicts (ids = names)."""
     out = []
@@ -59,12 +102,16 @@ def specs_from_tools(tools: Iterable[ToolLike | Mapping[str, Any]]) -> list[Tool
         out.append(ToolSpec(name, name, str(fn.get("description", "")), dict(params)))
     return out
 
+
 __all__ = [
     "SUMMARY_MAX_CHARS",
     "ToolLike",
     "as_base_tool",
+    "needs_approval",
+    "spec_from_tool",
     "specs_from_tools",
     "summarize",
     "to_provider_schema",
+    "tool_metadata",
     "tool_name",
 ]

@@ -9,7 +9,6 @@ the current task (sticky), at most k of each.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,7 +17,7 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from attention_scoping.core.text import split_identifier
+from attention_scoping.core.text import did_you_mean, split_identifier
 from attention_scoping.gating.preconditions import Precondition, unmet
 
 NOT_AVAILABLE = "tool_not_available"
@@ -252,9 +251,9 @@ class NameMatcher:
                 found.append(name)
         written = [t for t in tokens if t not in self.by_key and re.search(r"[_.\-]", t)]
         for token in sorted(written):
-            close = difflib.get_close_matches(token, list(self.by_key), n=1, cutoff=0.9)
-            if close and self.by_key[close[0]] not in found:
-                found.append(self.by_key[close[0]])
+            close = did_you_mean(token, self.by_key, cutoff=0.9)
+            if close is not None and self.by_key[close] not in found:
+                found.append(self.by_key[close])
         return found
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import TypeAlias
 from langchain_core.tools import BaseTool
 
 from attention_scoping.adapters.tools import ToolLike, as_base_tool
+from attention_scoping.core.text import did_you_mean_hint
 
 LOAD_CONTEXT = "load_context"
 """Name of the navigation tool the model calls to switch scope; always visible."""
@@ -31,8 +31,7 @@ class UnknownScopeError(ValueError):
 
 def _closest(value: str, valid: Iterable[str]) -> str:
     """A ' (did you mean ...?)' hint, or an empty string."""
-    match = difflib.get_close_matches(value, list(valid), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    return did_you_mean_hint(value, valid)
 
 
 def _listing(values: Iterable[str], limit: int = 40) -> str:
