@@ -4,13 +4,13 @@ payload, never a `RecursionError` (or any exception) that ends the run."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from attention_scoping.core.errors import render_payload
 from attention_scoping.gateway import JsonLimits, ToolGateway
@@ -141,9 +141,23 @@ def test_malformed_names_are_structured(gateway: ToolGateway) -> None:
     assert body["error"] == "unknown_tool" and body["tool"] == "list"
     body = gateway.execute("s" * 100_000, {})
     assert body["error"] == "unknown_tool" and len(render_payload(body)) < 1_000
-    body = gateway.schema([["store"], "x" * 100_000, *[f"t{i}" for i in range(500)]])  # type: ignore[list-item]
+    names: list[Any] = [json.loads(deep_text(500)), "x" * 100_000, *[f"t{i}" for i in range(500)]]
+    body = gateway.schema(names)
     assert body["disclosed"] == [] and len(body["not_found"]) == 20
+    assert body["not_found"][0] == "<list>"
     assert len(render_payload(body)) < 10_000
+    assert [d["name"] for d in gateway.schema("store")["disclosed"]] == ["store"]
+
+
+def test_long_values_are_clipped_in_problems() -> None:
+    @tool
+    def short(code: Annotated[str, Field(max_length=5)]) -> str:
+        """Take a short code."""
+        return code
+
+    body = ToolGateway([short], ranker=no_rank).execute("short", {"code": "z" * 500_000})
+    assert body["error"] == "invalid_arguments" and body["problems"][0]["rule"] == "maxLength"
+    assert len(render_payload(body)) < 2_000
 
 
 def test_write_tool_with_deep_arguments_is_refused_before_approval() -> None:

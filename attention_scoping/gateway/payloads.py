@@ -171,7 +171,7 @@ def invalid_arguments_payload(spec: ToolSpec, problems: Sequence[Mapping[str, An
         "error": ErrorCode.INVALID_ARGUMENTS,
         "tool": spec.name,
         "message": f"The arguments for {spec.name} do not match its schema; nothing was run.",
-        "problems": [dict(p) for p in problems],
+        "problems": [{**p, "message": clip(str(p.get("message", "")), 500)} for p in problems],
     }
     if first.get("field") in spec.properties:
         payload["expected"] = {first["field"]: spec.properties[first["field"]]}

@@ -251,7 +251,9 @@ class ToolGateway:
         disclosed: list[ToolSpec] = []
         unauthorized: list[str] = []
         not_found: list[str] = []
-        names = [n if isinstance(n, str) else repr(n) for n in list(tool_names)[:MAX_SCHEMA_NAMES]]
+        asked = [tool_names] if isinstance(tool_names, str) else list(tool_names)
+        names = [n if isinstance(n, str) else f"<{type(n).__name__}>" for n in asked]
+        names = names[:MAX_SCHEMA_NAMES]
         for name in dict.fromkeys(names):
             if name not in self.catalog:
                 not_found.append(name)
