@@ -35,6 +35,10 @@ PURE = (
     "attention_scoping.gating.bm25",
     "attention_scoping.gating.disclosure",
     "attention_scoping.gating.preconditions",
+    "attention_scoping.gateway.catalog",
+    "attention_scoping.gateway.limits",
+    "attention_scoping.gateway.payloads",
+    "attention_scoping.gateway.search",
     # "attention_scoping.hesitation.radar" joins once its LangChain conversion moves out
     "attention_scoping.ledger",
     "attention_scoping.ledger.*",

@@ -1,12 +1,9 @@
 """The one tool record and the shared text helpers: critical parameters, the approval rule,
-schema parsing, stemming and bounded did-you-mean hints; and the pure modules stay pure."""
+schema parsing, stemming and bounded did-you-mean hints."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -165,32 +162,3 @@ def test_did_you_mean_is_bounded() -> None:
     assert did_you_mean("list_jobz", names, cutoff=0.95) is None
     assert did_you_mean_hint("list_jobz", names) == " (did you mean 'list_jobs'?)"
     assert did_you_mean_hint("zzz", names) == ""
-
-
-PURE = [
-    "attention_scoping.core.tool",
-    "attention_scoping.core.text",
-    "attention_scoping.gateway.catalog",
-    "attention_scoping.gateway.search",
-    "attention_scoping.gateway.payloads",
-    "attention_scoping.gateway.limits",
-]
-
-
-def test_pure_modules_load_no_langchain() -> None:
-    code = (
-        "import sys\n"
-        f"for name in {PURE!r}: __import__(name)\n"
-        "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('langchain', 'langchain_core', 'langgraph'))\n"
-        "print(','.join(bad))\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-        cwd=Path(__file__).resolve().parents[1],
-    )
-    assert out.stdout.strip() == ""

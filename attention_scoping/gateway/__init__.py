@@ -4,7 +4,8 @@ any size, every answer ending with a `next_step` breadcrumb.
 Modules, one job each: `catalog` (the tools' `ToolSpec`s, who may see them, the gateway's own
 names), `search` (ranking and its lexical fallback), `payloads` (what each tool answers),
 `limits` (size and depth bounds on JSON), `execute` (checking and running a call) and `tools`
-(`ToolGateway` and the three LangChain tools). All but the last two import no LangChain.
+(`ToolGateway`, the choice of ranker and the three LangChain tools). All but the last two import
+no LangChain.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
     )
     from attention_scoping.gateway.execute import Checked
     from attention_scoping.gateway.limits import JsonLimits
-    from attention_scoping.gateway.search import Ranker, lexical_ranker, resolve_ranker
-    from attention_scoping.gateway.tools import CatalogEntry, ToolGateway
+    from attention_scoping.gateway.search import Ranker, lexical_ranker
+    from attention_scoping.gateway.tools import CatalogEntry, ToolGateway, resolve_ranker
 
 _EXPORTS = {
     "EXECUTE_TOOL": "catalog",
@@ -44,7 +45,7 @@ _EXPORTS = {
     "JsonLimits": "limits",
     "lexical_ranker": "search",
     "Ranker": "search",
-    "resolve_ranker": "search",
+    "resolve_ranker": "tools",
     "Risk": "catalog",
     "ToolGateway": "tools",
 }

@@ -1,12 +1,11 @@
-"""Ranking for `search_tool_catalog`: the `Ranker` type, the lexical fallback, and the choice.
+"""Ranking for `search_tool_catalog`: the `Ranker` type and the lexical fallback.
 
-Pure: the default ranking comes from `attention_scoping.gating` (the gate's hybrid ranker) when
-its extra is installed; the small IDF-weighted word overlap here is only the fallback.
+Pure: the default ranking is the gate's hybrid ranker (`attention_scoping.gating`, chosen by
+`gateway.tools.resolve_ranker`); the small IDF-weighted word overlap here is only the fallback.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -14,9 +13,7 @@ from collections.abc import Callable, Sequence
 from attention_scoping.core.text import lexical_tokens, split_identifier
 from attention_scoping.core.tool import ToolSpec
 
-__all__ = ["Ranker", "lexical_ranker", "resolve_ranker"]
-
-logger = logging.getLogger(__name__)
+__all__ = ["Ranker", "lexical_ranker"]
 
 Ranker = Callable[[str, Sequence[ToolSpec]], list[tuple[str, float]]]
 """(query, tools) -> [(tool name, score)], best first; scores > 0 count as matches. Rankers may
@@ -46,19 +43,3 @@ def lexical_ranker(query: str, entries: Sequence[ToolSpec]) -> list[tuple[str, f
         if score > 0:
             scored.append((name, round(score / length, 4)))
     return sorted(scored, key=lambda item: (-item[1], item[0]))
-
-
-def resolve_ranker(ranker: Ranker | None) -> tuple[Ranker, str]:
-    """The ranker to use and its label: `ranker`, else the gating package's default, else
-    the lexical fallback."""
-    if ranker is not None:
-        return ranker, getattr(ranker, "__name__", type(ranker).__name__)
-    try:
-        from attention_scoping.gating.catalog_ranker import default_ranker
-    except ImportError:  # the `gate` extra is not installed
-        return lexical_ranker, "lexical (fallback)"
-    try:
-        return default_ranker(), "gating.default_ranker"
-    except Exception as exc:  # an optional encoder missing, say: degrade, loudly
-        logger.warning("gating.default_ranker() failed (%s); using the lexical fallback", exc)
-        return lexical_ranker, "lexical (fallback)"

@@ -13,6 +13,7 @@ runs); this module binds them to LangChain tools.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
@@ -43,7 +44,7 @@ from attention_scoping.gateway.payloads import (
     search_payload,
     success_payload,
 )
-from attention_scoping.gateway.search import Ranker, lexical_ranker, resolve_ranker
+from attention_scoping.gateway.search import Ranker, lexical_ranker
 
 if TYPE_CHECKING:
     from attention_scoping.approval.middleware import ApprovalGate
@@ -65,11 +66,29 @@ __all__ = [
     "resolve_ranker",
 ]
 
+logger = logging.getLogger(__name__)
+
 MAX_SCHEMA_NAMES = 20
 """`get_tool_schema` discloses at most this many tools per call (the rest are ignored)."""
 
 MAX_QUERY_CHARS = 2_000
 """`search_tool_catalog` ranks on at most this much of the query."""
+
+
+def resolve_ranker(ranker: Ranker | None) -> tuple[Ranker, str]:
+    """The ranker to use and its label: `ranker`, else the gating package's default, else
+    the lexical fallback."""
+    if ranker is not None:
+        return ranker, getattr(ranker, "__name__", type(ranker).__name__)
+    try:
+        from attention_scoping.gating.catalog_ranker import default_ranker
+    except ImportError:  # the `gate` extra is not installed
+        return lexical_ranker, "lexical (fallback)"
+    try:
+        return default_ranker(), "gating.default_ranker"
+    except Exception as exc:  # an optional encoder missing, say: degrade, loudly
+        logger.warning("gating.default_ranker() failed (%s); using the lexical fallback", exc)
+        return lexical_ranker, "lexical (fallback)"
 
 
 @dataclass(frozen=True)
