@@ -4,6 +4,8 @@ payload, never a `RecursionError` (or any exception) that ends the run."""
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
 from typing import Annotated, Any
 
 import pytest
@@ -216,3 +218,47 @@ def test_json_result_converts_models_and_objects() -> None:
     assert json_result(Opaque(), limits) == ("opaque", None, None)
     text, exceeded, _ = json_result({"when": Opaque()}, limits)
     assert exceeded is None and isinstance(text, str) and text.startswith("{'when': <")
+
+
+def random_json(rng: random.Random, depth: int = 0) -> Any:
+    """A random JSON-like value: any type, sometimes very deep, wide, long or odd."""
+    roll = rng.random()
+    if depth > 3 and roll < 0.5:
+        return rng.choice([None, True, 1.5, -(10 ** rng.randint(1, 6000)), "é\ud800", ""])
+    if roll < 0.05:
+        return json.loads(deep_text(rng.choice([63, 64, 65, 900])))
+    if roll < 0.08:
+        return deep_dict(rng.choice([10, 100, 5_000]))
+    if roll < 0.10:
+        return "w" * rng.choice([10, 1_000_001])
+    if roll < 0.4:
+        return {f"k{i}": random_json(rng, depth + 1) for i in range(rng.randint(0, 4))}
+    if roll < 0.6:
+        return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    return rng.choice([0, 2**70, float("inf"), "text", "{", "[1,", "null", False])
+
+
+def test_random_calls_always_answer_with_a_payload(gateway: ToolGateway, ran: list[Any]) -> None:
+    rng = random.Random(20261130)
+    names: list[Any] = ["store", "stor", "deep_json", "", None, 7, ["store"], "x" * 10_000]
+    outcomes: Counter[str] = Counter()
+    rules: Counter[str] = Counter()
+    for _ in range(300):
+        name = "store" if rng.random() < 0.7 else rng.choice(names)
+        arguments = random_json(rng)
+        if rng.random() < 0.6:
+            arguments = {"x": arguments}
+        if rng.random() < 0.2:
+            try:
+                arguments = json.dumps(arguments)
+            except (ValueError, RecursionError):
+                arguments = deep_text(rng.choice([10, DEPTH]))
+        body = gateway.execute(name, arguments)
+        assert list(body)[-1] == "next_step", body
+        assert len(render_payload(body)) < 1_100_000
+        outcomes[body.get("error") or body["status"]] += 1
+        if body.get("error") == "invalid_arguments":
+            rules.update(p["rule"] for p in body["problems"])
+    assert set(outcomes) <= {"ok", "unknown_tool", "invalid_arguments", "tool_failed"}
+    assert outcomes["ok"] == len(ran) > 20
+    assert {"maxDepth", "maxSize", "maxDigits", "type"} <= set(rules)
