@@ -36,7 +36,6 @@ PURE = (
     "attention_scoping.gating.disclosure",
     "attention_scoping.gating.preconditions",
     "attention_scoping.gateway.catalog",
-    "attention_scoping.gateway.limits",
     "attention_scoping.gateway.payloads",
     "attention_scoping.gateway.search",
     # "attention_scoping.hesitation.radar" joins once its LangChain conversion moves out

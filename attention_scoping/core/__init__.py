@@ -1,7 +1,8 @@
 """Core: the framework-free heart of the package (no LangChain import anywhere below here).
 
 The one tool record (`tool`), catalog and query loading (`catalog`), text helpers (`text`), error
-codes and payloads (`errors`) and exact token counts (`tokens`).
+codes and payloads (`errors`), exact token counts (`tokens`) and size and depth bounds of
+untrusted JSON (`limits`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
         error_code,
         render_payload,
     )
+    from attention_scoping.core.limits import JsonLimits, LimitExceeded, json_result, measure
     from attention_scoping.core.text import (
         STOP_WORDS,
         Representation,
@@ -71,10 +73,14 @@ _EXPORTS = {
     "get_counter": "tokens",
     "identifier_words": "text",
     "is_critical": "tool",
+    "json_result": "limits",
+    "JsonLimits": "limits",
     "lexical_tokens": "text",
+    "LimitExceeded": "limits",
     "load_catalog": "catalog",
     "load_openai_tools": "catalog",
     "load_queries": "catalog",
+    "measure": "limits",
     "Payload": "errors",
     "Query": "catalog",
     "render_payload": "errors",
@@ -99,6 +105,8 @@ __all__ = [
     "CatalogError",
     "ErrorCode",
     "ErrorPayload",
+    "JsonLimits",
+    "LimitExceeded",
     "Payload",
     "Query",
     "Representation",
@@ -114,10 +122,12 @@ __all__ = [
     "get_counter",
     "identifier_words",
     "is_critical",
+    "json_result",
     "lexical_tokens",
     "load_catalog",
     "load_openai_tools",
     "load_queries",
+    "measure",
     "render_payload",
     "split_identifier",
     "stem",

@@ -3,9 +3,8 @@ any size, every answer ending with a `next_step` breadcrumb.
 
 Modules, one job each: `catalog` (the tools' `ToolSpec`s, who may see them, the gateway's own
 names), `search` (ranking and its lexical fallback), `payloads` (what each tool answers),
-`limits` (size and depth bounds on JSON), `execute` (checking and running a call) and `tools`
-(`ToolGateway`, the choice of ranker and the three LangChain tools). All but the last two import
-no LangChain.
+`execute` (checking and running a call, within `core.limits`) and `tools` (`ToolGateway`, the
+choice of ranker and the three LangChain tools). All but the last two import no LangChain.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.core.limits import JsonLimits
     from attention_scoping.core.tool import Risk
     from attention_scoping.gateway.catalog import (
         EXECUTE_TOOL,
@@ -27,7 +27,6 @@ if TYPE_CHECKING:
         GatewayConfigError,
     )
     from attention_scoping.gateway.execute import Checked
-    from attention_scoping.gateway.limits import JsonLimits
     from attention_scoping.gateway.search import Ranker, lexical_ranker
     from attention_scoping.gateway.tools import CatalogEntry, ToolGateway, resolve_ranker
 
@@ -42,7 +41,7 @@ _EXPORTS = {
     "CatalogEntry": "tools",
     "Checked": "execute",
     "GatewayConfigError": "catalog",
-    "JsonLimits": "limits",
+    "JsonLimits": "tools",
     "lexical_ranker": "search",
     "Ranker": "search",
     "resolve_ranker": "tools",

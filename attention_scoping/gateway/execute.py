@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from langgraph.errors import GraphBubbleUp
 
 from attention_scoping.core.errors import Payload
+from attention_scoping.core.limits import JsonLimits, json_result, load_json_text, measure
 from attention_scoping.core.text import did_you_mean
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import Catalog
-from attention_scoping.gateway.limits import JsonLimits, json_result, load_json_text, measure
 from attention_scoping.gateway.payloads import (
     failure_payload,
     invalid_arguments_payload,

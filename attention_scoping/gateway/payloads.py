@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from attention_scoping.core.errors import ErrorCode, Payload
+from attention_scoping.core.limits import LimitExceeded
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
-from attention_scoping.gateway.limits import LimitExceeded
 
 __all__ = [
     "ECHO_MAX_CHARS",

@@ -7,8 +7,8 @@ schemas) and `execute_tool(tool_name, arguments)` (checked, then run). Every pay
 arguments (`attention_scoping.approval.middleware`).
 
 The parts, one job each: `catalog` (the `ToolSpec`s and who may see them), `search` (ranking),
-`payloads` (what each tool answers), `limits` (size and depth bounds), `execute` (checks and
-runs); this module binds them to LangChain tools.
+`payloads` (what each tool answers), `execute` (checks and runs, within the size and depth
+bounds of `core.limits`); this module binds them to LangChain tools.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pydantic import Field, WithJsonSchema
 
 from attention_scoping.adapters.tools import ToolLike, as_base_tool, spec_from_tool
 from attention_scoping.core.errors import Payload, render_payload
+from attention_scoping.core.limits import JsonLimits
 from attention_scoping.core.text import did_you_mean
 from attention_scoping.core.tool import Risk, ToolSpec
 from attention_scoping.gateway.catalog import (
@@ -37,7 +38,6 @@ from attention_scoping.gateway.catalog import (
     GatewayConfigError,
 )
 from attention_scoping.gateway.execute import ArgumentChecker, Checked, arun_tool, run_tool
-from attention_scoping.gateway.limits import JsonLimits
 from attention_scoping.gateway.payloads import (
     failure_payload,
     schema_payload,

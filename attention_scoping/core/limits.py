@@ -1,7 +1,8 @@
-"""Size and depth limits for JSON crossing the gateway: a model's arguments, a tool's result.
+"""Size and depth limits for JSON from outside: a model's arguments, a tool's result, a file.
 
 Pure and iterative (no recursion anywhere), so 100,000 levels of nesting or a 5,000-digit number
-become a one-line problem instead of a `RecursionError` in `json`, `jsonschema` or `repr`.
+become a one-line problem instead of a `RecursionError` in `json`, `jsonschema` or `repr`. The
+gateway checks arguments and results with these; any other reader of untrusted JSON should too.
 """
 
 from __future__ import annotations
@@ -145,12 +146,7 @@ def json_result(value: Any, limits: JsonLimits) -> tuple[Any, LimitExceeded | No
     if isinstance(value, str):
         try:
             parsed, exceeded = load_json_text(value, limits)
-        except ValueError:  # plain text, not JSON
-            if len(value) > limits.max_chars:
-                exceeded = LimitExceeded(
-                    "maxSize", f"it is larger than {limits.max_chars:,} characters"
-                )
-                return None, exceeded, value[:PREVIEW_CHARS]
+        except ValueError:  # plain text, not JSON (and within the size bound)
             return value, None, None
         if exceeded is not None:
             return None, exceeded, value[:PREVIEW_CHARS]
