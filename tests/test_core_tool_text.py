@@ -7,7 +7,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from langchain_core.tools import tool
 
+from attention_scoping.adapters.tools import needs_approval, spec_from_tool
 from attention_scoping.core import text
 from attention_scoping.core.text import did_you_mean, did_you_mean_hint, identifier_words, stem
 from attention_scoping.core.tool import (
@@ -162,3 +164,24 @@ def test_did_you_mean_is_bounded() -> None:
     assert did_you_mean("list_jobz", names, cutoff=0.95) is None
     assert did_you_mean_hint("list_jobz", names) == " (did you mean 'list_jobs'?)"
     assert did_you_mean_hint("zzz", names) == ""
+
+
+def test_spec_from_tool_strict_and_lenient() -> None:
+    @tool
+    def refund(order_id: str, amount: float = 0.0) -> str:
+        """Refund an order. Money goes back."""
+        return "ok"
+
+    refund.metadata = {"risk": "write", "defaults": {"amount": 5, "ghost": 1}}
+    with pytest.raises(ValueError, match=r"defaults for unknown parameters \['ghost'\]"):
+        spec_from_tool(refund)
+    lenient = spec_from_tool(refund, strict=False)
+    assert lenient.defaults == {"amount": 5} and lenient.requires_approval
+    assert lenient.summary == "Refund an order."
+    refund.metadata = {"risk": "erase"}
+    with pytest.raises(ValueError, match="tool 'refund': risk must be 'read' or 'write'"):
+        spec_from_tool(refund)
+    assert spec_from_tool(refund, strict=False).risk == "read"
+    refund.metadata = {"risk": "write", "requires_approval": False}
+    assert not needs_approval(refund) and spec_from_tool(refund).is_write
+    assert needs_approval({"type": "function"}) is False  # a provider dict has no metadata

@@ -10,7 +10,13 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from attention_scoping.core.tool import SUMMARY_MAX_CHARS, ToolSpec, approval_required, summarize
+from attention_scoping.core.tool import (
+    SUMMARY_MAX_CHARS,
+    ToolSpec,
+    approval_required,
+    check_risk,
+    summarize,
+)
 
 ToolLike = BaseTool | Callable[..., Any] | Mapping[str, Any]
 """A LangChain tool, a plain function (turned into a tool), or a provider tool dict."""
@@ -67,28 +73,48 @@ def spec_from_tool(
     risk: str | None = None,
     requires_approval: bool | None = None,
     defaults: Mapping[str, Any] | None = None,
+    strict: bool = True,
 ) -> ToolSpec:
     """The `ToolSpec` of one tool (id = name). Unset options are read from `tool.metadata`
     (`risk`, `requires_approval`, `defaults`); a write tool requires approval unless
     `requires_approval=False` is explicit.
 
+    `strict=False` never raises on metadata (for per-call readers such as a middleware hook):
+    an unknown risk reads as `read` and defaults for unknown parameters are dropped, as
+    `ToolSpec.from_schema` does.
+
     Raises:
-        ValueError: an unknown risk, or defaults naming parameters the schema lacks.
+        ValueError: (strict) an unknown risk, or defaults naming parameters the schema lacks.
     """
     meta = tool_metadata(tool)
     fn = to_provider_schema(tool).get("function", {})
     name = str(fn.get("name", "")) or tool_name(tool)
-    params = fn.get("parameters") or {"type": "object", "properties": {}}
+    description = str(fn.get("description") or "")
+    params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
+    chosen = risk or meta.get("risk") or "read"
     explicit = requires_approval if requires_approval is not None else meta.get("requires_approval")
+    approval = None if explicit is None else bool(explicit)
     hints = defaults if defaults is not None else meta.get("defaults")
+    suggested = dict(hints) if isinstance(hints, Mapping) else {}
+    if not strict:
+        return ToolSpec.from_schema(
+            {
+                "name": name,
+                "description": description,
+                "parameters": params,
+                "risk": chosen,
+                "requires_approval": approval,
+                "defaults": suggested,
+            }
+        )
     return ToolSpec(
         id=name,
         name=name,
-        description=str(fn.get("description") or ""),
-        parameters=dict(params),
-        risk=risk or meta.get("risk") or "read",  # type: ignore[arg-type]  # checked by ToolSpec
-        approval=None if explicit is None else bool(explicit),
-        defaults=dict(hints) if isinstance(hints, Mapping) else {},
+        description=description,
+        parameters=params,
+        risk=check_risk(chosen, tool=name),
+        approval=approval,
+        defaults=suggested,
     )
 
 
