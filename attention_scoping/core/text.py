@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
@@ -155,3 +156,15 @@ def did_you_mean_hint(value: object, candidates: Iterable[str], *, cutoff: float
     """`did_you_mean` as message text: ` (did you mean 'x'?)`, or an empty string."""
     match = did_you_mean(value, candidates, cutoff=cutoff)
     return f" (did you mean {match!r}?)" if match else ""
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (terminal escape sequences among them) written out as
+    `\\x1b`-style escapes, so catalog text printed to a terminal cannot drive it."""
+    return "".join(
+        ch if ch in "\t\n" or unicodedata.category(ch) != "Cc" else _escaped(ch) for ch in text
+    )
+
+
+def _escaped(ch: str) -> str:
+    return ch.encode("unicode_escape").decode("ascii")
