@@ -166,7 +166,7 @@ class AttentionScopingMiddleware(
             start_top_k: Tools offered by the `"top"` start.
             ranker: How scopes and tools are scored against the message: `"auto"` (MiniLM
                 cosine similarity with the `gate` extra, else the share of the message's words
-                a tool's text holds), `"dense"`, `"lexical"`, or a callable
+                a tool's text holds), `"dense"`, `"fused"`, `"lexical"`, or a callable
                 `(query, specs) -> [(name, score)]` giving absolute scores.
             on_foreign_tool: A call to a tool of another scope: `"refuse"` (a structured
                 refusal naming the `load_context` call to make) or `"switch"` (load that
