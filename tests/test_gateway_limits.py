@@ -18,7 +18,7 @@ from attention_scoping.core.errors import render_payload
 from attention_scoping.core.limits import PREVIEW_CHARS, json_result, load_json_text, measure
 from attention_scoping.gateway import JsonLimits, ToolGateway
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import FakeClock, make_gateway
+from tests.scheduled_jobs_support import FakeClock, make_gateway
 
 DEPTH = 100_000
 

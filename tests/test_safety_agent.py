@@ -26,6 +26,7 @@ from attention_scoping.safety import (
     manifest_tools,
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import NAVIGATION_ONLY
 from tests.safety_support import (
     COMMENT_SCHEMA,
     FakeClock,
@@ -378,7 +379,9 @@ def test_manifests_as_scopes_with_attention_scoping(tracker: Tracker, guard: Int
     agent = create_agent(
         model,
         middleware=[
-            AttentionScopingMiddleware([manifest_scope(repo), manifest_scope(deploy)]),  # type: ignore[list-item]
+            AttentionScopingMiddleware(  # type: ignore[list-item]
+                [manifest_scope(repo), manifest_scope(deploy)], **NAVIGATION_ONLY
+            ),
             ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
         ],
     )
