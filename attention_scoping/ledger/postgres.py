@@ -7,6 +7,7 @@ is never handed to two of them. Needs `psycopg` (`pip install "attention-scoping
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 import time
@@ -15,9 +16,12 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
 
 __all__ = ["PostgresLedger"]
+
+logger = logging.getLogger(__name__)
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -88,6 +92,10 @@ class PostgresLedger(SqlLedger):
             machines NTP-synchronized and leases much longer than their skew.
         max_attempts: Leases a task gets before it is failed (None: unlimited).
         connect_timeout: Seconds to wait for the server.
+        retry: How transient errors (a restart, a failover, a dropped connection) are retried
+            on a new connection; `RetryPolicy()` by default (capped exponential backoff with
+            jitter, 60 s budget). The first connection, in the constructor, is not retried: a
+            wrong DSN fails at once.
     """
 
     lock_clause = " FOR UPDATE SKIP LOCKED"
@@ -101,6 +109,7 @@ class PostgresLedger(SqlLedger):
         clock: Callable[[], float] = time.time,
         max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
         connect_timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         """Connect and create the ledger's tables if needed."""
         try:
@@ -111,7 +120,7 @@ class PostgresLedger(SqlLedger):
         if schema is not None and not _IDENT.match(schema):
             msg = f"schema must be a lower-case SQL identifier, not {schema!r}"
             raise ValueError(msg)
-        super().__init__(clock=clock, max_attempts=max_attempts)
+        super().__init__(clock=clock, max_attempts=max_attempts, retry=retry)
         self.schema = schema
         if schema:
             for attr in ("tasks_table", "events_table", "receipts_table"):
@@ -120,7 +129,8 @@ class PostgresLedger(SqlLedger):
         self._connect = lambda: psycopg.connect(
             dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
         )
-        self._conn = self._connect()
+        self._conn: Any = self._connect()
+        self._closed = False
         self._setup()
 
     def _ready(self, tx: Tx) -> bool:
@@ -150,9 +160,23 @@ class PostgresLedger(SqlLedger):
 
     def _live(self) -> Any:
         """The connection, reopened if the server dropped it (a restart, a failover)."""
-        if self._conn.broken:
+        if self._conn is None or self._conn.broken or self._conn.closed:
+            if self._closed:
+                msg = "the ledger was closed"
+                raise RuntimeError(msg)
+            self._conn = None
             self._conn = self._connect()
         return self._conn
+
+    def _reset(self) -> None:
+        """Drop the connection after a transient error; the next transaction reconnects."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                try:
+                    conn.close()
+                except Exception as exc:  # a dead connection: it is gone either way
+                    logger.debug("closing the ledger connection failed: %s", exc)
 
     @contextmanager
     def _transaction(self) -> Iterator[Tx]:
@@ -170,6 +194,7 @@ class PostgresLedger(SqlLedger):
                 yield _PgTx(cur)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (for good)."""
         with self._lock:
-            self._conn.close()
+            self._closed = True
+            self._reset()

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 
@@ -76,7 +77,9 @@ class SqliteLedger(SqlLedger):
         clock: Seconds since the epoch; inject a fake one in tests.
         max_attempts: Leases a task gets before it is failed (None: unlimited).
         synchronous: `FULL` (default) survives power loss; `NORMAL` only process crashes.
-        busy_timeout: Seconds to wait for the write lock before raising.
+        busy_timeout: Seconds to wait for the write lock before the error counts as transient.
+        retry: How transient errors (lock timeouts, disk I/O, disk full) are retried;
+            `RetryPolicy()` by default (capped exponential backoff with jitter, 60 s budget).
     """
 
     def __init__(
@@ -87,11 +90,13 @@ class SqliteLedger(SqlLedger):
         max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
         synchronous: Synchronous = "FULL",
         busy_timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         """Open the file and create the ledger's tables if needed."""
-        super().__init__(clock=clock, max_attempts=max_attempts)
+        super().__init__(clock=clock, max_attempts=max_attempts, retry=retry)
         self.db = SqliteDatabase(path, synchronous=synchronous, busy_timeout=busy_timeout)
-        self.db.setup(_schema(self.tasks_table, self.events_table, self.receipts_table))
+        schema = _schema(self.tasks_table, self.events_table, self.receipts_table)
+        self._do("open", lambda _again: self.db.setup(schema))  # waits out a held lock
 
     @contextmanager
     def _transaction(self) -> Iterator[Tx]:
@@ -102,6 +107,9 @@ class SqliteLedger(SqlLedger):
     def _read(self) -> Iterator[Tx]:
         with self.db.read() as conn:
             yield _SqliteTx(conn)
+
+    def _reset(self) -> None:
+        self.db.reset()
 
     def close(self) -> None:
         """Close the file."""
