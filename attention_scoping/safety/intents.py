@@ -13,7 +13,6 @@ Framework-free; `ManifestMiddleware` is the LangChain adapter.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attention_scoping.safety.aio import call_async
-from attention_scoping.safety.canonical import canonical_json, sha256_hex
+from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
 
@@ -135,12 +134,15 @@ class Outcome:
         return False
 
 
-def _jsonable(value: Any) -> Any:
-    """`value` made JSON-safe for the journal (unknown objects become their `str`)."""
-    try:
-        return json.loads(json.dumps(value, default=str))
-    except (TypeError, ValueError):  # circular or otherwise unserializable: keep its text
-        return str(value)
+def _recorded(result: Any) -> dict[str, Any]:
+    """A result as the journal keeps it: JSON (tagged where plain JSON cannot hold it, e.g.
+    NaN), its encoding and its SHA-256. Never raises: the change already happened."""
+    stored, encoding = to_safe_json(result)
+    return {
+        "result": stored,
+        "result_encoding": encoding,
+        "result_sha256": sha256_hex(canonical_json(stored)),
+    }
 
 
 @dataclass
@@ -231,7 +233,7 @@ class IntentGuard:
         superseded = tuple(r.intent_id for r in earlier)
         intent_id = uuid.uuid4().hex
         code = self.issuer.issue_code(digest, ttl=self.code_ttl, data={"intent_id": intent_id})
-        preview = _jsonable(preview if preview is not None else {"would_run": intent.as_dict()})
+        preview = plain_json(preview if preview is not None else {"would_run": intent.as_dict()})
         record = IntentRecord(
             intent_id=intent_id,
             intent_hash=digest,
@@ -320,7 +322,6 @@ class IntentGuard:
     def _succeed(
         self, plan: _Plan, result: Any, affected: Callable[[Any], Iterable[str]] | None
     ) -> Outcome:
-        safe = _jsonable(result)
         try:
             ids = tuple(str(i) for i in affected(result)) if affected is not None else ()
         except Exception:  # the change happened: record it even if the id hook is broken
@@ -330,9 +331,8 @@ class IntentGuard:
             plan.record.intent_id,
             IntentStatus.SUCCEEDED,
             self.clock(),
-            result=safe,
-            result_sha256=sha256_hex(canonical_json(safe)),
             affected_ids=ids,
+            **_recorded(result),
         )
         return Outcome(record)
 
@@ -463,13 +463,14 @@ class IntentGuard:
             ValueError: the intent is not awaiting reconciliation.
         """
         status = IntentStatus.SUCCEEDED if applied else IntentStatus.NOT_APPLIED
-        safe = _jsonable(result)
+        recorded = _recorded(result)
+        if not applied:
+            recorded["result_sha256"] = None
         return self.journal.finish(
             intent_id,
             status,
             self.clock(),
-            result=safe,
-            result_sha256=sha256_hex(canonical_json(safe)) if applied else None,
+            **recorded,
             affected_ids=tuple(str(i) for i in affected_ids),
             error=note or None,
             reconciled=True,
