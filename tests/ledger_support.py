@@ -33,15 +33,13 @@ def pg_dsn_or_skip() -> str:
     dsn = os.environ.get(PG_ENV)
     if not dsn:
         pytest.skip(
-            f"PostgreSQL ledger backend not tested: {PG_ENV} is not set (.ci/run installs and "
+            f"PostgreSQL backend not tested: {PG_ENV} is not set (.ci/run installs and "
             "starts a server on 127.0.0.1 and sets it)"
         )
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        pytest.skip(
-            'PostgreSQL ledger backend not tested: psycopg missing (pip install -e ".[dev]")'
-        )
+        pytest.skip('PostgreSQL backend not tested: psycopg missing (pip install -e ".[dev]")')
     return dsn
 
 
@@ -105,7 +103,7 @@ def raw_execute(ledger: SqlLedger, sql: str) -> None:
     if isinstance(ledger, SqliteLedger):
         ledger.db._live().execute(sql)
     else:
-        with ledger._conn.cursor() as cur:  # type: ignore[attr-defined]
+        with ledger.db._live().cursor() as cur:  # type: ignore[attr-defined]
             cur.execute(sql)
 
 

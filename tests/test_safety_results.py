@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.safety import (
     Capability,
     CapabilityManifest,
@@ -212,3 +213,31 @@ def test_a_journal_from_before_result_encodings_is_upgraded(tmp_path: Path) -> N
     assert guard.execute(proposal.code, INTENT, odd_result).record.result_encoding == SAFE_JSON
     again = SqliteIntentJournal(path).get(proposal.intent_id)
     assert again is not None and again.result_encoding == SAFE_JSON
+
+
+def test_the_outcome_is_recorded_through_a_lock_held_during_the_mutation(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    released: list[float] = []
+
+    def release(seconds: float) -> None:
+        if not released:
+            released.append(seconds)
+            holder.execute("COMMIT")
+
+    journal = SqliteIntentJournal(path, retry=RetryPolicy(base=0.001, cap=0.01, sleep=release))
+    guard = IntentGuard(TokenIssuer(SECRET, store=SqliteTokenStore(path)), journal)
+    journal.db.busy_timeout = 0.01
+    journal.db.reset()
+    proposal = guard.propose(INTENT)
+
+    def mutate() -> dict[str, Any]:
+        holder.execute("BEGIN IMMEDIATE")  # another process writes while the change runs
+        return odd_result()
+
+    outcome = guard.execute(proposal.code, INTENT, mutate)
+    assert released, "the journal never met the lock"
+    assert outcome.status is IntentStatus.SUCCEEDED
+    record = SqliteIntentJournal(path).get(proposal.intent_id)
+    assert record is not None and record.status is IntentStatus.SUCCEEDED
+    holder.close()

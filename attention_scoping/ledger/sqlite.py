@@ -9,26 +9,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
 from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 
 __all__ = ["SqliteLedger"]
-
-
-class _SqliteTx:
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, params).fetchall())
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return int(self.conn.execute(sql, params).rowcount)
 
 
 def _schema(tasks: str, events: str, receipts: str) -> list[str]:
@@ -98,15 +86,11 @@ class SqliteLedger(SqlLedger):
         schema = _schema(self.tasks_table, self.events_table, self.receipts_table)
         self._do("open", lambda _again: self.db.setup(schema))  # waits out a held lock
 
-    @contextmanager
-    def _transaction(self) -> Iterator[Tx]:
-        with self.db.write() as conn:
-            yield _SqliteTx(conn)
+    def _transaction(self) -> AbstractContextManager[Tx]:
+        return self.db.write_tx()
 
-    @contextmanager
-    def _read(self) -> Iterator[Tx]:
-        with self.db.read() as conn:
-            yield _SqliteTx(conn)
+    def _read(self) -> AbstractContextManager[Tx]:
+        return self.db.read_tx()
 
     def _reset(self) -> None:
         self.db.reset()

@@ -16,12 +16,28 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
-__all__ = ["SqliteDatabase", "Synchronous"]
+__all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
 
 logger = logging.getLogger(__name__)
 
 Synchronous = Literal["FULL", "NORMAL"]
 """`FULL` fsyncs every commit (survives power loss); `NORMAL` only survives process crashes."""
+
+
+class SqliteTx:
+    """A transaction's connection as the shared SQL uses it (`rows`, `run`)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        """Wrap a connection inside a transaction."""
+        self.conn = conn
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a statement and return its rows."""
+        return list(self.conn.execute(sql, params).fetchall())
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement and return the number of rows it changed."""
+        return int(self.conn.execute(sql, params).rowcount)
 
 
 class SqliteDatabase:
@@ -118,6 +134,18 @@ class SqliteDatabase:
                 self._end(conn, "ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    @contextmanager
+    def write_tx(self) -> Iterator[SqliteTx]:
+        """`write()` seen through `SqliteTx`."""
+        with self.write() as conn:
+            yield SqliteTx(conn)
+
+    @contextmanager
+    def read_tx(self) -> Iterator[SqliteTx]:
+        """`read()` seen through `SqliteTx`."""
+        with self.read() as conn:
+            yield SqliteTx(conn)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one read-only statement (a consistent snapshot of committed data)."""

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
 
@@ -336,8 +337,20 @@ class SqliteIntentJournal:
     It can share a file with `SqliteTokenStore` and `SqliteLedger` (distinct tables).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: Synchronous = "FULL") -> None:
-        """Open or create the journal's tables in the file at `path`."""
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        """Open or create the journal's tables in the file at `path`.
+
+        `retry` (default `RetryPolicy()`) retries recording an outcome through a transient
+        error (a lock held too long, a full disk), so an applied change is not left
+        `executing` by a passing fault.
+        """
+        self.retry = retry if retry is not None else RetryPolicy()
         self.db = SqliteDatabase(path, synchronous=synchronous)
         self.db.setup(_SCHEMA)
         with self.db.write() as conn:  # a journal written before results had an encoding
@@ -440,12 +453,20 @@ class SqliteIntentJournal:
             "affected_ids": affected_ids,
             "error": error,
         }
-        with self.db.write() as conn:
-            found = self._select("intent_id = ?", (intent_id,), conn)
-            new = _finished(found[0] if found else None, intent_id, status, now, fields, reconciled)
-            self._put(conn, new)
-            self._log(conn, new, {"reconciled": reconciled, "error": error})
-            return new
+
+        def attempt(again: bool) -> IntentRecord:
+            with self.db.write() as conn:
+                found = self._select("intent_id = ?", (intent_id,), conn)
+                if again and found and found[0].status is status and found[0].updated_at == now:
+                    return found[0]  # the first attempt committed before its reply was lost
+                new = _finished(
+                    found[0] if found else None, intent_id, status, now, fields, reconciled
+                )
+                self._put(conn, new)
+                self._log(conn, new, {"reconciled": reconciled, "error": error})
+                return new
+
+        return self.retry.run(attempt, what="intent journal finish", reset=self.db.reset)
 
     def unresolved(self, stale_before: float) -> list[IntentRecord]:
         """Unknown outcomes and stale executions."""
