@@ -98,7 +98,7 @@ def test_malformed_tokens_are_refused_as_malformed(token: str) -> None:
 def test_a_bare_non_ascii_string_is_refused_not_raised() -> None:
     h = Threads([execute("x1")])
     h.start("a")
-    h.resume("a", "appr_ünïcode")
+    h.resume("a", "appr_ünï.code")
     assert h.result("a", "x1")["reason"] == "malformed"
     assert h.runs == []
 
