@@ -322,3 +322,22 @@ def test_index_refits_only_when_tools_change() -> None:
     assert g.index.fits == 2
     assert g.index.spec("get_weather").description.startswith("Weather now")  # type: ignore[union-attr]
     assert np.isfinite(g.index.scores("wind", ["get_weather"])).all()
+
+
+@pytest.mark.parametrize(
+    ("actual", "ok"),
+    [(True, True), (1, False), (1.0, False), ("true", False), ([True], False), (None, False)],
+)
+def test_preconditions_compare_json_kinds_strictly(actual: object, ok: bool) -> None:
+    from attention_scoping.gating.preconditions import unmet
+
+    problem = unmet({"authenticated": True}, {"authenticated": actual})
+    assert (problem is None) is ok
+
+
+def test_preconditions_compare_numbers_by_value_and_nested_values_strictly() -> None:
+    from attention_scoping.gating.preconditions import unmet
+
+    assert unmet({"user.level": 2}, {"user": {"level": 2.0}}) is None
+    assert unmet({"user.level": 2}, {"user": {"level": "2"}}) is not None
+    assert unmet({"flags": {"beta": True}}, {"flags": {"beta": 1}}) is not None
