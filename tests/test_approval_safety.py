@@ -87,19 +87,21 @@ def test_malformed_tokens_are_refused_as_malformed(token: str) -> None:
     issuer = TokenIssuer(SECRET)
     with pytest.raises(MalformedTokenError):
         issuer.consume(token, tool_call_hash("t", {}))
+    _, refusal = ApprovalGate(issuer).verify("t", {}, token, thread_id="a")
+    assert refusal is not None and refusal["reason"] == "malformed"
+
+
+@pytest.mark.parametrize(
+    "decision",
+    [{"type": "approve", "token": "appr_é.signature"}, "appr_ünï.code"],
+    ids=["approve", "bare"],
+)
+def test_a_non_ascii_token_in_a_run_is_a_refusal(decision: Any) -> None:
     h = Threads([execute("x1")])
     h.start("a")
-    h.resume("a", {"type": "approve", "token": token})
+    h.resume("a", decision)
     body = h.result("a", "x1")
     assert body["error"] == "approval_refused" and body["reason"] == "malformed"
-    assert h.runs == []
-
-
-def test_a_bare_non_ascii_string_is_refused_not_raised() -> None:
-    h = Threads([execute("x1")])
-    h.start("a")
-    h.resume("a", "appr_ünï.code")
-    assert h.result("a", "x1")["reason"] == "malformed"
     assert h.runs == []
 
 
