@@ -9,7 +9,7 @@ enters state; `invalid_call_refusal` answers a repaired invalid call with a stru
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
@@ -20,7 +20,32 @@ from attention_scoping.core.errors import ErrorCode
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 """Argument key that marks a call whose arguments the model did not write as valid JSON."""
 
+MAX_ARGUMENT_DEPTH = 64
+"""Deepest nesting of a call's arguments passed on to a tool; deeper is refused (no tool schema
+needs more, and recursive validators and serialisers stop near 1,000 levels)."""
+
+MAX_ARGUMENT_ITEMS = 20_000
+"""Most values (containers and leaves) in a call's arguments passed on to a tool."""
+
 R = TypeVar("R")
+
+
+def _oversized(args: Any) -> str | None:
+    """Why `args` is too deep or too large to pass on (checked without recursion), or None."""
+    stack: list[tuple[Any, int]] = [(args, 1)]
+    items = 0
+    while stack:
+        value, depth = stack.pop()
+        items += 1
+        if depth > MAX_ARGUMENT_DEPTH:
+            return f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels"
+        if items > MAX_ARGUMENT_ITEMS:
+            return f"arguments hold more than {MAX_ARGUMENT_ITEMS} values"
+        if isinstance(value, Mapping):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((v, depth + 1) for v in value)
+    return None
 
 
 def _converted(invalid: Mapping[str, Any]) -> dict[str, Any]:
@@ -38,14 +63,28 @@ def _converted(invalid: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def repair_message(message: AIMessage) -> AIMessage | None:
-    """A copy of `message` whose calls all have unique ids and none is invalid, or None if fine."""
+def thread_call_ids(messages: Iterable[Any]) -> set[str]:
+    """The tool-call ids already used in a thread (a provider wants them unique in a request)."""
+    taken: set[str] = set()
+    for message in messages:
+        if isinstance(message, AIMessage):
+            taken.update(str(c["id"]) for c in message.tool_calls if isinstance(c.get("id"), str))
+    return taken
+
+
+def repair_message(message: AIMessage, taken: Iterable[str] = ()) -> AIMessage | None:
+    """A copy of `message` whose calls all have ids unique in the thread (`taken` holds the ids
+    already used) and none is invalid, or None when it needs no repair."""
     calls = [dict(c) for c in message.tool_calls] + [
         _converted(c) for c in message.invalid_tool_calls
     ]
     changed = bool(message.invalid_tool_calls)
-    seen: set[str] = set()
+    seen: set[str] = set(taken)
     for position, call in enumerate(calls):
+        problem = _oversized(call.get("args"))
+        if problem is not None:
+            call["args"] = {INVALID_ARGUMENTS_KEY: {"raw": "", "error": problem}}
+            changed = True
         cid = call.get("id")
         if not isinstance(cid, str) or not cid or cid in seen:
             base = cid if isinstance(cid, str) and cid else "call"
@@ -61,21 +100,22 @@ def repair_message(message: AIMessage) -> AIMessage | None:
     return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
 
 
-def repair_response(response: R) -> R:
+def repair_response(response: R, taken: Iterable[str] = ()) -> R:
     """`response` (a ModelResponse, an AIMessage or an ExtendedModelResponse) with its last model
-    message repaired; the same object when nothing needed repair."""
+    message repaired (ids in `taken` count as used); the same object when nothing needed it."""
+    taken = set(taken)
     if isinstance(response, AIMessage):
-        fixed = repair_message(response)
+        fixed = repair_message(response, taken)
         return response if fixed is None else fixed  # type: ignore[return-value]
     if isinstance(response, ExtendedModelResponse):
-        inner = repair_response(response.model_response)
+        inner = repair_response(response.model_response, taken)
         if inner is response.model_response:
             return response
         return ExtendedModelResponse(model_response=inner, command=response.command)  # type: ignore[return-value]
     if isinstance(response, ModelResponse) and response.result:
         last = response.result[-1]
         if isinstance(last, AIMessage):
-            fixed = repair_message(last)
+            fixed = repair_message(last, taken)
             if fixed is not None:
                 return ModelResponse(  # type: ignore[return-value]
                     result=[*response.result[:-1], fixed],
@@ -91,13 +131,12 @@ def invalid_call_refusal(call: Mapping[str, Any]) -> dict[str, Any] | None:
         return None
     detail = args[INVALID_ARGUMENTS_KEY]
     raw = detail.get("raw", "") if isinstance(detail, Mapping) else ""
+    error = detail.get("error", "") if isinstance(detail, Mapping) else ""
     name = call.get("name") or "the tool"
+    shown = f"({str(raw)[:200]!r})" if raw else f"({str(error)[:200]})"
     return {
         "error": ErrorCode.INVALID_ARGUMENTS,
         "tool": call.get("name") or "",
-        "message": (
-            f"{name} was not run: its arguments are not a valid JSON object "
-            f"({str(raw)[:200]!r})."
-        ),
+        "message": f"{name} was not run: its arguments are not a valid JSON object {shown}.",
         "next_step": f"Call {name} again with arguments written as one JSON object.",
     }

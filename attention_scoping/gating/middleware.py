@@ -23,7 +23,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
-from attention_scoping.adapters.hygiene import repair_response
+from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import tool_name, visible_tool_choice
 from attention_scoping.core.tokens import get_counter
@@ -340,7 +340,7 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision = self.prepare_request(request)
-        response = repair_response(handler(narrowed))
+        response = repair_response(handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(model_response=response, command=self._command(decision))
 
     @override
@@ -351,7 +351,7 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         narrowed, decision = await asyncio.to_thread(self.prepare_request, request)
-        response = repair_response(await handler(narrowed))
+        response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(model_response=response, command=self._command(decision))
 
 

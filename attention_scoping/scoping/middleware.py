@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
-from attention_scoping.adapters.hygiene import repair_response
+from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import (
     ToolLike,
@@ -310,7 +310,7 @@ class AttentionScopingMiddleware(
 
     def _finish(self, request: ModelRequest[ContextT], response: Any) -> Any:
         """Repair the model's tool calls (unique ids, invalid JSON answered) and the state."""
-        response = repair_response(response)
+        response = repair_response(response, thread_call_ids(request.messages))
         update = self._repair(request.state)
         if update is None:
             return response
