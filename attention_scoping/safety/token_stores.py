@@ -226,6 +226,10 @@ class SqlTokenStore(ABC):
     def _reset(self) -> None:
         """Drop the connection after a transient error."""
 
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection."""
+
     def _do(self, what: str, op: Callable[[Tx], T], *, write: bool = True) -> T:
         def attempt(_again: bool) -> T:
             with self._write() if write else self._read() as tx:
