@@ -27,7 +27,9 @@ from attention_scoping.safety import (
     OutcomeUnknownError,
     SqliteIntentJournal,
     SqliteTokenStore,
+    StoreUnavailableError,
     TokenIssuer,
+    UnresolvedIntentError,
     create_manifest_agent,
 )
 from attention_scoping.safety.canonical import (
@@ -157,7 +159,25 @@ def test_an_agent_run_goes_on_after_a_nan_result() -> None:
         done.append(dashboard)
         return {"dashboard": dashboard, "score": math.nan}
 
-    manifest = CapabilityManifest(
+    manifest = metrics_manifest(recompute)
+    guard = IntentGuard(TokenIssuer(SECRET, store=MemoryTokenStore()))
+    model = ScriptedChatModel(policy=two_phase("metrics__recompute", {"dashboard": 7}))
+    agent = create_manifest_agent(model, [manifest], guard=guard)
+    result = agent.invoke({"messages": [HumanMessage("recompute dashboard 7")]})
+    (_, executed) = bodies(result)
+    assert executed[1] == "success" and executed[2]["status"] == "executed"
+    assert executed[2]["result"] == {"$object": {"dashboard": 7, "score": {"$float": "NaN"}}}
+    assert executed[2]["result_encoding"] == SAFE_JSON
+    tm = [m for m in result["messages"] if isinstance(m, ToolMessage)][-1]
+    json.loads(str(tm.content), parse_constant=_refuse)  # strict JSON for any provider
+    assert result["messages"][-1].content == "final: executed" and done == [7]
+    record = guard.record(tm.artifact["intent"]["intent_id"])
+    assert record is not None and record.status is IntentStatus.SUCCEEDED
+
+
+def metrics_manifest(recompute: Any) -> CapabilityManifest:
+    """A `metrics` namespace with one write tool."""
+    return CapabilityManifest(
         "metrics",
         [
             Capability(
@@ -174,19 +194,6 @@ def test_an_agent_run_goes_on_after_a_nan_result() -> None:
             )
         ],
     )
-    guard = IntentGuard(TokenIssuer(SECRET, store=MemoryTokenStore()))
-    model = ScriptedChatModel(policy=two_phase("metrics__recompute", {"dashboard": 7}))
-    agent = create_manifest_agent(model, [manifest], guard=guard)
-    result = agent.invoke({"messages": [HumanMessage("recompute dashboard 7")]})
-    (_, executed) = bodies(result)
-    assert executed[1] == "success" and executed[2]["status"] == "executed"
-    assert executed[2]["result"] == {"$object": {"dashboard": 7, "score": {"$float": "NaN"}}}
-    assert executed[2]["result_encoding"] == SAFE_JSON
-    tm = [m for m in result["messages"] if isinstance(m, ToolMessage)][-1]
-    json.loads(str(tm.content), parse_constant=_refuse)  # strict JSON for any provider
-    assert result["messages"][-1].content == "final: executed" and done == [7]
-    record = guard.record(tm.artifact["intent"]["intent_id"])
-    assert record is not None and record.status is IntentStatus.SUCCEEDED
 
 
 def _refuse(token: str) -> Any:
@@ -241,3 +248,79 @@ def test_the_outcome_is_recorded_through_a_lock_held_during_the_mutation(tmp_pat
     record = SqliteIntentJournal(path).get(proposal.intent_id)
     assert record is not None and record.status is IntentStatus.SUCCEEDED
     holder.close()
+
+
+class Locked:
+    """SQLite safety stores with a short lock wait, and another process that can hold the lock."""
+
+    def __init__(self, path: Path) -> None:
+        once = RetryPolicy(base=0.001, cap=0.01, max_attempts=1)
+        self.store = SqliteTokenStore(path, retry=once)
+        self.journal = SqliteIntentJournal(path, retry=once)
+        for db in (self.store.db, self.journal.db):
+            db.busy_timeout = 0.01
+            db.reset()
+        self.guard = IntentGuard(TokenIssuer(SECRET, store=self.store), self.journal)
+        self.holder = sqlite3.connect(path, isolation_level=None)
+
+    def hold(self) -> None:
+        self.holder.execute("BEGIN IMMEDIATE")
+
+    def release(self) -> None:
+        if self.holder.in_transaction:
+            self.holder.execute("COMMIT")
+
+
+def test_an_applied_change_is_reported_even_if_the_journal_stays_locked(tmp_path: Path) -> None:
+    stores = Locked(tmp_path / "s.db")
+    proposal = stores.guard.propose(INTENT)
+
+    def mutate() -> dict[str, Any]:
+        stores.hold()  # from now on the journal cannot record anything
+        return {"done": True}
+
+    outcome = stores.guard.execute(proposal.code, INTENT, mutate)
+    assert outcome.status is IntentStatus.SUCCEEDED and outcome.result == {"done": True}
+    stores.release()
+    kept = stores.journal.get(proposal.intent_id)
+    assert kept is not None and kept.status is IntentStatus.EXECUTING  # left for reconciliation
+    assert [r.intent_id for r in stores.guard.unresolved(stale_after=-1)] == [proposal.intent_id]
+    with pytest.raises(UnresolvedIntentError):  # an identical call stays blocked meanwhile
+        stores.guard.propose(INTENT)
+
+
+def test_a_store_locked_before_the_change_refuses_and_runs_nothing(tmp_path: Path) -> None:
+    stores = Locked(tmp_path / "s.db")
+    proposal = stores.guard.propose(INTENT)
+    ran: list[int] = []
+    stores.hold()
+    with pytest.raises(StoreUnavailableError, match="not made"):
+        stores.guard.execute(proposal.code, INTENT, lambda: ran.append(1))
+    stores.release()
+    assert ran == []
+
+
+def test_an_agent_run_goes_on_when_the_store_is_locked_at_confirmation(tmp_path: Path) -> None:
+    stores = Locked(tmp_path / "s.db")
+    done: list[int] = []
+
+    def recompute(dashboard: int) -> dict[str, Any]:
+        done.append(dashboard)
+        return {"dashboard": dashboard}
+
+    preview_then_lock = two_phase("metrics__recompute", {"dashboard": 7})
+
+    def policy(messages: list[Any], tools: list[str]) -> Any:
+        answer = preview_then_lock(messages, tools)
+        if answer.tool_calls and "confirmation_code" in answer.tool_calls[0]["args"]:
+            stores.hold()  # another process takes the lock between preview and confirmation
+        return answer
+
+    model = ScriptedChatModel(policy=policy)
+    agent = create_manifest_agent(model, [metrics_manifest(recompute)], guard=stores.guard)
+    result = agent.invoke({"messages": [HumanMessage("recompute dashboard 7")]})
+    stores.release()
+    (_, refused) = bodies(result)
+    assert refused[1] == "error" and refused[2]["error"] == "intent_refused"
+    assert "store is unavailable" in refused[2]["message"] and done == []
+    assert result["messages"][-1].content == "final: intent_refused"

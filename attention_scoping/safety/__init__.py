@@ -47,6 +47,7 @@ if TYPE_CHECKING:
         PreflightError,
         Proposal,
         Reconciliation,
+        StoreUnavailableError,
         UnresolvedIntentError,
     )
     from attention_scoping.safety.journal import (
@@ -140,6 +141,7 @@ _EXPORTS = {
     "SharedMemoryStoreWarning": "token_stores",
     "SqliteIntentJournal": "journal",
     "SqliteTokenStore": "token_stores",
+    "StoreUnavailableError": "intents",
     "TamperedTokenError": "tokens",
     "TokenClaims": "tokens",
     "TokenError": "tokens",
@@ -193,6 +195,7 @@ __all__ = [
     "SharedMemoryStoreWarning",
     "SqliteIntentJournal",
     "SqliteTokenStore",
+    "StoreUnavailableError",
     "TamperedTokenError",
     "TokenClaims",
     "TokenError",

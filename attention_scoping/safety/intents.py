@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attention_scoping.ledger.retry import is_transient
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal
@@ -39,6 +40,7 @@ __all__ = [
     "PreflightError",
     "Proposal",
     "Reconciliation",
+    "StoreUnavailableError",
     "UnresolvedIntentError",
 ]
 
@@ -77,6 +79,12 @@ class UnresolvedIntentError(DuplicateIntentError):
     """The identical intent is running or has an unknown outcome: no retry until it is settled."""
 
     reason = "unresolved_intent"
+
+
+class StoreUnavailableError(IntentError):
+    """The token store or the journal stayed unavailable before the mutation: nothing ran."""
+
+    reason = "store_unavailable"
 
 
 class OutcomeUnknownError(Exception):
@@ -287,6 +295,21 @@ class IntentGuard:
     def _begin(
         self, code: str, intent: Intent, transport_errors: Iterable[type[BaseException]]
     ) -> _Plan:
+        """`_start`, with a store that stays unavailable reported as a refusal (nothing ran)."""
+        try:
+            return self._start(code, intent, transport_errors)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            msg = (
+                f"the safety store is unavailable ({type(exc).__name__}: {exc}); the change was "
+                "not made, and this confirmation may be used up: preview the call again"
+            )
+            raise StoreUnavailableError(msg) from exc
+
+    def _start(
+        self, code: str, intent: Intent, transport_errors: Iterable[type[BaseException]]
+    ) -> _Plan:
         """Redeem the code for this exact intent and mark it executing (atomically unique)."""
         digest = intent.hash
         grant = self.issuer.redeem_code(code, digest)  # TokenError on any mismatch
@@ -327,28 +350,35 @@ class IntentGuard:
         except Exception:  # the change happened: record it even if the id hook is broken
             logger.exception("affected-ids hook failed for intent %s", plan.record.intent_id)
             ids = ()
-        record = self.journal.finish(
-            plan.record.intent_id,
-            IntentStatus.SUCCEEDED,
-            self.clock(),
-            affected_ids=ids,
-            **_recorded(result),
-        )
+        record = self._finish(plan, IntentStatus.SUCCEEDED, affected_ids=ids, **_recorded(result))
         return Outcome(record)
 
     def _fail(self, plan: _Plan, exc: BaseException) -> Outcome:
         error = f"{type(exc).__name__}: {exc}"
-        record = self.journal.finish(
-            plan.record.intent_id, IntentStatus.FAILED, self.clock(), error=error
-        )
-        return Outcome(record)
+        return Outcome(self._finish(plan, IntentStatus.FAILED, error=error))
 
     def _unknown(self, plan: _Plan, exc: BaseException) -> IntentRecord:
         error = f"{type(exc).__name__}: {exc}"
         logger.warning("intent %s: outcome unknown after %s", plan.record.intent_id, error)
-        return self.journal.finish(
-            plan.record.intent_id, IntentStatus.OUTCOME_UNKNOWN, self.clock(), error=error
-        )
+        return self._finish(plan, IntentStatus.OUTCOME_UNKNOWN, error=error)
+
+    def _finish(self, plan: _Plan, status: IntentStatus, **fields: Any) -> IntentRecord:
+        """Record what the mutation did. If the journal stays unavailable, the caller still
+        gets the truth (an unsaved record) and the run goes on; the journal keeps the intent
+        `executing`, so identical calls stay blocked and `unresolved()` lists it."""
+        now = self.clock()
+        try:
+            return self.journal.finish(plan.record.intent_id, status, now, **fields)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            logger.exception(
+                "intent %s is %s but the journal is unavailable; it stays executing there "
+                "until reconciled",
+                plan.record.intent_id,
+                status.value,
+            )
+            return replace(plan.record, status=status, updated_at=now, **fields)
 
     def _settle(self, record: IntentRecord, finding: Any) -> Outcome:
         """Apply a reconciliation hook's finding to an unknown-outcome record."""
@@ -359,13 +389,19 @@ class IntentGuard:
             raise TypeError(msg)
         if finding.applied is None:
             return Outcome(record, finding)
-        settled = self.resolve(
-            record.intent_id,
-            applied=finding.applied,
-            result=finding.result,
-            affected_ids=finding.affected_ids,
-            note=finding.note,
-        )
+        try:
+            settled = self.resolve(
+                record.intent_id,
+                applied=finding.applied,
+                result=finding.result,
+                affected_ids=finding.affected_ids,
+                note=finding.note,
+            )
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            logger.exception("intent %s: reconciliation not recorded", record.intent_id)
+            return Outcome(record, finding)  # still unknown in the journal: reconciled later
         return Outcome(settled, finding)
 
     def execute(
