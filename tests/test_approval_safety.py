@@ -24,7 +24,7 @@ from attention_scoping.safety.token_stores import (
 )
 from attention_scoping.safety.tokens import MalformedTokenError, TokenIssuer, tool_call_hash
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import ARGS, SECRET, FakeClock, make_scheduled_jobs
+from tests.scheduled_jobs_support import ARGS, SECRET, FakeClock, make_scheduled_jobs
 
 
 def execute(call_id: str) -> Any:

@@ -39,8 +39,8 @@ from attention_scoping.safety.canonical import (
     to_safe_json,
 )
 from attention_scoping.testing import ScriptedChatModel
+from tests.manifest_agent_support import bodies, two_phase
 from tests.safety_support import SECRET, FakeClock
-from tests.test_safety_agent import bodies, two_phase
 
 INTENT = Intent("acme", "metrics__recompute", "dashboard/7", {"dashboard": 7})
 
