@@ -3,11 +3,15 @@
 The PostgreSQL backend needs a server: `.ci/run` starts one on 127.0.0.1 and exports
 `ATTENTION_SCOPING_TEST_PG_DSN`. Without it those tests are skipped with that reason (shown by
 `pytest -ra`); with it set but unreachable they fail, because CI must test both backends.
+`.ci/run` also exports `ATTENTION_SCOPING_TEST_PG_CTL`, the `pg_ctl -D ...` command of that
+throwaway cluster, for the tests that restart or stop the server under running workers.
 """
 
 from __future__ import annotations
 
 import os
+import shlex
+import subprocess
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,6 +24,7 @@ from attention_scoping.ledger import PostgresLedger, SqliteLedger
 from attention_scoping.ledger.sql import SqlLedger
 
 PG_ENV = "ATTENTION_SCOPING_TEST_PG_DSN"
+PG_CTL_ENV = "ATTENTION_SCOPING_TEST_PG_CTL"
 BACKENDS = ("sqlite", "postgres")
 
 
@@ -28,16 +33,40 @@ def pg_dsn_or_skip() -> str:
     dsn = os.environ.get(PG_ENV)
     if not dsn:
         pytest.skip(
-            f"PostgreSQL ledger backend not tested: {PG_ENV} is not set (.ci/run installs and "
+            f"PostgreSQL backend not tested: {PG_ENV} is not set (.ci/run installs and "
             "starts a server on 127.0.0.1 and sets it)"
         )
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        pytest.skip(
-            'PostgreSQL ledger backend not tested: psycopg missing (pip install -e ".[dev]")'
-        )
+        pytest.skip('PostgreSQL backend not tested: psycopg missing (pip install -e ".[dev]")')
     return dsn
+
+
+def pg_ctl_or_skip() -> list[str]:
+    """The `pg_ctl -D <dir> -l <log>` command of the test server (as argv), or a visible skip."""
+    pg_dsn_or_skip()
+    command = os.environ.get(PG_CTL_ENV, "")
+    if not command.strip():
+        pytest.skip(
+            f"PostgreSQL restart not tested: {PG_CTL_ENV} is not set (.ci/run sets it to the "
+            "pg_ctl command of its throwaway server)"
+        )
+    return shlex.split(command)
+
+
+def pg_ctl(argv: list[str], *args: str) -> None:
+    """Run `pg_ctl <args>` on the test server (waiting for it), failing the test on error."""
+    done = subprocess.run(
+        [*argv, *args, "-w", "-t", "60"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, f"pg_ctl {' '.join(args)} failed: {done.stderr.strip()}"
 
 
 def drop_schema(dsn: str, schema: str) -> None:
@@ -72,9 +101,9 @@ def open_ledger(kind: str, where: dict[str, Any], **kwargs: Any) -> SqlLedger:
 def raw_execute(ledger: SqlLedger, sql: str) -> None:
     """Run SQL on the ledger's own connection, bypassing its API (to probe the guarantees)."""
     if isinstance(ledger, SqliteLedger):
-        ledger.db._conn.execute(sql)
+        ledger.db._live().execute(sql)
     else:
-        with ledger._conn.cursor() as cur:  # type: ignore[attr-defined]
+        with ledger.db._live().cursor() as cur:  # type: ignore[attr-defined]
             cur.execute(sql)
 
 

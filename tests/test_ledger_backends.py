@@ -393,18 +393,3 @@ def test_threads_with_their_own_connections_complete_each_task_once(
     completed = [e.task_id for e in setup.events() if e.kind is EventKind.COMPLETED]
     assert len(completed) == len(set(completed)) == 120
     assert {r.worker for r in receipts} == {"t0", "t1", "t2", "t3"}
-
-
-def test_postgres_reconnects_after_the_server_drops_the_connection(tmp_path: Path) -> None:
-    with backend_location("postgres", tmp_path) as where:
-        import psycopg
-
-        ledger = open_ledger("postgres", where)
-        pid = ledger._conn.info.backend_pid  # type: ignore[attr-defined]
-        with psycopg.connect(where["dsn"], autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        with pytest.raises(psycopg.OperationalError):
-            ledger.counts()  # the in-flight call sees the drop
-        task = ledger.create({"n": 1})  # the next one reconnects
-        assert ledger.task(task).status is TaskStatus.PENDING
-        ledger.close()

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -27,6 +25,7 @@ from attention_scoping.safety import (
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY
+from tests.manifest_agent_support import bodies, last_body, two_phase
 from tests.safety_support import (
     COMMENT_SCHEMA,
     FakeClock,
@@ -35,8 +34,6 @@ from tests.safety_support import (
     make_guard,
     repo_manifest,
 )
-
-Policy = Callable[[list[BaseMessage], list[str]], AIMessage]
 
 
 @pytest.fixture
@@ -52,42 +49,6 @@ def tracker() -> Tracker:
 @pytest.fixture
 def guard(clock: FakeClock) -> IntentGuard:
     return make_guard(clock)
-
-
-def bodies(result: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(tool, status, parsed body) of every tool message."""
-    out: list[tuple[str, str, dict[str, Any]]] = []
-    for m in result["messages"]:
-        if isinstance(m, ToolMessage):
-            try:
-                body = json.loads(m.content)  # type: ignore[arg-type]
-            except json.JSONDecodeError:
-                body = {"text": m.content}
-            out.append((m.name or "", m.status, body))
-    return out
-
-
-def last_body(messages: list[BaseMessage]) -> dict[str, Any]:
-    tm = next(m for m in reversed(messages) if isinstance(m, ToolMessage))
-    body: dict[str, Any] = json.loads(str(tm.content))
-    return body
-
-
-def two_phase(
-    name: str, args: dict[str, Any], *, confirm_with: dict[str, Any] | None = None
-) -> Policy:
-    """A model that previews `name(args)`, then confirms with the code it was given."""
-
-    def policy(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-        if not isinstance(messages[-1], ToolMessage):
-            return calls(tool_call(name, args))
-        body = last_body(messages)
-        if body.get("status") == "confirmation_required":
-            final = {**(confirm_with or args), "confirmation_code": body["confirmation_code"]}
-            return calls(tool_call(name, final))
-        return say(f"final: {body.get('status') or body.get('error')}")
-
-    return policy
 
 
 def worker(model: ScriptedChatModel, tracker: Tracker, guard: IntentGuard, **kw: Any) -> Any:

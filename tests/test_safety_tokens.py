@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,7 @@ from attention_scoping.safety.tokens import (
     normalize_code,
 )
 from tests.safety_support import SECRET, FakeClock
+from tests.token_store_support import open_token_store, token_store_location
 
 H1 = tool_call_hash("jobs__create", {"when": "09:00", "text": "standup"})
 H2 = tool_call_hash("jobs__create", {"when": "09:30", "text": "standup"})
@@ -45,11 +47,15 @@ def clock() -> FakeClock:
     return FakeClock()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> TokenStore:
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[TokenStore]:
     if request.param == "memory":
-        return MemoryTokenStore()
-    return SqliteTokenStore(tmp_path / "tokens.db")
+        yield MemoryTokenStore()
+        return
+    with token_store_location(str(request.param), tmp_path) as where:
+        opened = open_token_store(str(request.param), where)
+        yield opened
+        opened.close()
 
 
 @pytest.fixture

@@ -32,13 +32,15 @@ from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import AgentMiddleware, ToolCallRequest
 from langchain_core.messages import ToolMessage
+from langgraph.config import get_config
 from langgraph.types import interrupt
 from typing_extensions import override
 
 from attention_scoping.adapters.refusals import refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
 from attention_scoping.core.errors import ErrorCode
-from attention_scoping.safety.canonical import tool_call_hash
+from attention_scoping.ledger.retry import DatabaseUnavailableError
+from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 
 if TYPE_CHECKING:
@@ -142,6 +144,23 @@ class ApprovalGate:
         """The hash an approval is bound to: tool name + canonical JSON of the arguments."""
         return tool_call_hash(tool, arguments)
 
+    def _token_id(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        tool_call_id: str | None,
+        thread: str | None,
+        round_: int,
+    ) -> str | None:
+        """The id of the token asking about one call in one round: the same on every re-run of
+        the node (so a rejection burns the token the human saw), new for each edit."""
+        if tool_call_id is None:
+            return None
+        intent = self.intent(tool, arguments)
+        return self.issuer.derive_id(
+            APPROVAL_KIND, thread or "", str(tool_call_id), str(round_), intent
+        )
+
     def request(
         self,
         tool: str,
@@ -150,10 +169,18 @@ class ApprovalGate:
         tool_call_id: str | None = None,
         risk: str = "write",
         description: str = "",
+        thread_id: str | None = None,
+        token_id: str | None = None,
     ) -> dict[str, Any]:
-        """The interrupt value for one call: HITL's per-call shape plus a fresh token."""
+        """The interrupt value for one call: HITL's per-call shape plus a token bound to the
+        call and to its thread (`thread_id`)."""
         token = self.issuer.issue(
-            self.intent(tool, arguments), kind=APPROVAL_KIND, ttl=self.ttl, subject=tool
+            self.intent(tool, arguments),
+            kind=APPROVAL_KIND,
+            ttl=self.ttl,
+            subject=tool,
+            context=thread_id,
+            token_id=token_id,
         )
         shown = json.dumps(dict(arguments), ensure_ascii=False, indent=2, sort_keys=True)
         text = f"{self.description_prefix}: {tool} ({risk})"
@@ -176,7 +203,7 @@ class ApprovalGate:
         """Error payload for a call that was not approved; the model reads `next_step`."""
         rejected = reason == "rejected"
         return {
-            "error": ErrorCode.REJECTED_BY_USER if rejected else "approval_refused",
+            "error": ErrorCode.REJECTED_BY_USER if rejected else ErrorCode.APPROVAL_REFUSED,
             "reason": reason,
             "tool": tool,
             "message": f"{message} Nothing was run.",
@@ -189,9 +216,10 @@ class ApprovalGate:
         }
 
     def verify(
-        self, tool: str, arguments: Mapping[str, Any], token: Any
+        self, tool: str, arguments: Mapping[str, Any], token: Any, *, thread_id: str | None = None
     ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        """Consume `token` for exactly (`tool`, `arguments`): (receipt, None) or (None, refusal)."""
+        """Consume `token` for exactly (`tool`, `arguments`) in thread `thread_id`:
+        (receipt, None) or (None, refusal). Never raises for a bad token or a store outage."""
         if not isinstance(token, str) or not token:
             return None, self.refusal(
                 tool,
@@ -199,16 +227,52 @@ class ApprovalGate:
                 "An approval must carry the approval token from the request.",
             )
         try:
-            claims = self.issuer.consume(token, self.intent(tool, arguments), kind=APPROVAL_KIND)
+            intent = self.intent(tool, arguments)
+        except CanonicalJSONError as exc:
+            return None, self.refusal(
+                tool, "invalid_decision", f"The arguments are not JSON: {exc}."
+            )
+        try:
+            claims = self.issuer.consume(token, intent, kind=APPROVAL_KIND, context=thread_id)
         except TokenError as exc:
             logger.warning("approval of %s refused: %s (%s)", tool, exc.reason, exc)
             return None, self.refusal(tool, exc.reason, f"The approval was refused: {exc}.")
+        except DatabaseUnavailableError as exc:  # fail closed: the human can approve again
+            logger.warning("approval of %s refused: token store unavailable (%s)", tool, exc)
+            return None, self.refusal(
+                tool, "store_unavailable", "The approval could not be checked (store down)."
+            )
         receipt = {
             "token_id": claims.token_id,
             "approved_at": self.issuer.clock(),
             "expires_at": claims.expires_at,
         }
         return receipt, None
+
+    def burn(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        token_id: str | None,
+        expires_at: float,
+        offered: Any = None,
+        thread_id: str | None = None,
+    ) -> None:
+        """Use up the token of a rejected request (and a token sent back with the rejection),
+        so it can approve nothing afterwards, in this thread or any other."""
+        try:
+            if token_id is not None:
+                self.issuer.burn(token_id, expires_at)
+            if isinstance(offered, str) and offered:
+                claims = self.issuer.verify(
+                    offered, self.intent(tool, arguments), kind=APPROVAL_KIND, context=thread_id
+                )
+                self.issuer.burn(claims.token_id, claims.expires_at)
+        except TokenError:  # not a live token of this call: nothing to burn
+            return
+        except DatabaseUnavailableError as exc:  # the rejection stands; the token expires
+            logger.warning("could not burn the rejected approval of %s: %s", tool, exc)
 
     # -- the LangGraph step -----------------------------------------------------------------
 
@@ -221,39 +285,31 @@ class ApprovalGate:
         risk: str = "write",
         description: str = "",
         validate: Validate | None = None,
+        thread_id: str | None = None,
     ) -> Approval:
         """Pause the graph until a human decides; must run inside a graph with a checkpointer.
 
-        On resume the node runs again from the start and `interrupt` returns the stored
-        decision, so nothing before it may have side effects (nothing here does: tokens are
-        verified when they are used, not when they are issued).
+        Tokens are bound to the thread (`thread_id`, by default the LangGraph `thread_id` of
+        the run) and burnt on rejection. On resume the node runs again from the start and
+        `interrupt` returns the stored decision, so nothing before it may have side effects
+        (nothing here does: tokens are verified when they are used, not when they are issued).
         """
+        thread = thread_id if thread_id is not None else current_thread_id()
         args = dict(arguments)
         edited = False
-        for _round in range(self.max_edits + 1):
+        for round_ in range(self.max_edits + 1):
+            token_id = self._token_id(tool, args, tool_call_id, thread, round_)
             value = self.request(
-                tool, args, tool_call_id=tool_call_id, risk=risk, description=description
+                tool,
+                args,
+                tool_call_id=tool_call_id,
+                risk=risk,
+                description=description,
+                thread_id=thread,
+                token_id=token_id,
             )
             decision = interrupt(value)
             kind, payload = _parse_decision(decision)
-            if kind == "approve":
-                offered = payload.get("args")
-                if offered is not None and offered != args:
-                    # The approved token is for `args`; anything else is a change after approval.
-                    receipt, refusal = self.verify(tool, offered, payload.get("token"))
-                    if refusal is None:  # cannot happen with a token for `args`; be strict
-                        refusal = self.refusal(tool, "intent_mismatch", "Arguments changed.")
-                    return Approval(dict(offered), refusal=refusal)
-                receipt, refusal = self.verify(tool, args, payload.get("token"))
-                if refusal is not None:
-                    return Approval(args, refusal=refusal)
-                assert receipt is not None
-                return Approval(args, receipt={**receipt, "edited": edited})
-            if kind == "reject":
-                reason = payload.get("message") or "the user rejected the call"
-                return Approval(
-                    args, refusal=self.refusal(tool, "rejected", f"The user rejected it: {reason}.")
-                )
             if kind == "edit":
                 new_args = payload.get("args")
                 if not isinstance(new_args, Mapping):
@@ -264,22 +320,93 @@ class ApprovalGate:
                         ),
                     )
                 problem = validate(new_args) if validate is not None else None
+                if problem is None:
+                    problem = self._not_json(tool, new_args)
                 if problem is not None:
                     return Approval(dict(new_args), refusal=problem)
                 args, edited = dict(new_args), True
                 continue  # an edit needs a new token: ask again for the edited call
+            if kind == "reject":
+                self.burn(
+                    tool,
+                    args,
+                    token_id=token_id,
+                    expires_at=value["expires_at"],
+                    offered=payload.get("token"),
+                    thread_id=thread,
+                )
+            return self._decided(tool, args, kind, payload, decision, thread, edited)
+        return Approval(
+            args,
+            refusal=self.refusal(tool, "too_many_edits", f"More than {self.max_edits} edits."),
+        )
+
+    def _not_json(self, tool: str, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A refusal for edited arguments canonical JSON cannot hold (NaN...), else None."""
+        try:
+            self.intent(tool, arguments)
+        except CanonicalJSONError as exc:
+            return self.refusal(
+                tool, "invalid_decision", f"The edited arguments are not JSON: {exc}."
+            )
+        return None
+
+    def _decided(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        kind: str,
+        payload: dict[str, Any],
+        decision: Any,
+        thread: str | None,
+        edited: bool,
+    ) -> Approval:
+        """The outcome of an approve, reject or unrecognised decision."""
+        if kind == "reject":
+            reason = payload.get("message") or "the user rejected the call"
+            return Approval(
+                args, refusal=self.refusal(tool, "rejected", f"The user rejected it: {reason}.")
+            )
+        if kind != "approve":
+            shown = repr(decision)
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
             return Approval(
                 args,
                 refusal=self.refusal(
                     tool,
                     "invalid_decision",
-                    f"Unrecognised decision {decision!r}; expected approve, edit or reject.",
+                    f"Unrecognised decision {shown}; expected approve, edit or reject.",
                 ),
             )
-        return Approval(
-            args,
-            refusal=self.refusal(tool, "too_many_edits", f"More than {self.max_edits} edits."),
-        )
+        offered = payload.get("args")
+        if offered is not None and not isinstance(offered, Mapping):
+            return Approval(
+                args,
+                refusal=self.refusal(tool, "invalid_decision", "`args` must be an object."),
+            )
+        if offered is not None and offered != args:
+            # The approved token is for `args`; anything else is a change after approval.
+            _, refusal = self.verify(tool, offered, payload.get("token"), thread_id=thread)
+            if refusal is None:  # cannot happen with a token for `args`; be strict
+                refusal = self.refusal(tool, "intent_mismatch", "Arguments changed.")
+            return Approval(
+                dict(offered) if isinstance(offered, Mapping) else args, refusal=refusal
+            )
+        receipt, refusal = self.verify(tool, args, payload.get("token"), thread_id=thread)
+        if refusal is not None:
+            return Approval(args, refusal=refusal)
+        assert receipt is not None
+        return Approval(args, receipt={**receipt, "edited": edited})
+
+
+def current_thread_id() -> str | None:
+    """The LangGraph `thread_id` of the run this code executes in, or None outside a run."""
+    try:
+        config = get_config()
+    except RuntimeError:  # not inside a runnable context
+        return None
+    thread = (config.get("configurable") or {}).get("thread_id")
+    return None if thread is None else str(thread)
 
 
 def _parse_decision(decision: Any) -> tuple[str, dict[str, Any]]:

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         content_sha256,
     )
     from attention_scoping.ledger.postgres import PostgresLedger
+    from attention_scoping.ledger.retry import DatabaseUnavailableError, RetryPolicy, is_transient
     from attention_scoping.ledger.roles import Coordinator, Worker, WorkResult
     from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS
     from attention_scoping.ledger.sqlite import SqliteLedger
@@ -42,13 +43,16 @@ _EXPORTS = {
     "AlreadyCompletedError": "interface",
     "content_sha256": "interface",
     "Coordinator": "roles",
+    "DatabaseUnavailableError": "retry",
     "EventKind": "interface",
+    "is_transient": "retry",
     "Lease": "interface",
     "LeaseLostError": "interface",
     "LedgerError": "interface",
     "LedgerEvent": "interface",
     "PostgresLedger": "postgres",
     "Receipt": "interface",
+    "RetryPolicy": "retry",
     "SqliteLedger": "sqlite",
     "TaskExistsError": "interface",
     "TaskInfo": "interface",
@@ -63,6 +67,7 @@ __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
     "AlreadyCompletedError",
     "Coordinator",
+    "DatabaseUnavailableError",
     "EventKind",
     "Lease",
     "LeaseLostError",
@@ -70,6 +75,7 @@ __all__ = [
     "LedgerEvent",
     "PostgresLedger",
     "Receipt",
+    "RetryPolicy",
     "SqliteLedger",
     "TaskExistsError",
     "TaskInfo",
@@ -79,6 +85,7 @@ __all__ = [
     "WorkResult",
     "Worker",
     "content_sha256",
+    "is_transient",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -7,32 +7,16 @@ is never handed to two of them. Needs `psycopg` (`pip install "attention-scoping
 
 from __future__ import annotations
 
-import re
-import threading
 import time
-import zlib
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
+from attention_scoping.ledger.postgres_db import PostgresDatabase, check_identifier
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
 
 __all__ = ["PostgresLedger"]
-
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-
-
-class _PgTx:
-    def __init__(self, cur: Any) -> None:
-        self.cur = cur
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        self.cur.execute(sql.replace("?", "%s"), tuple(params) or None)
-        return list(self.cur.fetchall()) if self.cur.description is not None else []
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        self.cur.execute(sql.replace("?", "%s"), tuple(params) or None)
-        return int(self.cur.rowcount)
 
 
 def _schema(schema: str | None, tasks: str, events: str, receipts: str) -> list[str]:
@@ -88,6 +72,10 @@ class PostgresLedger(SqlLedger):
             machines NTP-synchronized and leases much longer than their skew.
         max_attempts: Leases a task gets before it is failed (None: unlimited).
         connect_timeout: Seconds to wait for the server.
+        retry: How transient errors (a restart, a failover, a dropped connection) are retried
+            on a new connection; `RetryPolicy()` by default (capped exponential backoff with
+            jitter, 60 s budget). The first connection, in the constructor, is not retried: a
+            wrong DSN fails at once.
     """
 
     lock_clause = " FOR UPDATE SKIP LOCKED"
@@ -101,27 +89,26 @@ class PostgresLedger(SqlLedger):
         clock: Callable[[], float] = time.time,
         max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
         connect_timeout: float = 10.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         """Connect and create the ledger's tables if needed."""
-        try:
-            import psycopg
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            msg = 'PostgresLedger needs psycopg: pip install "attention-scoping[postgres]"'
-            raise ImportError(msg) from exc
-        if schema is not None and not _IDENT.match(schema):
-            msg = f"schema must be a lower-case SQL identifier, not {schema!r}"
-            raise ValueError(msg)
-        super().__init__(clock=clock, max_attempts=max_attempts)
+        check_identifier(schema)
+        super().__init__(clock=clock, max_attempts=max_attempts, retry=retry)
         self.schema = schema
         if schema:
             for attr in ("tasks_table", "events_table", "receipts_table"):
                 setattr(self, attr, f'"{schema}".{getattr(self, attr)}')
-        self._lock = threading.RLock()
-        self._connect = lambda: psycopg.connect(
-            dsn, autocommit=True, connect_timeout=max(1, int(connect_timeout))
+        self.db = PostgresDatabase(dsn, connect_timeout=connect_timeout, name="ledger")
+        self.db.setup(
+            _schema(self.schema, "ledger_tasks", "ledger_events", "ledger_receipts"),
+            ready=self._ready,
+            lock_name=f"attention_scoping.ledger:{self.schema}",
         )
-        self._conn = self._connect()
-        self._setup()
+
+    @property
+    def _conn(self) -> Any:
+        """The current psycopg connection (None between a drop and the next transaction)."""
+        return self.db.conn
 
     def _ready(self, tx: Tx) -> bool:
         """Whether the tables and their append-only triggers all exist."""
@@ -133,43 +120,15 @@ class PostgresLedger(SqlLedger):
         )
         return int(rows[0][0]) == 2
 
-    def _setup(self) -> None:
-        """Create the schema once. DDL is skipped when it exists: it would lock the tables
-        against the workers already using them."""
-        with self._transaction() as tx:
-            if self._ready(tx):
-                return
-            key = zlib.crc32(f"attention_scoping.ledger:{self.schema}".encode())
-            tx.run("SELECT pg_advisory_xact_lock(?)", (key,))  # concurrent first opens
-            if self._ready(tx):
-                return
-            for statement in _schema(
-                self.schema, "ledger_tasks", "ledger_events", "ledger_receipts"
-            ):
-                tx.run(statement)
+    def _reset(self) -> None:
+        self.db.reset()
 
-    def _live(self) -> Any:
-        """The connection, reopened if the server dropped it (a restart, a failover)."""
-        if self._conn.broken:
-            self._conn = self._connect()
-        return self._conn
+    def _transaction(self) -> AbstractContextManager[Tx]:
+        return self.db.transaction()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[Tx]:
-        with self._lock:
-            conn = self._live()
-            with conn.transaction(), conn.cursor() as cur:
-                yield _PgTx(cur)
-
-    @contextmanager
-    def _read(self) -> Iterator[Tx]:
-        with self._lock:
-            conn = self._live()
-            with conn.transaction(), conn.cursor() as cur:
-                cur.execute("SET TRANSACTION READ ONLY")
-                yield _PgTx(cur)
+    def _read(self) -> AbstractContextManager[Tx]:
+        return self.db.read()
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
-            self._conn.close()
+        """Close the connection (for good)."""
+        self.db.close()

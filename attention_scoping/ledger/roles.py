@@ -17,6 +17,12 @@ from attention_scoping.ledger.interface import (
     TaskLedger,
     TaskStatus,
 )
+from attention_scoping.ledger.retry import (
+    Backoff,
+    DatabaseUnavailableError,
+    RetryPolicy,
+    is_transient,
+)
 
 __all__ = ["Coordinator", "WorkResult", "Worker"]
 
@@ -140,6 +146,8 @@ class Worker:
         kinds: Only claim tasks of these kinds.
         retry_errors: A handler exception returns the task to the pool (until the ledger's
             `max_attempts`) when True, fails it for good when False.
+        retry: The pauses of `run` while the database is unavailable (`RetryPolicy()`: from
+            25-50 ms growing to 2.5-5 s).
     """
 
     def __init__(
@@ -151,6 +159,7 @@ class Worker:
         heartbeat_every: float | None = None,
         kinds: Iterable[str] | None = None,
         retry_errors: bool = True,
+        retry: RetryPolicy | None = None,
     ) -> None:
         """Keep the configuration."""
         self.ledger = ledger
@@ -159,6 +168,7 @@ class Worker:
         self.heartbeat_every = heartbeat_every or lease_seconds / 3
         self.kinds = list(kinds) if kinds is not None else None
         self.retry_errors = retry_errors
+        self.retry = retry if retry is not None else RetryPolicy()
 
     def run_one(self, handle: Callable[[Lease], WorkResult]) -> Receipt | None:
         """Claim one task and process it; its receipt, or None when nothing was claimable or
@@ -182,8 +192,45 @@ class Worker:
         if beat.lost is not None and isinstance(beat.lost, LeaseLostError):
             raise beat.lost
         if failed:
-            return self.ledger.fail(beat.lease, error, retry=self.retry_errors)
-        return self.ledger.complete(beat.lease, result.output, affected_ids=result.affected_ids)
+            retry = self.retry_errors
+            return self._record(lambda: self.ledger.fail(beat.lease, error, retry=retry))
+        return self._record(
+            lambda: self.ledger.complete(
+                beat.lease, result.output, affected_ids=result.affected_ids
+            )
+        )
+
+    def _record(self, write: Callable[[], Receipt | None]) -> Receipt | None:
+        """Write a finished task's outcome, insisting while the database is away for up to one
+        lease length (the work is done; redoing it would be the only alternative). The ledger
+        still refuses a lease that expired meanwhile."""
+        deadline = time.monotonic() + self.lease_seconds
+        backoff = Backoff(self.retry)
+        while True:
+            try:
+                return write()
+            except DatabaseUnavailableError as exc:
+                if time.monotonic() >= deadline:
+                    raise
+                pause = backoff.next()
+                logger.warning(
+                    "%s: outcome not recorded yet (%s); retry in %.2f s", self.name, exc, pause
+                )
+                time.sleep(pause)
+
+    def _step(self, handle: Callable[[Lease], WorkResult], until_idle: bool) -> str:
+        """One turn of the loop: "done" (a receipt), "retry" (go on now), "idle" or "finished"."""
+        try:
+            receipt = self.run_one(handle)
+        except LedgerError as exc:  # a lost lease: the task is someone else's now
+            logger.warning("%s: %s", self.name, exc)
+            return "retry"
+        if receipt is not None:
+            return "done"
+        counts = self.ledger.counts()
+        if until_idle and not counts[TaskStatus.PENDING] and not counts[TaskStatus.LEASED]:
+            return "finished"
+        return "idle"
 
     def run(
         self,
@@ -195,22 +242,31 @@ class Worker:
         until_idle: bool = False,
     ) -> int:
         """Process tasks until `stop` is set, `max_tasks` are done, or (with `until_idle`)
-        nothing is left open. Returns the number of receipts written."""
+        nothing is left open. Returns the number of receipts written.
+
+        The loop outlives the database: a transient error (a restart, the server down for a
+        while, a full disk) pauses it with capped exponential backoff and jitter, then it
+        goes on; a task whose completion could not be recorded returns to the pool when its
+        lease expires. Errors that waiting cannot clear are raised.
+        """
         done = 0
+        backoff = Backoff(self.retry)
+        wait = stop.wait if stop is not None else time.sleep
         while (stop is None or not stop.is_set()) and (max_tasks is None or done < max_tasks):
             try:
-                receipt = self.run_one(handle)
-            except LedgerError as exc:
-                logger.warning("%s: %s", self.name, exc)
+                step = self._step(handle, until_idle)
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                pause = backoff.next()
+                logger.warning("%s: database unavailable (%s); pause %.2f s", self.name, exc, pause)
+                wait(pause)
                 continue
-            if receipt is not None:
-                done += 1
-                continue
-            counts = self.ledger.counts()
-            if until_idle and not counts[TaskStatus.PENDING] and not counts[TaskStatus.LEASED]:
+            backoff.reset()
+            if step == "finished":
                 break
-            if stop is not None:
-                stop.wait(idle_sleep)
-            else:
-                time.sleep(idle_sleep)
+            if step == "done":
+                done += 1
+            elif step == "idle":
+                wait(idle_sleep)
         return done

@@ -4,17 +4,24 @@ Each operation is one transaction that first locks the task row it changes (`BEG
 on SQLite, `SELECT ... FOR UPDATE [SKIP LOCKED]` on PostgreSQL), checks the lease, then updates
 the task and appends to the event log. The check and the change can therefore never interleave
 with another worker's: a task is leased by one worker at a time and completed once.
+
+Every operation is retried on a fresh connection when the database fails transiently (a
+restart, a full disk, a lock held too long; see `retry`). A retried write first looks whether
+its earlier attempt committed before the connection dropped (ids and lease ids are drawn before
+the first attempt), so a retry never creates a task twice, leases two tasks, or refuses its own
+completion.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from attention_scoping.ledger.interface import (
     AlreadyCompletedError,
@@ -30,8 +37,11 @@ from attention_scoping.ledger.interface import (
     UnknownTaskError,
 )
 from attention_scoping.ledger.interface import content_sha256 as hash_output
+from attention_scoping.ledger.retry import RetryPolicy
 
 __all__ = ["SqlLedger", "Tx"]
+
+T = TypeVar("T")
 
 DEFAULT_MAX_ATTEMPTS = 10
 """Leases a task gets before it is failed as poison (a task that kills every worker)."""
@@ -108,13 +118,15 @@ class SqlLedger(TaskLedger):
         clock: Callable[[], float] = time.time,
         max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
         prefix: str = "",
+        retry: RetryPolicy | None = None,
     ) -> None:
-        """Keep the clock, the attempt limit and the table-name prefix."""
+        """Keep the clock, the attempt limit, the table-name prefix and the retry policy."""
         if max_attempts is not None and max_attempts < 1:
             msg = f"max_attempts must be at least 1 (or None), not {max_attempts}"
             raise ValueError(msg)
         self.clock = clock
         self.max_attempts = max_attempts
+        self.retry = retry if retry is not None else RetryPolicy()
         self.tasks_table = f"{prefix}ledger_tasks"
         self.events_table = f"{prefix}ledger_events"
         self.receipts_table = f"{prefix}ledger_receipts"
@@ -126,6 +138,22 @@ class SqlLedger(TaskLedger):
     @abstractmethod
     def _read(self) -> AbstractContextManager[Tx]:
         """A read-only snapshot."""
+
+    def _reset(self) -> None:
+        """Drop the connection after a transient error (the next transaction reconnects)."""
+
+    def _do(self, what: str, op: Callable[[bool], T]) -> T:
+        """Run `op(again)` under the retry policy (see `RetryPolicy.run`)."""
+        return self.retry.run(op, what=f"ledger {what}", reset=self._reset)
+
+    def _reads(self, what: str, op: Callable[[Tx], T]) -> T:
+        """One read-only snapshot, retried on transient errors."""
+
+        def attempt(_again: bool) -> T:
+            with self._read() as tx:
+                return op(tx)
+
+        return self._do(what, attempt)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -281,6 +309,60 @@ class SqlLedger(TaskLedger):
             return True
         return False
 
+    # -- what an earlier attempt left (after a connection dropped around its COMMIT) -------
+
+    def _committed_task(self, task_id: str, kind: str, payload: Mapping[str, Any]) -> bool:
+        """Whether `task_id` exists with exactly this kind and payload."""
+        body = json.dumps(dict(payload), sort_keys=True)
+        with self._read() as tx:
+            rows = tx.rows(
+                f"SELECT kind, payload FROM {self.tasks_table} WHERE task_id = ?", (task_id,)
+            )
+        return bool(rows) and rows[0][0] == kind and rows[0][1] == body
+
+    def _own_lease(self, lease_id: str, lease_seconds: float) -> Lease | None:
+        """The lease `lease_id` if an earlier attempt of this claim took it."""
+        with self._read() as tx:
+            rows = tx.rows(
+                f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE lease_id = ? AND status = ?",
+                (lease_id, TaskStatus.LEASED.value),
+            )
+        if not rows:
+            return None
+        row = rows[0]
+        return Lease(
+            task_id=row[0],
+            lease_id=lease_id,
+            worker=row[6],
+            attempt=int(row[4]),
+            expires_at=float(row[7]),
+            lease_seconds=lease_seconds,
+            kind=row[1],
+            payload=json.loads(row[2]),
+        )
+
+    def _own_receipt(self, lease: Lease, status: TaskStatus) -> Receipt | None:
+        """The task's receipt if an earlier attempt with `lease` wrote it."""
+        with self._read() as tx:
+            rows = tx.rows(
+                f"SELECT {_RECEIPT_COLS} FROM {self.receipts_table} WHERE task_id = ?",
+                (lease.task_id,),
+            )
+        if not rows:
+            return None
+        receipt = _receipt(rows[0])
+        return receipt if (receipt.lease_id, receipt.status) == (lease.lease_id, status) else None
+
+    def _own_retry(self, lease: Lease) -> bool:
+        """Whether an earlier attempt returned the task to the pool under `lease`."""
+        with self._read() as tx:
+            rows = tx.rows(
+                f"SELECT data FROM {self.events_table} "
+                "WHERE task_id = ? AND lease_id = ? AND kind = ?",
+                (lease.task_id, lease.lease_id, EventKind.FAILED.value),
+            )
+        return any(json.loads(data).get("retry") for (data,) in rows)
+
     # -- writes -----------------------------------------------------------------------------
 
     def create(
@@ -293,16 +375,76 @@ class SqlLedger(TaskLedger):
         delay: float = 0.0,
     ) -> str:
         """Add a pending task and return its id."""
-        with self._transaction() as tx:
-            return self._insert_task(tx, payload, task_id, kind, max_attempts, self.clock(), delay)
+        tid = uuid.uuid4().hex if task_id is None else task_id
+
+        def attempt(again: bool) -> str:
+            if again and self._committed_task(tid, kind, payload):
+                return tid
+            with self._transaction() as tx:
+                return self._insert_task(tx, payload, tid, kind, max_attempts, self.clock(), delay)
+
+        return self._do("create", attempt)
 
     def create_many(
         self, payloads: Iterable[Mapping[str, Any]], *, kind: str = "task"
     ) -> list[str]:
         """Add many pending tasks in one transaction."""
-        with self._transaction() as tx:
-            now = self.clock()
-            return [self._insert_task(tx, p, None, kind, None, now, 0.0) for p in payloads]
+        items = [(uuid.uuid4().hex, p) for p in payloads]
+
+        def attempt(again: bool) -> list[str]:
+            if again and items and self._committed_task(items[0][0], kind, items[0][1]):
+                return [tid for tid, _ in items]  # one transaction: all of them committed
+            with self._transaction() as tx:
+                now = self.clock()
+                return [self._insert_task(tx, p, tid, kind, None, now, 0.0) for tid, p in items]
+
+        return self._do("create_many", attempt)
+
+    def _claim(
+        self, tx: Tx, worker: str, lease_seconds: float, kinds: list[str] | None, lease_id: str
+    ) -> Lease | None:
+        where = f"status IN ('{_OPEN[0]}', '{_OPEN[1]}') AND ready_at <= ?"
+        if kinds:
+            where += f" AND kind IN ({', '.join('?' * len(kinds))})"
+        sql = (
+            f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE {where} "
+            f"ORDER BY ready_at, created_seq LIMIT 1{self.lock_clause}"
+        )
+        now = self.clock()
+        while True:
+            rows = tx.rows(sql, (now, *(kinds or ())))
+            if not rows:
+                return None
+            row = rows[0]
+            if row[3] == TaskStatus.LEASED.value and self._expire(tx, row, now):
+                continue
+            attempt = int(row[4]) + 1
+            expires = now + lease_seconds
+            tx.run(
+                f"UPDATE {self.tasks_table} SET status = ?, attempts = ?, lease_id = ?, "
+                "worker = ?, ready_at = ?, updated_at = ? WHERE task_id = ?",
+                (TaskStatus.LEASED.value, attempt, lease_id, worker, expires, now, row[0]),
+            )
+            self._event(
+                tx,
+                row[0],
+                EventKind.LEASED,
+                now,
+                worker=worker,
+                lease_id=lease_id,
+                attempt=attempt,
+                data={"expires_at": expires},
+            )
+            return Lease(
+                task_id=row[0],
+                lease_id=lease_id,
+                worker=worker,
+                attempt=attempt,
+                expires_at=expires,
+                lease_seconds=lease_seconds,
+                kind=row[1],
+                payload=json.loads(row[2]),
+            )
 
     def claim(
         self, worker: str, *, lease_seconds: float = 30.0, kinds: Sequence[str] | None = None
@@ -311,83 +453,44 @@ class SqlLedger(TaskLedger):
         if lease_seconds <= 0:
             msg = f"lease_seconds must be positive, not {lease_seconds}"
             raise ValueError(msg)
-        kinds = list(kinds) if kinds is not None else None
-        where = f"status IN ('{_OPEN[0]}', '{_OPEN[1]}') AND ready_at <= ?"
-        if kinds:
-            where += f" AND kind IN ({', '.join('?' * len(kinds))})"
-        sql = (
-            f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE {where} "
-            f"ORDER BY ready_at, created_seq LIMIT 1{self.lock_clause}"
-        )
-        with self._transaction() as tx:
-            now = self.clock()
-            while True:
-                rows = tx.rows(sql, (now, *(kinds or ())))
-                if not rows:
-                    return None
-                row = rows[0]
-                if row[3] == TaskStatus.LEASED.value and self._expire(tx, row, now):
-                    continue
-                attempt = int(row[4]) + 1
-                lease_id = uuid.uuid4().hex
-                expires = now + lease_seconds
+        wanted = list(kinds) if kinds is not None else None
+        lease_id = uuid.uuid4().hex
+
+        def attempt(again: bool) -> Lease | None:
+            if again and (found := self._own_lease(lease_id, lease_seconds)) is not None:
+                return found
+            with self._transaction() as tx:
+                return self._claim(tx, worker, lease_seconds, wanted, lease_id)
+
+        return self._do("claim", attempt)
+
+    def heartbeat(self, lease: Lease, *, lease_seconds: float | None = None) -> Lease:
+        """Extend `lease` (a retry after a dropped COMMIT just extends it once more)."""
+        seconds = lease.lease_seconds if lease_seconds is None else lease_seconds
+
+        def attempt(_again: bool) -> float:
+            with self._transaction() as tx:
+                now = self.clock()
+                self._held(tx, lease, now)
+                expires = now + seconds
                 tx.run(
-                    f"UPDATE {self.tasks_table} SET status = ?, attempts = ?, lease_id = ?, "
-                    "worker = ?, ready_at = ?, updated_at = ? WHERE task_id = ?",
-                    (TaskStatus.LEASED.value, attempt, lease_id, worker, expires, now, row[0]),
+                    f"UPDATE {self.tasks_table} SET ready_at = ?, updated_at = ? WHERE task_id = ?",
+                    (expires, now, lease.task_id),
                 )
                 self._event(
                     tx,
-                    row[0],
-                    EventKind.LEASED,
+                    lease.task_id,
+                    EventKind.HEARTBEAT,
                     now,
-                    worker=worker,
-                    lease_id=lease_id,
-                    attempt=attempt,
+                    worker=lease.worker,
+                    lease_id=lease.lease_id,
+                    attempt=lease.attempt,
                     data={"expires_at": expires},
                 )
-                return Lease(
-                    row[0],
-                    lease_id,
-                    worker,
-                    attempt,
-                    expires,
-                    lease_seconds,
-                    row[1],
-                    json.loads(row[2]),
-                )
+                return expires
 
-    def heartbeat(self, lease: Lease, *, lease_seconds: float | None = None) -> Lease:
-        """Extend `lease`."""
-        seconds = lease.lease_seconds if lease_seconds is None else lease_seconds
-        with self._transaction() as tx:
-            now = self.clock()
-            self._held(tx, lease, now)
-            expires = now + seconds
-            tx.run(
-                f"UPDATE {self.tasks_table} SET ready_at = ?, updated_at = ? WHERE task_id = ?",
-                (expires, now, lease.task_id),
-            )
-            self._event(
-                tx,
-                lease.task_id,
-                EventKind.HEARTBEAT,
-                now,
-                worker=lease.worker,
-                lease_id=lease.lease_id,
-                attempt=lease.attempt,
-                data={"expires_at": expires},
-            )
-        return Lease(
-            lease.task_id,
-            lease.lease_id,
-            lease.worker,
-            lease.attempt,
-            expires,
-            seconds,
-            lease.kind,
-            lease.payload,
-        )
+        expires = self._do("heartbeat", attempt)
+        return dataclasses.replace(lease, expires_at=expires, lease_seconds=seconds)
 
     def complete(
         self,
@@ -403,83 +506,108 @@ class SqlLedger(TaskLedger):
             raise ValueError(msg)
         sha = content_sha256 if output is None else hash_output(output)
         affected = [str(i) for i in affected_ids]
-        with self._transaction() as tx:
-            now = self.clock()
-            self._held(tx, lease, now)
-            return self._finish(
+
+        def attempt(again: bool) -> Receipt:
+            if again and (mine := self._own_receipt(lease, TaskStatus.COMPLETED)) is not None:
+                return mine
+            with self._transaction() as tx:
+                now = self.clock()
+                self._held(tx, lease, now)
+                return self._finish(
+                    tx,
+                    lease.task_id,
+                    TaskStatus.COMPLETED,
+                    now,
+                    worker=lease.worker,
+                    lease_id=lease.lease_id,
+                    attempt=lease.attempt,
+                    sha=sha,
+                    affected=affected,
+                    error=None,
+                )
+
+        return self._do("complete", attempt)
+
+    def _fail(
+        self, tx: Tx, lease: Lease, error: str, retry: bool, retry_after: float
+    ) -> Receipt | None:
+        now = self.clock()
+        row = self._held(tx, lease, now)
+        max_attempts = row[5]
+        if retry and (max_attempts is None or lease.attempt < max_attempts):
+            self._event(
                 tx,
                 lease.task_id,
-                TaskStatus.COMPLETED,
+                EventKind.FAILED,
                 now,
                 worker=lease.worker,
                 lease_id=lease.lease_id,
                 attempt=lease.attempt,
-                sha=sha,
-                affected=affected,
-                error=None,
+                data={"error": error, "retry": True},
             )
+            tx.run(
+                f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, lease_id = NULL, "
+                "worker = NULL, updated_at = ? WHERE task_id = ?",
+                (TaskStatus.PENDING.value, now + retry_after, now, lease.task_id),
+            )
+            return None
+        return self._finish(
+            tx,
+            lease.task_id,
+            TaskStatus.FAILED,
+            now,
+            worker=lease.worker,
+            lease_id=lease.lease_id,
+            attempt=lease.attempt,
+            sha=None,
+            affected=(),
+            error=error,
+        )
 
     def fail(
         self, lease: Lease, error: str, *, retry: bool = False, retry_after: float = 0.0
     ) -> Receipt | None:
         """Give up on the task, for now (`retry`) or for good."""
-        with self._transaction() as tx:
-            now = self.clock()
-            row = self._held(tx, lease, now)
-            max_attempts = row[5]
-            if retry and (max_attempts is None or lease.attempt < max_attempts):
-                self._event(
-                    tx,
-                    lease.task_id,
-                    EventKind.FAILED,
-                    now,
-                    worker=lease.worker,
-                    lease_id=lease.lease_id,
-                    attempt=lease.attempt,
-                    data={"error": error, "retry": True},
-                )
-                tx.run(
-                    f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, lease_id = NULL, "
-                    "worker = NULL, updated_at = ? WHERE task_id = ?",
-                    (TaskStatus.PENDING.value, now + retry_after, now, lease.task_id),
-                )
-                return None
-            return self._finish(
-                tx,
-                lease.task_id,
-                TaskStatus.FAILED,
-                now,
-                worker=lease.worker,
-                lease_id=lease.lease_id,
-                attempt=lease.attempt,
-                sha=None,
-                affected=(),
-                error=error,
-            )
+
+        def attempt(again: bool) -> Receipt | None:
+            if again:
+                if (mine := self._own_receipt(lease, TaskStatus.FAILED)) is not None:
+                    return mine
+                if self._own_retry(lease):
+                    return None
+            with self._transaction() as tx:
+                return self._fail(tx, lease, error, retry, retry_after)
+
+        return self._do("fail", attempt)
 
     def expire_leases(self) -> int:
         """Return every task with an expired lease to the pool now."""
-        with self._transaction() as tx:
-            now = self.clock()
-            rows = tx.rows(
-                f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE status = ? AND ready_at <= ? "
-                f"ORDER BY ready_at{self.lock_clause}",
-                (TaskStatus.LEASED.value, now),
-            )
-            for row in rows:
-                if not self._expire(tx, row, now):
-                    tx.run(
-                        f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, "
-                        "lease_id = NULL, worker = NULL, updated_at = ? WHERE task_id = ?",
-                        (TaskStatus.PENDING.value, now, now, row[0]),
-                    )
-            return len(rows)
+
+        def attempt(_again: bool) -> int:
+            with self._transaction() as tx:
+                now = self.clock()
+                rows = tx.rows(
+                    f"SELECT {_TASK_COLS} FROM {self.tasks_table} "
+                    f"WHERE status = ? AND ready_at <= ? ORDER BY ready_at{self.lock_clause}",
+                    (TaskStatus.LEASED.value, now),
+                )
+                for row in rows:
+                    if not self._expire(tx, row, now):
+                        tx.run(
+                            f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, "
+                            "lease_id = NULL, worker = NULL, updated_at = ? WHERE task_id = ?",
+                            (TaskStatus.PENDING.value, now, now, row[0]),
+                        )
+                return len(rows)
+
+        return self._do("expire_leases", attempt)
 
     # -- reads ------------------------------------------------------------------------------
 
     def receipt(self, task_id: str) -> Receipt | None:
         """The task's receipt, or None while it is not finished."""
-        with self._read() as tx:
+
+        def read(tx: Tx) -> Receipt | None:
             rows = tx.rows(
                 f"SELECT {_RECEIPT_COLS} FROM {self.receipts_table} WHERE task_id = ?", (task_id,)
             )
@@ -489,6 +617,8 @@ class SqlLedger(TaskLedger):
                 msg = f"no task {task_id!r}"
                 raise UnknownTaskError(msg)
             return None
+
+        return self._reads("receipt", read)
 
     def receipts(
         self,
@@ -509,15 +639,16 @@ class SqlLedger(TaskLedger):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        with self._read() as tx:
-            return [_receipt(r) for r in tx.rows(sql, params)]
+        return self._reads("receipts", lambda tx: [_receipt(r) for r in tx.rows(sql, params)])
 
     def task(self, task_id: str) -> TaskInfo:
         """A task's current state."""
-        with self._read() as tx:
-            rows = tx.rows(
+        rows = self._reads(
+            "task",
+            lambda tx: tx.rows(
                 f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE task_id = ?", (task_id,)
-            )
+            ),
+        )
         if not rows:
             msg = f"no task {task_id!r}"
             raise UnknownTaskError(msg)
@@ -525,8 +656,10 @@ class SqlLedger(TaskLedger):
 
     def counts(self) -> dict[TaskStatus, int]:
         """Number of tasks per status."""
-        with self._read() as tx:
-            rows = tx.rows(f"SELECT status, COUNT(*) FROM {self.tasks_table} GROUP BY status")
+        rows = self._reads(
+            "counts",
+            lambda tx: tx.rows(f"SELECT status, COUNT(*) FROM {self.tasks_table} GROUP BY status"),
+        )
         out = dict.fromkeys(TaskStatus, 0)
         out.update({TaskStatus(s): int(n) for s, n in rows})
         return out
@@ -547,8 +680,7 @@ class SqlLedger(TaskLedger):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        with self._read() as tx:
-            rows = tx.rows(sql, params)
+        rows = self._reads("events", lambda tx: tx.rows(sql, params))
         return [
             LedgerEvent(int(s), t, EventKind(k), float(at), w, lid, a, json.loads(d))
             for s, t, k, at, w, lid, a, d in rows

@@ -9,25 +9,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 
 __all__ = ["SqliteLedger"]
-
-
-class _SqliteTx:
-    def __init__(self, conn: Any) -> None:
-        self.conn = conn
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        return list(self.conn.execute(sql, params).fetchall())
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        return int(self.conn.execute(sql, params).rowcount)
 
 
 def _schema(tasks: str, events: str, receipts: str) -> list[str]:
@@ -76,7 +65,9 @@ class SqliteLedger(SqlLedger):
         clock: Seconds since the epoch; inject a fake one in tests.
         max_attempts: Leases a task gets before it is failed (None: unlimited).
         synchronous: `FULL` (default) survives power loss; `NORMAL` only process crashes.
-        busy_timeout: Seconds to wait for the write lock before raising.
+        busy_timeout: Seconds to wait for the write lock before the error counts as transient.
+        retry: How transient errors (lock timeouts, disk I/O, disk full) are retried;
+            `RetryPolicy()` by default (capped exponential backoff with jitter, 60 s budget).
     """
 
     def __init__(
@@ -87,21 +78,22 @@ class SqliteLedger(SqlLedger):
         max_attempts: int | None = DEFAULT_MAX_ATTEMPTS,
         synchronous: Synchronous = "FULL",
         busy_timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         """Open the file and create the ledger's tables if needed."""
-        super().__init__(clock=clock, max_attempts=max_attempts)
+        super().__init__(clock=clock, max_attempts=max_attempts, retry=retry)
         self.db = SqliteDatabase(path, synchronous=synchronous, busy_timeout=busy_timeout)
-        self.db.setup(_schema(self.tasks_table, self.events_table, self.receipts_table))
+        schema = _schema(self.tasks_table, self.events_table, self.receipts_table)
+        self._do("open", lambda _again: self.db.setup(schema))  # waits out a held lock
 
-    @contextmanager
-    def _transaction(self) -> Iterator[Tx]:
-        with self.db.write() as conn:
-            yield _SqliteTx(conn)
+    def _transaction(self) -> AbstractContextManager[Tx]:
+        return self.db.write_tx()
 
-    @contextmanager
-    def _read(self) -> Iterator[Tx]:
-        with self.db.read() as conn:
-            yield _SqliteTx(conn)
+    def _read(self) -> AbstractContextManager[Tx]:
+        return self.db.read_tx()
+
+    def _reset(self) -> None:
+        self.db.reset()
 
     def close(self) -> None:
         """Close the file."""

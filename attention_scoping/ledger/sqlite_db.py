@@ -1,11 +1,14 @@
 """One SQLite file shared safely by threads and processes: WAL, busy timeout, immediate writes.
 
 Used by the SQLite ledger and by the safety stores (used tokens, confirmation codes, intents),
-so every durable SQLite table of the package is opened and written the same way.
+so every durable SQLite table of the package is opened and written the same way. After a
+transient error (disk I/O, disk full, a lock held past the busy timeout) `reset()` drops the
+connection and the next transaction opens a fresh one.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import threading
@@ -13,10 +16,28 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
-__all__ = ["SqliteDatabase", "Synchronous"]
+__all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
+
+logger = logging.getLogger(__name__)
 
 Synchronous = Literal["FULL", "NORMAL"]
 """`FULL` fsyncs every commit (survives power loss); `NORMAL` only survives process crashes."""
+
+
+class SqliteTx:
+    """A transaction's connection as the shared SQL uses it (`rows`, `run`)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        """Wrap a connection inside a transaction."""
+        self.conn = conn
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a statement and return its rows."""
+        return list(self.conn.execute(sql, params).fetchall())
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement and return the number of rows it changed."""
+        return int(self.conn.execute(sql, params).rowcount)
 
 
 class SqliteDatabase:
@@ -40,41 +61,96 @@ class SqliteDatabase:
             msg = f"synchronous must be 'FULL' or 'NORMAL', not {synchronous!r}"
             raise ValueError(msg)
         self.path = os.fspath(path)
+        self.busy_timeout = busy_timeout
+        self.synchronous = synchronous
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        self._closed = False
+        self._conn: sqlite3.Connection | None = self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection with the pragmas every user of the file relies on."""
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
         )
-        self._conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute(f"PRAGMA synchronous = {synchronous}")
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _live(self) -> sqlite3.Connection:
+        """The connection, reopened when a reset dropped it."""
+        if self._conn is None:
+            if self._closed:
+                msg = f"the database {self.path} was closed"
+                raise sqlite3.ProgrammingError(msg)
+            self._conn = self._connect()
+        return self._conn
+
+    def reset(self) -> None:
+        """Drop the connection (after a transient error); the next use opens a new one."""
+        with self._lock:
+            conn, self._conn = self._conn, None
+            if conn is not None:
+                try:
+                    conn.close()
+                except sqlite3.Error as exc:  # a broken connection: it is gone either way
+                    logger.debug("closing %s failed: %s", self.path, exc)
+
+    def _end(self, conn: sqlite3.Connection, statement: str) -> None:
+        """End a failed transaction; a connection that cannot even roll back is dropped."""
+        try:
+            if conn.in_transaction:  # also when COMMIT itself failed
+                conn.execute(statement)
+        except sqlite3.Error as exc:
+            logger.warning("%s on %s failed (%s); reopening", statement, self.path, exc)
+            self.reset()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error)."""
         with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
+            conn = self._live()
+            conn.execute("BEGIN IMMEDIATE")
             try:
-                yield self._conn
-                self._conn.execute("COMMIT")
+                yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                if self._conn.in_transaction:  # also when COMMIT itself failed
-                    self._conn.execute("ROLLBACK")
+                self._end(conn, "ROLLBACK")
                 raise
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         """A read transaction: one consistent snapshot, without taking the write lock."""
         with self._lock:
-            self._conn.execute("BEGIN")
+            conn = self._live()
+            conn.execute("BEGIN")
             try:
-                yield self._conn
-            finally:
-                self._conn.execute("COMMIT")
+                yield conn
+            except BaseException:
+                self._end(conn, "ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    @contextmanager
+    def write_tx(self) -> Iterator[SqliteTx]:
+        """`write()` seen through `SqliteTx`."""
+        with self.write() as conn:
+            yield SqliteTx(conn)
+
+    @contextmanager
+    def read_tx(self) -> Iterator[SqliteTx]:
+        """`read()` seen through `SqliteTx`."""
+        with self.read() as conn:
+            yield SqliteTx(conn)
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Rows of one read-only statement (a consistent snapshot of committed data)."""
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            return self._live().execute(sql, params).fetchall()
 
     def setup(self, statements: Iterable[str]) -> None:
         """Run schema statements (all `IF NOT EXISTS`) in one write transaction."""
@@ -83,6 +159,7 @@ class SqliteDatabase:
                 conn.execute(statement)
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (for good: it is not reopened)."""
         with self._lock:
-            self._conn.close()
+            self._closed = True
+            self.reset()

@@ -13,15 +13,15 @@ Framework-free; `ManifestMiddleware` is the LangChain adapter.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attention_scoping.ledger.retry import is_transient
 from attention_scoping.safety.aio import call_async
-from attention_scoping.safety.canonical import canonical_json, sha256_hex
+from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
 
@@ -40,6 +40,7 @@ __all__ = [
     "PreflightError",
     "Proposal",
     "Reconciliation",
+    "StoreUnavailableError",
     "UnresolvedIntentError",
 ]
 
@@ -78,6 +79,12 @@ class UnresolvedIntentError(DuplicateIntentError):
     """The identical intent is running or has an unknown outcome: no retry until it is settled."""
 
     reason = "unresolved_intent"
+
+
+class StoreUnavailableError(IntentError):
+    """The token store or the journal stayed unavailable before the mutation: nothing ran."""
+
+    reason = "store_unavailable"
 
 
 class OutcomeUnknownError(Exception):
@@ -135,12 +142,15 @@ class Outcome:
         return False
 
 
-def _jsonable(value: Any) -> Any:
-    """`value` made JSON-safe for the journal (unknown objects become their `str`)."""
-    try:
-        return json.loads(json.dumps(value, default=str))
-    except (TypeError, ValueError):  # circular or otherwise unserializable: keep its text
-        return str(value)
+def _recorded(result: Any) -> dict[str, Any]:
+    """A result as the journal keeps it: JSON (tagged where plain JSON cannot hold it, e.g.
+    NaN), its encoding and its SHA-256. Never raises: the change already happened."""
+    stored, encoding = to_safe_json(result)
+    return {
+        "result": stored,
+        "result_encoding": encoding,
+        "result_sha256": sha256_hex(canonical_json(stored)),
+    }
 
 
 @dataclass
@@ -231,7 +241,7 @@ class IntentGuard:
         superseded = tuple(r.intent_id for r in earlier)
         intent_id = uuid.uuid4().hex
         code = self.issuer.issue_code(digest, ttl=self.code_ttl, data={"intent_id": intent_id})
-        preview = _jsonable(preview if preview is not None else {"would_run": intent.as_dict()})
+        preview = plain_json(preview if preview is not None else {"would_run": intent.as_dict()})
         record = IntentRecord(
             intent_id=intent_id,
             intent_hash=digest,
@@ -285,6 +295,21 @@ class IntentGuard:
     def _begin(
         self, code: str, intent: Intent, transport_errors: Iterable[type[BaseException]]
     ) -> _Plan:
+        """`_start`, with a store that stays unavailable reported as a refusal (nothing ran)."""
+        try:
+            return self._start(code, intent, transport_errors)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            msg = (
+                f"the safety store is unavailable ({type(exc).__name__}: {exc}); the change was "
+                "not made, and this confirmation may be used up: preview the call again"
+            )
+            raise StoreUnavailableError(msg) from exc
+
+    def _start(
+        self, code: str, intent: Intent, transport_errors: Iterable[type[BaseException]]
+    ) -> _Plan:
         """Redeem the code for this exact intent and mark it executing (atomically unique)."""
         digest = intent.hash
         grant = self.issuer.redeem_code(code, digest)  # TokenError on any mismatch
@@ -320,35 +345,40 @@ class IntentGuard:
     def _succeed(
         self, plan: _Plan, result: Any, affected: Callable[[Any], Iterable[str]] | None
     ) -> Outcome:
-        safe = _jsonable(result)
         try:
             ids = tuple(str(i) for i in affected(result)) if affected is not None else ()
         except Exception:  # the change happened: record it even if the id hook is broken
             logger.exception("affected-ids hook failed for intent %s", plan.record.intent_id)
             ids = ()
-        record = self.journal.finish(
-            plan.record.intent_id,
-            IntentStatus.SUCCEEDED,
-            self.clock(),
-            result=safe,
-            result_sha256=sha256_hex(canonical_json(safe)),
-            affected_ids=ids,
-        )
+        record = self._finish(plan, IntentStatus.SUCCEEDED, affected_ids=ids, **_recorded(result))
         return Outcome(record)
 
     def _fail(self, plan: _Plan, exc: BaseException) -> Outcome:
         error = f"{type(exc).__name__}: {exc}"
-        record = self.journal.finish(
-            plan.record.intent_id, IntentStatus.FAILED, self.clock(), error=error
-        )
-        return Outcome(record)
+        return Outcome(self._finish(plan, IntentStatus.FAILED, error=error))
 
     def _unknown(self, plan: _Plan, exc: BaseException) -> IntentRecord:
         error = f"{type(exc).__name__}: {exc}"
         logger.warning("intent %s: outcome unknown after %s", plan.record.intent_id, error)
-        return self.journal.finish(
-            plan.record.intent_id, IntentStatus.OUTCOME_UNKNOWN, self.clock(), error=error
-        )
+        return self._finish(plan, IntentStatus.OUTCOME_UNKNOWN, error=error)
+
+    def _finish(self, plan: _Plan, status: IntentStatus, **fields: Any) -> IntentRecord:
+        """Record what the mutation did. If the journal stays unavailable, the caller still
+        gets the truth (an unsaved record) and the run goes on; the journal keeps the intent
+        `executing`, so identical calls stay blocked and `unresolved()` lists it."""
+        now = self.clock()
+        try:
+            return self.journal.finish(plan.record.intent_id, status, now, **fields)
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            logger.exception(
+                "intent %s is %s but the journal is unavailable; it stays executing there "
+                "until reconciled",
+                plan.record.intent_id,
+                status.value,
+            )
+            return replace(plan.record, status=status, updated_at=now, **fields)
 
     def _settle(self, record: IntentRecord, finding: Any) -> Outcome:
         """Apply a reconciliation hook's finding to an unknown-outcome record."""
@@ -359,13 +389,19 @@ class IntentGuard:
             raise TypeError(msg)
         if finding.applied is None:
             return Outcome(record, finding)
-        settled = self.resolve(
-            record.intent_id,
-            applied=finding.applied,
-            result=finding.result,
-            affected_ids=finding.affected_ids,
-            note=finding.note,
-        )
+        try:
+            settled = self.resolve(
+                record.intent_id,
+                applied=finding.applied,
+                result=finding.result,
+                affected_ids=finding.affected_ids,
+                note=finding.note,
+            )
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            logger.exception("intent %s: reconciliation not recorded", record.intent_id)
+            return Outcome(record, finding)  # still unknown in the journal: reconciled later
         return Outcome(settled, finding)
 
     def execute(
@@ -463,13 +499,14 @@ class IntentGuard:
             ValueError: the intent is not awaiting reconciliation.
         """
         status = IntentStatus.SUCCEEDED if applied else IntentStatus.NOT_APPLIED
-        safe = _jsonable(result)
+        recorded = _recorded(result)
+        if not applied:
+            recorded["result_sha256"] = None
         return self.journal.finish(
             intent_id,
             status,
             self.clock(),
-            result=safe,
-            result_sha256=sha256_hex(canonical_json(safe)) if applied else None,
+            **recorded,
             affected_ids=tuple(str(i) for i in affected_ids),
             error=note or None,
             reconciled=True,

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
+from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
 
@@ -72,6 +73,7 @@ class IntentJournal(Protocol):
         *,
         result: Any = None,
         result_sha256: str | None = None,
+        result_encoding: str | None = None,
         affected_ids: Sequence[str] = (),
         error: str | None = None,
         reconciled: bool = False,
@@ -130,6 +132,7 @@ def _finished(
         reconciled=reconciled,
         result=fields["result"],
         result_sha256=fields["result_sha256"],
+        result_encoding=fields["result_encoding"],
         affected_ids=tuple(fields["affected_ids"]),
         error=fields["error"],
     )
@@ -220,6 +223,7 @@ class MemoryIntentJournal:
         *,
         result: Any = None,
         result_sha256: str | None = None,
+        result_encoding: str | None = None,
         affected_ids: Sequence[str] = (),
         error: str | None = None,
         reconciled: bool = False,
@@ -228,6 +232,7 @@ class MemoryIntentJournal:
         fields = {
             "result": result,
             "result_sha256": result_sha256,
+            "result_encoding": result_encoding,
             "affected_ids": affected_ids,
             "error": error,
         }
@@ -257,7 +262,8 @@ class MemoryIntentJournal:
 
 _COLUMNS = (
     "intent_id, intent_hash, intent, status, created_at, updated_at, code_id, code_expires_at, "
-    "preview, result, result_sha256, affected_ids, error, correlation, reconciled"
+    "preview, result, result_sha256, affected_ids, error, correlation, reconciled, "
+    "result_encoding"
 )
 
 _SCHEMA = (
@@ -266,7 +272,7 @@ _SCHEMA = (
         status TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
         code_id TEXT, code_expires_at REAL, preview TEXT, result TEXT, result_sha256 TEXT,
         affected_ids TEXT NOT NULL DEFAULT '[]', error TEXT, correlation TEXT,
-        reconciled INTEGER NOT NULL DEFAULT 0)""",
+        reconciled INTEGER NOT NULL DEFAULT 0, result_encoding TEXT)""",
     "CREATE INDEX IF NOT EXISTS safety_intents_hash ON safety_intents (intent_hash)",
     "CREATE INDEX IF NOT EXISTS safety_intents_corr ON safety_intents (correlation)",
     """CREATE TABLE IF NOT EXISTS safety_intent_events (
@@ -283,7 +289,7 @@ _SCHEMA = (
 
 def _row(row: Sequence[Any]) -> IntentRecord:
     (iid, ihash, intent, status, created, updated, code_id, code_exp) = row[:8]
-    (preview, result, rsha, affected, error, corr, reconciled) = row[8:]
+    (preview, result, rsha, affected, error, corr, reconciled, encoding) = row[8:]
     return IntentRecord(
         intent_id=iid,
         intent_hash=ihash,
@@ -296,6 +302,7 @@ def _row(row: Sequence[Any]) -> IntentRecord:
         preview=json.loads(preview) if preview is not None else None,
         result=json.loads(result) if result is not None else None,
         result_sha256=rsha,
+        result_encoding=encoding,
         affected_ids=tuple(json.loads(affected)),
         error=error,
         correlation=corr,
@@ -320,6 +327,7 @@ def _values(r: IntentRecord) -> tuple[Any, ...]:
         r.error,
         r.correlation,
         int(r.reconciled),
+        r.result_encoding,
     )
 
 
@@ -329,10 +337,26 @@ class SqliteIntentJournal:
     It can share a file with `SqliteTokenStore` and `SqliteLedger` (distinct tables).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, synchronous: Synchronous = "FULL") -> None:
-        """Open or create the journal's tables in the file at `path`."""
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        """Open or create the journal's tables in the file at `path`.
+
+        `retry` (default `RetryPolicy()`) retries recording an outcome through a transient
+        error (a lock held too long, a full disk), so an applied change is not left
+        `executing` by a passing fault.
+        """
+        self.retry = retry if retry is not None else RetryPolicy()
         self.db = SqliteDatabase(path, synchronous=synchronous)
         self.db.setup(_SCHEMA)
+        with self.db.write() as conn:  # a journal written before results had an encoding
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(safety_intents)")}
+            if "result_encoding" not in columns:
+                conn.execute("ALTER TABLE safety_intents ADD COLUMN result_encoding TEXT")
 
     @staticmethod
     def _log(conn: Any, record: IntentRecord, detail: dict[str, Any] | None = None) -> None:
@@ -344,7 +368,7 @@ class SqliteIntentJournal:
     @staticmethod
     def _put(conn: Any, record: IntentRecord) -> None:
         conn.execute(
-            f"INSERT OR REPLACE INTO safety_intents ({_COLUMNS}) VALUES ({', '.join('?' * 15)})",
+            f"INSERT OR REPLACE INTO safety_intents ({_COLUMNS}) VALUES ({', '.join('?' * 16)})",
             _values(record),
         )
 
@@ -416,6 +440,7 @@ class SqliteIntentJournal:
         *,
         result: Any = None,
         result_sha256: str | None = None,
+        result_encoding: str | None = None,
         affected_ids: Sequence[str] = (),
         error: str | None = None,
         reconciled: bool = False,
@@ -424,15 +449,24 @@ class SqliteIntentJournal:
         fields = {
             "result": result,
             "result_sha256": result_sha256,
+            "result_encoding": result_encoding,
             "affected_ids": affected_ids,
             "error": error,
         }
-        with self.db.write() as conn:
-            found = self._select("intent_id = ?", (intent_id,), conn)
-            new = _finished(found[0] if found else None, intent_id, status, now, fields, reconciled)
-            self._put(conn, new)
-            self._log(conn, new, {"reconciled": reconciled, "error": error})
-            return new
+
+        def attempt(again: bool) -> IntentRecord:
+            with self.db.write() as conn:
+                found = self._select("intent_id = ?", (intent_id,), conn)
+                if again and found and found[0].status is status and found[0].updated_at == now:
+                    return found[0]  # the first attempt committed before its reply was lost
+                new = _finished(
+                    found[0] if found else None, intent_id, status, now, fields, reconciled
+                )
+                self._put(conn, new)
+                self._log(conn, new, {"reconciled": reconciled, "error": error})
+                return new
+
+        return self.retry.run(attempt, what="intent journal finish", reset=self.db.reset)
 
     def unresolved(self, stale_before: float) -> list[IntentRecord]:
         """Unknown outcomes and stale executions."""

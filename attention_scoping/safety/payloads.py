@@ -212,6 +212,12 @@ def outcome(tool: str, result: Outcome) -> tuple[dict[str, Any], bool]:
         }
         if record.reconciled:
             body["message"] = "The call timed out, and reconciliation found it was applied."
+        if record.result_encoding:
+            body["result_encoding"] = record.result_encoding
+            body["note"] = (
+                "The result held values JSON cannot carry (NaN, infinities, non-text keys...); "
+                'they are shown tagged, like {"$float": "NaN"}.'
+            )
         return body, False
     if record.status is IntentStatus.OUTCOME_UNKNOWN:
         return {

@@ -83,6 +83,9 @@ class IntentRecord:
     preview: Any = None
     result: Any = None
     result_sha256: str | None = None
+    result_encoding: str | None = None
+    """None: `result` is plain JSON; `"safe-json/v1"`: it held values JSON cannot (NaN, ...),
+    recorded in that tagged form (read it back with `canonical.from_safe_json`)."""
     affected_ids: tuple[str, ...] = ()
     error: str | None = None
     correlation: str | None = None

@@ -12,9 +12,12 @@ the canonical JSON of what will run, so changing any argument after approval inv
   nothing by itself: the server stores it, keyed by an HMAC of the code, with the intent hash
   and expiry; `redeem_code` is as strict as `consume`.
 
+A token may also be bound to a *context* (an approval to its LangGraph thread): it then
+verifies only in that context.
+
 Every refusal is a `TokenError` subclass with a `reason` (`malformed`, `tampered`,
-`wrong_kind`, `expired`, `replayed`, `intent_mismatch`, `unknown_code`, `revoked`) and a
-message fit to show a model or a human.
+`wrong_kind`, `expired`, `replayed`, `intent_mismatch`, `context_mismatch`, `unknown_code`,
+`revoked`) and a message fit to show a model or a human.
 
 Example (an approval flow: approve now, execute later, exactly what was approved):
     ```python
@@ -58,6 +61,7 @@ from attention_scoping.safety.token_stores import CodeRecord, MemoryTokenStore, 
 __all__ = [
     "CODE_ALPHABET",
     "ConfirmationCode",
+    "ContextMismatchError",
     "ExpiredTokenError",
     "IntentMismatchError",
     "MalformedTokenError",
@@ -85,6 +89,9 @@ _CODE_FIXES = str.maketrans({"O": "0", "I": "1", "L": "1"})
 _KIND = re.compile(r"^[a-z][a-z0-9]{1,11}$")
 _TOKEN_DOMAIN = b"attention-scoping/token/v1\x00"
 _CODE_DOMAIN = b"attention-scoping/code/v1\x00"
+_ID_DOMAIN = b"attention-scoping/token-id/v1\x00"
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.-]{1,16384}$")
+"""Everything a token of this package can contain (ASCII, URL-safe base64), bounded."""
 
 
 class TokenError(ValueError):
@@ -129,6 +136,12 @@ class IntentMismatchError(TokenError):
     reason = "intent_mismatch"
 
 
+class ContextMismatchError(TokenError):
+    """The token is bound to another context: an approval issued in another thread."""
+
+    reason = "context_mismatch"
+
+
 class UnknownCodeError(TokenError):
     """No such confirmation code was issued (or it was purged long after expiry)."""
 
@@ -152,6 +165,8 @@ class TokenClaims:
     expires_at: float
     subject: str | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    context: str | None = None
+    """What the token is bound to besides the intent (an approval: its thread), or None."""
 
 
 @dataclass(frozen=True)
@@ -241,29 +256,49 @@ class TokenIssuer:
         ttl: float | None = None,
         subject: str | None = None,
         data: Mapping[str, Any] | None = None,
+        context: str | None = None,
+        token_id: str | None = None,
     ) -> str:
         """A signed token `<kind>_...` bound to `intent_hash`, valid for `ttl` seconds.
 
-        `subject` (e.g. the tool name) and `data` (small JSON) travel signed in the token.
+        `subject` (e.g. the tool name) and `data` (small JSON) travel signed in the token;
+        `context` binds it (verification must name the same context); `token_id` (see
+        `derive_id`) replaces the random id, so re-issuing for the same request gives a token
+        that is used up, or burnt, together with the first.
         """
         self._check_kind(kind)
         now = self.clock()
         claims = {
             "v": 1,
             "typ": kind,
-            "jti": _b64e(secrets.token_bytes(16)),
+            "jti": token_id if token_id is not None else _b64e(secrets.token_bytes(16)),
             "ih": intent_hash,
             "iat": now,
             "exp": now + (self.ttl if ttl is None else ttl),
             "sub": subject,
             "data": dict(data or {}),
         }
+        if context is not None:
+            claims["ctx"] = str(context)
+        if isinstance(self.store, MemoryTokenStore):
+            claims["mem"] = self.store.instance_id
         body = f"{kind}_{_b64e(canonical_json(claims).encode('utf-8'))}"
         return f"{body}.{self._sign(body)}"
 
+    def derive_id(self, *parts: str) -> str:
+        """A token id derived from `parts` with the key: the same parts, the same id; nobody
+        without the key can predict it."""
+        joined = "\x00".join(parts).encode("utf-8", "surrogatepass")
+        return _b64e(hmac.new(self._key, _ID_DOMAIN + joined, hashlib.sha256).digest()[:16])
+
     def _decode(self, token: str, kind: str) -> TokenClaims:
         self._check_kind(kind)
-        if not isinstance(token, str) or "_" not in token or token.count(".") != 1:
+        if (
+            not isinstance(token, str)
+            or not _TOKEN_CHARS.match(token)
+            or "_" not in token
+            or token.count(".") != 1
+        ):
             msg = f"not a signed token (expected '{kind}_<claims>.<signature>')"
             raise MalformedTokenError(msg)
         body, signature = token.split(".")
@@ -284,16 +319,23 @@ class TokenIssuer:
                 expires_at=float(raw["exp"]),
                 subject=raw.get("sub"),
                 data=raw.get("data") or {},
+                context=raw.get("ctx"),
             )
         except (ValueError, KeyError, TypeError, binascii.Error) as exc:  # signed by us: a bug
             msg = f"{kind} token claims are unreadable"
             raise MalformedTokenError(msg) from exc
+        self._note_store(raw.get("mem"))
         if claims.kind != kind:
             msg = f"this is a {claims.kind!r} token; a {kind!r} token is required here"
             raise WrongTokenKindError(msg)
         return claims
 
-    def _check(self, claims: TokenClaims, intent_hash: str) -> None:
+    def _note_store(self, issued_by: Any) -> None:
+        """Warn when an in-memory store meets a token issued beside another store."""
+        if isinstance(self.store, MemoryTokenStore):
+            self.store.check_shared(issued_by)
+
+    def _check(self, claims: TokenClaims, intent_hash: str, context: str | None = None) -> None:
         now = self.clock()
         if now >= claims.expires_at:
             msg = (
@@ -307,33 +349,50 @@ class TokenIssuer:
                 "after it was issued, and an edited call needs a new token"
             )
             raise IntentMismatchError(msg)
+        expected = None if context is None else str(context)
+        if claims.context != expected:
+            msg = (
+                f"{claims.kind} token was issued for another context (another thread of the "
+                "conversation); it is valid only where it was issued"
+            )
+            raise ContextMismatchError(msg)
 
-    def verify(self, token: str, intent_hash: str, *, kind: str = "appr") -> TokenClaims:
-        """Check `token` for `intent_hash` without using it up.
+    def verify(
+        self, token: str, intent_hash: str, *, kind: str = "appr", context: str | None = None
+    ) -> TokenClaims:
+        """Check `token` for `intent_hash` (in `context`) without using it up.
 
         Raises:
-            TokenError: malformed, wrong kind, tampered, expired, bound to another intent,
-                or already used.
+            TokenError: malformed, wrong kind, tampered, expired, bound to another intent or
+                another context, or already used.
         """
         claims = self._decode(token, kind)
-        self._check(claims, intent_hash)
+        self._check(claims, intent_hash, context)
         if self.store.is_token_used(claims.token_id):
             msg = f"{kind} token was already used; each token works once"
             raise ReplayedTokenError(msg)
         return claims
 
-    def consume(self, token: str, intent_hash: str, *, kind: str = "appr") -> TokenClaims:
-        """Verify `token` for `intent_hash` and mark it used (atomically: one caller wins).
+    def consume(
+        self, token: str, intent_hash: str, *, kind: str = "appr", context: str | None = None
+    ) -> TokenClaims:
+        """Verify `token` for `intent_hash` (in `context`) and mark it used (atomically: one
+        caller wins).
 
         Raises:
             TokenError: as `verify`; `ReplayedTokenError` for every use after the first.
         """
         claims = self._decode(token, kind)
-        self._check(claims, intent_hash)
+        self._check(claims, intent_hash, context)
         if not self.store.claim_token(claims.token_id, claims.expires_at, self.clock()):
             msg = f"{kind} token was already used; each token works once"
             raise ReplayedTokenError(msg)
         return claims
+
+    def burn(self, token_id: str, expires_at: float) -> bool:
+        """Use up a token id without running anything (a rejected approval); True if it was
+        still unused."""
+        return self.store.claim_token(token_id, expires_at, self.clock())
 
     # -- confirmation codes -----------------------------------------------------------------
 
