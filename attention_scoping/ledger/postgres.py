@@ -2,7 +2,7 @@
 
 Claims lock the chosen row with `FOR UPDATE SKIP LOCKED`: concurrent workers skip rows another
 transaction is claiming instead of queueing behind it, so claims scale with workers and a task
-is never handed to two of them. Needs `psycopg` (`pip install "attention-scoping[postgres]"`).
+is never handed to two of them. Needs `psycopg` (`pip install -e ".[postgres]"` from a clone).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from attention_scoping.core.extras import install_hint
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
 
 __all__ = ["PostgresLedger"]
@@ -106,7 +107,7 @@ class PostgresLedger(SqlLedger):
         try:
             import psycopg
         except ImportError as exc:  # pragma: no cover - depends on the install
-            msg = 'PostgresLedger needs psycopg: pip install "attention-scoping[postgres]"'
+            msg = f"PostgresLedger needs psycopg: {install_hint('postgres')}"
             raise ImportError(msg) from exc
         if schema is not None and not _IDENT.match(schema):
             msg = f"schema must be a lower-case SQL identifier, not {schema!r}"
