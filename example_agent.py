@@ -13,6 +13,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import uuid
@@ -31,7 +32,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agents import CORE_PROMPT, build_scopes
-from agents.tour import TOUR_TURNS, tour_model
+from agents.tour import TOUR_TURNS, tour_can_answer, tour_model
 from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.hesitation.middleware import HesitationMiddleware
@@ -65,8 +66,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--api-key-env",
         default=None,
-        help="environment variable holding the key (default: OPENROUTER_API_KEY, or "
-        "OPENAI_API_KEY with --base-url)",
+        help="environment variable holding the key (default: OPENROUTER_API_KEY; with "
+        "--base-url, OPENAI_API_KEY, else OPENROUTER_API_KEY, else no key)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="model call timeout (s)")
     parser.add_argument(
@@ -89,19 +90,36 @@ def live_model(args: argparse.Namespace) -> BaseChatModel:
     except ImportError as exc:
         msg = "live mode needs langchain-openai: pip install -e '.[openai]'"
         raise SetupError(msg) from exc
-    env = args.api_key_env or ("OPENAI_API_KEY" if args.base_url else "OPENROUTER_API_KEY")
-    key = os.environ.get(env)
+    env, key = api_key(args)
     if not key and not args.base_url:
         msg = f"${env} is not set; export it, or run the offline tour with --demo"
         raise SetupError(msg)
     return ChatOpenAI(
         model=args.model,
         base_url=args.base_url or OPENROUTER_URL,
-        api_key=SecretStr(key or "not-needed"),  # local servers usually ignore the key
+        api_key=SecretStr(key or "not-needed"),  # keyless local servers ignore the bearer
         temperature=0,
         timeout=args.timeout,
         max_retries=1,
     )
+
+
+def key_variables(args: argparse.Namespace) -> tuple[str, ...]:
+    """The environment variables the key is read from, in order."""
+    if args.api_key_env:
+        return (args.api_key_env,)
+    if args.base_url:
+        return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
+    return ("OPENROUTER_API_KEY",)
+
+
+def api_key(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The first set key variable and its value (else the first variable's name and None)."""
+    names = key_variables(args)
+    for name in names:
+        if os.environ.get(name):
+            return name, os.environ[name]
+    return names[0], None
 
 
 def explain_api_error(exc: Exception, endpoint: str) -> str | None:
@@ -121,10 +139,24 @@ def explain_api_error(exc: Exception, endpoint: str) -> str | None:
     if isinstance(exc, openai.APITimeoutError):
         return f"{endpoint} did not answer in time; try --timeout or another model."
     if isinstance(exc, openai.APIConnectionError):
-        return f"cannot reach {endpoint}: {exc.__cause__ or exc}. Is the network or server up?"
+        reason = str(exc.__cause__ or exc).rstrip(".")
+        return f"cannot reach {endpoint}: {reason}. Is the network or server up?"
     if isinstance(exc, openai.APIStatusError):
-        return f"{endpoint} answered HTTP {exc.status_code}: {exc.message}"
+        return f"{endpoint} answered HTTP {exc.status_code}: {_one_line(exc.message)}"
+    if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError) or (
+        isinstance(exc, ValueError) and "Unexpected response type" in str(exc)
+    ):
+        return (
+            f"{endpoint} did not answer like an OpenAI-compatible API (not chat-completions "
+            f"JSON: {_one_line(str(exc))}). Is --base-url the API root, e.g. ending in /v1?"
+        )
     return None
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """`text` on one line, cut to `limit` characters (an HTML error page, say)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class TurnView:
@@ -203,9 +235,13 @@ class TurnView:
             self.console.print(Panel(message.text or "(empty answer)", title="Agent", expand=False))
 
 
-def run_turn(agent: Any, view: TurnView, question: str, config: dict[str, Any]) -> str | None:
-    """Stream one user turn through the agent and render it; returns the active context."""
-    view.console.print(Text(f"You: {question}", style="bold green"))
+def run_turn(
+    agent: Any, view: TurnView, question: str, config: dict[str, Any], *, echo: bool = True
+) -> str | None:
+    """Stream one user turn through the agent and render it; returns the active context
+    (`echo=False` when the terminal already shows the line the user typed)."""
+    if echo:
+        view.console.print(Text(f"You: {question}", style="bold green"))
     for mode, chunk in agent.stream(
         {"messages": [HumanMessage(question)]}, config, stream_mode=["custom", "updates"]
     ):
@@ -252,15 +288,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the tour, one question, or an interactive chat; returns the exit code."""
     args = parse_args(argv)
     console = Console()
-    demo = args.demo or (
-        not args.base_url and not os.environ.get(args.api_key_env or "OPENROUTER_API_KEY")
-    )
+    key_env, key = api_key(args)
+    demo = args.demo or (not args.base_url and not key)
     endpoint = args.base_url or OPENROUTER_URL
+    if demo and args.once and not args.demo and not tour_can_answer(args.once):
+        print_error(
+            console,
+            f"${key_env} is not set, so only the offline tour can run, and it plays just its "
+            "three turns (arithmetic, translating the answer, the weather). Set the key, "
+            "point --base-url at a server, or run --demo.",
+        )
+        return EXIT_USAGE
     try:
         model = tour_model() if demo else live_model(args)
         agent, scoping = build_agent(model, args.gate)
     except SetupError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+        print_error(console, str(exc))
         return EXIT_USAGE
     view = TurnView(console, scoping.tools, gated=args.gate is not None)
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
@@ -279,7 +322,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         Text(
             f"{len(view.tools) - 1} tools, {view.all_tokens:,} tool-schema tokens per call if all "
             f"were sent ({view.counter.label}); model: "
-            + ("scripted tour" if demo else f"{args.model} at {endpoint}"),
+            + ("scripted tour" if demo else f"{args.model} at {endpoint}")
+            + ("" if demo or not key else f" (key from ${key_env})"),
             style="dim",
         )
     )
@@ -297,13 +341,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             if question.lower() in {"exit", "quit", ":q"}:
                 return 0
             if question:
-                run_turn(agent, view, question, config)
+                run_turn(agent, view, question, config, echo=not sys.stdin.isatty())
     except Exception as exc:
         explanation = explain_api_error(exc, endpoint)
         if explanation is None:
             raise
-        console.print(f"[red]error:[/red] {escape(explanation)}")
+        print_error(console, explanation)
         return EXIT_USAGE
+
+
+def print_error(console: Console, message: str) -> None:
+    """One `error: ...` line, never wrapped (a log or a test reads it whole)."""
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
 
 
 if __name__ == "__main__":

