@@ -23,6 +23,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
@@ -33,7 +34,8 @@ from rich.text import Text
 
 from agents import CORE_PROMPT, build_scopes
 from agents.tour import TOUR_TURNS, tour_can_answer, tour_model
-from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping import GATE_EXTRA_HINT, LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.measure.tax import tool_tokens
@@ -88,7 +90,7 @@ def live_model(args: argparse.Namespace) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
-        msg = "live mode needs langchain-openai: pip install -e '.[openai]'"
+        msg = f"live mode needs langchain-openai: {install_hint('openai')}"
         raise SetupError(msg) from exc
     env, key = api_key(args)
     if not key and not args.base_url:
@@ -264,24 +266,37 @@ def run_turn(
 
 
 def build_agent(
-    model: BaseChatModel, gate_k: int | None = None
+    model: BaseChatModel, gate_k: int | None = None, *, in_memory: bool = True
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
-    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar)."""
+    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar).
+    `in_memory=False` leaves persistence to the host (the LangGraph server brings its own)."""
     scoping = AttentionScopingMiddleware(build_scopes())
     middleware: list[Any] = [scoping]
     if gate_k is not None:
         try:
             from attention_scoping.gating import ToolAttentionMiddleware
         except ImportError as exc:
-            msg = f"--gate needs the 'gate' extra: pip install -e '.[gate]' ({exc})"
+            msg = f"--gate needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
             raise SetupError(msg) from exc
         middleware.append(ToolAttentionMiddleware(k=gate_k, summary_pool="scope"))
     middleware.append(HesitationMiddleware())
     agent = create_agent(
-        model, system_prompt=CORE_PROMPT, middleware=middleware, checkpointer=InMemorySaver()
+        model,
+        system_prompt=CORE_PROMPT,
+        middleware=middleware,
+        checkpointer=InMemorySaver() if in_memory else None,
     )
     return agent, scoping
+
+
+def make_graph(config: RunnableConfig | None = None) -> Any:
+    """The example agent for the LangGraph server (`langgraph dev`, LangGraph Studio; named in
+    langgraph.json): a live model when $OPENROUTER_API_KEY is set, else the offline tour's
+    scripted model. The server brings the checkpointer (in memory, or PostgreSQL)."""
+    args = parse_args([])
+    model = live_model(args) if api_key(args)[1] else tour_model()
+    return build_agent(model, in_memory=False)[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
