@@ -159,3 +159,9 @@ def test_progress_without_a_terminal_is_one_whole_line_per_task() -> None:
     assert len(lines) == 2
     assert lines[0].startswith("embedding 1,032 catalog tools with MiniLM: 3/3 in ")
     assert lines[1].startswith("running queries: 5/5 in ")
+
+
+def test_ci_keeps_the_checkouts_venv_and_stops_its_postgres() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "rm -rf .venv" not in script and '"$VENV/bin/pip" install -e ".[dev]"' in script
+    assert "trap cleanup EXIT" in script and 'pg_ctl" -D "$PG_STARTED" -m fast -w stop' in script
