@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from pydantic import SecretStr
 from rich.console import Console
 from rich.markup import escape
@@ -33,12 +34,24 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agents import CORE_PROMPT, build_scopes
-from agents.tour import TOUR_TURNS, tour_can_answer, tour_model
+from agents.tiers import (
+    ALWAYS_ON,
+    approval_card,
+    approval_gate,
+    catalog_tools,
+    gateway_policy,
+    tiered_scopes,
+)
+from agents.tour import NEEDS, TOUR_TURNS, WRITE_TURN, tour_can_answer, tour_model, tour_policy
 from attention_scoping import GATE_EXTRA_HINT, LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tokens import get_counter
+from attention_scoping.gateway import GATEWAY_PROMPT, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.measure.tax import tool_tokens
+from attention_scoping.scoping.prompts import DEFAULT_CORE
+from attention_scoping.testing import ScriptedChatModel
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "openai/gpt-4o-mini"
@@ -81,6 +94,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="also gate tools by intent inside each scope: full schemas for the top K "
         "(default 2); the others are loaded on first use (needs the 'gate' extra)",
+    )
+    parser.add_argument(
+        "--tiers",
+        action="store_true",
+        help="show every tier: always-on get_knowledge and logout, and a write tool "
+        "(propose_glossary_term) behind a signed approval, shown as a card",
+    )
+    parser.add_argument(
+        "--gateway",
+        action="store_true",
+        help="serve the tools through a ToolGateway (search, schema, execute) instead of "
+        "scopes; implies --tiers",
     )
     return parser.parse_args(argv)
 
@@ -164,9 +189,18 @@ def _one_line(text: str, limit: int = 160) -> str:
 class TurnView:
     """Renders one turn: per model call the active context, visible tools and tool tokens."""
 
-    def __init__(self, console: Console, tools: Sequence[BaseTool], gated: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        tools: Sequence[BaseTool],
+        gated: bool = False,
+        *,
+        auto_approve: bool = False,
+    ) -> None:
         self.console = console
         self.gated = gated
+        self.auto_approve = auto_approve
+        """Approve write tools without asking (the offline tour, labelled on the card)."""
         self._context: str | None = None
         self._note = ""
         self.tools = {t.name: t for t in tools}
@@ -222,6 +256,30 @@ class TurnView:
         tag = f"{event['action']} {event['round']}/{event['max_nudges']}"
         self.console.print(Text(f"    ⋯ thinking ({tag}): {short}", style="dim italic"))
 
+    def resume(self, interrupts: Sequence[Any]) -> Command[Any]:
+        """Show each approval request as a card and answer it: the tour approves by itself
+        (labelled), a terminal asks the user, anything else rejects (nobody to ask)."""
+        answers: dict[str, Any] = {}
+        for item in interrupts:
+            value = item.value if isinstance(item.value, dict) else {}
+            answer, label = self.decide(value)
+            self.console.print(approval_card(value, label))
+            answers[item.id] = answer
+        return Command(resume=answers)
+
+    def decide(self, value: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The resume value for one approval request and the line the card shows."""
+        token = value.get("approval_token")
+        if self.auto_approve:
+            return {"type": "approve", "token": token}, "approved automatically (offline tour)"
+        if sys.stdin.isatty():
+            reply = self.console.input(f"  approve {value.get('name')}? [y/N] ").strip().lower()
+            if reply in {"y", "yes"}:
+                return {"type": "approve", "token": token}, "approved by you"
+            return {"type": "reject", "message": "the user declined"}, "rejected by you"
+        reason = "rejected: no terminal to ask for approval"
+        return {"type": "reject", "message": reason}, reason
+
     def message(self, message: Any) -> None:
         """Tool calls, tool results (dimmed) and the final answer."""
         if isinstance(message, AIMessage) and message.tool_calls:
@@ -244,9 +302,19 @@ def run_turn(
     (`echo=False` when the terminal already shows the line the user typed)."""
     if echo:
         view.console.print(Text(f"You: {question}", style="bold green"))
-    for mode, chunk in agent.stream(
-        {"messages": [HumanMessage(question)]}, config, stream_mode=["custom", "updates"]
-    ):
+    payload: Any = {"messages": [HumanMessage(question)]}
+    while payload is not None:
+        interrupts = stream_once(agent, view, payload, config)
+        payload = view.resume(interrupts) if interrupts else None
+    active = agent.get_state(config).values.get("active_context")
+    view.console.print(Text(f"  [active_context = {active or 'none'}]", style="bold magenta"))
+    return active
+
+
+def stream_once(agent: Any, view: TurnView, payload: Any, config: dict[str, Any]) -> list[Any]:
+    """Stream one run (a user turn or a resume) and render it; returns its interrupts."""
+    interrupts: list[Any] = []
+    for mode, chunk in agent.stream(payload, config, stream_mode=["custom", "updates"]):
         kind = chunk.get("type") if mode == "custom" and isinstance(chunk, dict) else None
         if kind == "scope":
             view.scope(chunk)
@@ -255,23 +323,34 @@ def run_turn(
         elif kind == "think":
             view.think(chunk)
         elif mode == "updates":
+            interrupts.extend(chunk.get("__interrupt__", ()))
             for update in chunk.values():
                 for message in (
                     (update or {}).get("messages", []) if isinstance(update, dict) else []
                 ):
                     view.message(message)
-    active = agent.get_state(config).values.get("active_context")
-    view.console.print(Text(f"  [active_context = {active or 'none'}]", style="bold magenta"))
-    return active
+    return interrupts
 
 
 def build_agent(
-    model: BaseChatModel, gate_k: int | None = None, *, in_memory: bool = True
+    model: BaseChatModel,
+    gate_k: int | None = None,
+    *,
+    in_memory: bool = True,
+    tiers: bool = False,
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
     the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar).
-    `in_memory=False` leaves persistence to the host (the LangGraph server brings its own)."""
-    scoping = AttentionScopingMiddleware(build_scopes())
+    `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
+    `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`."""
+    if tiers:
+        scoping = AttentionScopingMiddleware(
+            tiered_scopes(),
+            always_on=ALWAYS_ON,
+            core_prompt=DEFAULT_CORE + "\n\n" + WRITE_TOOLS_PROMPT,
+        )
+    else:
+        scoping = AttentionScopingMiddleware(build_scopes())
     middleware: list[Any] = [scoping]
     if gate_k is not None:
         try:
@@ -280,7 +359,9 @@ def build_agent(
             msg = f"--gate needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
             raise SetupError(msg) from exc
         middleware.append(ToolAttentionMiddleware(k=gate_k, summary_pool="scope"))
-    middleware.append(HesitationMiddleware())
+    middleware.append(HesitationMiddleware(approval_follows=tiers))
+    if tiers:
+        middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
     agent = create_agent(
         model,
         system_prompt=CORE_PROMPT,
@@ -288,6 +369,49 @@ def build_agent(
         checkpointer=InMemorySaver() if in_memory else None,
     )
     return agent, scoping
+
+
+def build_gateway_agent(model: BaseChatModel) -> tuple[Any, list[BaseTool]]:
+    """Gateway mode: every scoped tool and the write tool behind one `ToolGateway` (search,
+    schema, execute; the write tool asks for approval inside execute_tool), plus the always-on
+    tools; returns the agent and the tools the model is sent."""
+    gateway = ToolGateway(catalog_tools(), approval=approval_gate())
+    tools = [*gateway.tools, *ALWAYS_ON]
+    agent = create_agent(
+        model,
+        tools=tools,
+        system_prompt=CORE_PROMPT + "\n\n" + GATEWAY_PROMPT,
+        middleware=[HesitationMiddleware(approval_follows=True)],
+        checkpointer=InMemorySaver(),
+    )
+    return agent, tools
+
+
+GATEWAY_SENT = ("search_tool_catalog", "get_tool_schema", "execute_tool", "get_knowledge", "logout")
+"""The tools the model is sent in gateway mode."""
+
+
+def offline_model(args: argparse.Namespace) -> BaseChatModel:
+    """The offline tour's scripted model (in gateway mode, driving the gateway's tools)."""
+    if args.gateway:
+        return ScriptedChatModel(policy=gateway_policy(tour_policy, NEEDS), label="demo tour")
+    return tour_model()
+
+
+def build_for(
+    args: argparse.Namespace, model: BaseChatModel, console: Console, *, auto_approve: bool
+) -> tuple[Any, TurnView]:
+    """The agent the options ask for and its terminal view."""
+    if args.gateway:
+        if args.gate is not None:
+            msg = "--gate and --gateway are two ways to narrow tools: pick one"
+            raise SetupError(msg)
+        agent, sent = build_gateway_agent(model)
+        shown = [*catalog_tools(), *sent]
+        return agent, TurnView(console, shown, auto_approve=auto_approve)
+    agent, scoping = build_agent(model, args.gate, tiers=args.tiers)
+    view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
+    return agent, view
 
 
 def make_graph(config: RunnableConfig | None = None) -> Any:
@@ -315,12 +439,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return EXIT_USAGE
     try:
-        model = tour_model() if demo else live_model(args)
-        agent, scoping = build_agent(model, args.gate)
+        model = offline_model(args) if demo else live_model(args)
+        agent, view = build_for(args, model, console, auto_approve=demo)
     except SetupError as exc:
         print_error(console, str(exc))
         return EXIT_USAGE
-    view = TurnView(console, scoping.tools, gated=args.gate is not None)
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     if demo:
         console.print(
@@ -335,14 +458,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     console.print(
         Text(
-            f"{len(view.tools) - 1} tools, {view.all_tokens:,} tool-schema tokens per call if all "
+            f"{len(set(view.tools) - {LOAD_CONTEXT})} tools, {view.all_tokens:,} tool-schema "
+            "tokens per call if all "
             f"were sent ({view.counter.label}); model: "
             + ("scripted tour" if demo else f"{args.model} at {endpoint}")
             + ("" if demo or not key else f" (key from ${key_env})"),
             style="dim",
         )
     )
-    questions = [args.once] if args.once else (list(TOUR_TURNS) if demo else None)
+    if args.gateway:
+        sent = [n for n in view.tools if n in GATEWAY_SENT]
+        console.print(
+            Text(
+                f"gateway mode: the model is sent {', '.join(sent)}: "
+                f"{view.tokens_for(sent):,} tool-schema tokens per call",
+                style="dim",
+            )
+        )
+    turns = [*TOUR_TURNS, WRITE_TURN] if args.tiers or args.gateway else list(TOUR_TURNS)
+    questions = [args.once] if args.once else (turns if demo else None)
     try:
         if questions is not None:
             for question in questions:

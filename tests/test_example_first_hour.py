@@ -12,6 +12,7 @@ import pytest
 from rich.console import Console
 
 import example_agent
+from agents.tiers import PROPOSALS
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
 CLOSED = "http://127.0.0.1:9"  # discard port: connection refused at once
@@ -147,3 +148,67 @@ def test_interactive_mode_shows_each_user_line_once(
     out = capsys.readouterr().out
     assert code == 0
     assert out.count("You: What is 47 times 83?") == 1 and "3901." in out
+
+
+def test_tiers_tour_shows_always_on_tools_and_an_approval_card(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    PROPOSALS.clear()
+    code = example_agent.main(["--demo", "--tiers"])
+    out = capsys.readouterr().out
+    assert code == 0
+    turns = out.split("You: ")[1:]
+    assert len(turns) == 4
+    math, translation, _weather, write = turns
+    assert "47 × 83 = 3901" in math and "3\u202f901" in translation
+    for turn in turns:  # the always-on tools are visible in every scope
+        assert "get_knowledge, logout" in turn
+    assert "→ propose_glossary_term(term='cloud', language='fr', translation='nuage')" in write
+    assert "approval required" in write and "approved automatically (offline tour)" in write
+    assert "signed, single use" in write
+    assert PROPOSALS == [{"term": "cloud", "language": "fr", "translation": "nuage"}]
+
+
+def test_gateway_tour_searches_then_executes_through_the_gateway(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    PROPOSALS.clear()
+    code = example_agent.main(["--demo", "--gateway"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "gateway mode: the model is sent search_tool_catalog, get_tool_schema, execute_tool" in out
+    )
+    turns = out.split("You: ")[1:]
+    assert len(turns) == 4
+    assert all("→ search_tool_catalog(" in turn for turn in turns)
+    assert "→ execute_tool(tool_name='calculate'" in turns[0] and "47 × 83 = 3901" in turns[0]
+    assert "3\u202f901" in turns[1]
+    assert "approved automatically (offline tour)" in turns[3]
+    assert len(PROPOSALS) == 1
+
+
+def test_a_write_without_a_terminal_to_ask_is_rejected_and_does_not_run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    PROPOSALS.clear()
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+    script: list[ScriptEntry] = [
+        {
+            "tool_calls": [
+                {
+                    "name": "propose_glossary_term",
+                    "arguments": {"term": "cloud", "language": "fr", "translation": "nuage"},
+                }
+            ]
+        },
+        {"content": "It was not approved."},
+    ]
+    question = "Add 'cloud' to the French glossary as 'nuage'"
+    with OpenAIStub(script) as stub:
+        code = example_agent.main(["--once", question, "--base-url", stub.base_url, "--tiers"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "rejected: no terminal to ask for approval" in out
+    assert PROPOSALS == []
+    assert "It was not approved." in out
