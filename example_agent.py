@@ -25,6 +25,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import SecretStr
@@ -338,9 +339,11 @@ def build_agent(
     *,
     in_memory: bool = True,
     tiers: bool = False,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
     the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar).
+    `checkpointer` replaces the in-memory one (`PostgresSaver`, say; docs/deploy.md);
     `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
     `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`."""
     if tiers:
@@ -366,7 +369,7 @@ def build_agent(
         model,
         system_prompt=CORE_PROMPT,
         middleware=middleware,
-        checkpointer=InMemorySaver() if in_memory else None,
+        checkpointer=checkpointer or (InMemorySaver() if in_memory else None),
     )
     return agent, scoping
 
