@@ -8,6 +8,9 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --once "What is 47 times 83?"
     python example_agent.py --base-url http://127.0.0.1:8080/v1 --model local
     python example_agent.py --demo --gate 1       # also gate each scope's tools by intent
+    python example_agent.py --demo --tiers        # + always-on tools, a write tool behind approval
+    python example_agent.py --demo --gateway      # the tools behind a ToolGateway instead
+    langgraph dev                                 # the LangGraph server (see langgraph.json)
 """
 
 from __future__ import annotations
