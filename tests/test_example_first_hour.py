@@ -212,3 +212,37 @@ def test_a_write_without_a_terminal_to_ask_is_rejected_and_does_not_run(
     assert "rejected: no terminal to ask for approval" in out
     assert PROPOSALS == []
     assert "It was not approved." in out
+
+
+@pytest.mark.parametrize(("reply", "ran"), [("y", True), ("n", False)])
+def test_a_terminal_user_approves_or_rejects_the_write(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, reply: str, ran: bool
+) -> None:
+    PROPOSALS.clear()
+    prompts: list[str] = []
+
+    def terminal_input(self: Console, prompt: str = "", **_: Any) -> str:
+        prompts.append(prompt)
+        return reply
+
+    monkeypatch.setattr(Console, "input", terminal_input)
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    script: list[ScriptEntry] = [
+        {
+            "tool_calls": [
+                {
+                    "name": "propose_glossary_term",
+                    "arguments": {"term": "cloud", "language": "fr", "translation": "nuage"},
+                }
+            ]
+        },
+        {"content": "Done."},
+    ]
+    question = "Add 'cloud' to the French glossary as 'nuage'"
+    with OpenAIStub(script) as stub:
+        code = example_agent.main(["--once", question, "--base-url", stub.base_url, "--tiers"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert prompts == ["  approve propose_glossary_term? [y/N] "]
+    assert ("approved by you" if ran else "rejected by you") in out
+    assert len(PROPOSALS) == (1 if ran else 0)
