@@ -48,6 +48,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     (graph paths in langgraph.json are relative to it), without file persistence, stopped with
     its process group at the end."""
     port = _free_port()
+    scratch = ROOT / ".langgraph_api"  # the server makes it even without file persistence
+    made_scratch = not scratch.exists()
     workdir = tmp_path_factory.mktemp("langgraph-dev")
     env = {k: v for k, v in os.environ.items() if k not in KEYS}  # the offline tour's model
     env.update(
@@ -97,6 +99,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
         log.close()
+        if made_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def _ask(client: SyncLangGraphClient, thread_id: str, text: str) -> dict[str, Any]:
