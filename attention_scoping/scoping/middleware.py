@@ -144,14 +144,16 @@ class AttentionScopingMiddleware(
             tools: Every tool the scopes refer to. They are registered with the agent by this
                 middleware (passing them to `create_agent(tools=...)` as well is harmless) and
                 let scope tool names be validated now rather than at the first model call.
-            always_on: Tools visible in every scope besides `load_context`.
+            always_on: Tools visible in every scope besides `load_context`; they are marked
+                pinned in their metadata (`adapters.tools.PINNED`), so a gate after this
+                middleware always sends them too.
             default_scope: Scope in force while `active_context` is unset (None: no tools but
                 the always-on ones until the model calls `load_context`).
             core_prompt: Our part of the core layer (navigation rules); your own
                 `create_agent(system_prompt=...)` is appended to it, never dropped.
             index_header: First line(s) of the capability index.
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
-                a warning is logged once) or `"show"` (treated as always-on).
+                one warning names the newly seen ones) or `"show"` (treated as always-on).
             invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
                 an old checkpoint): `"default"` uses the default scope, logs a warning and
                 repairs the state; `"raise"` raises `UnknownScopeError`.
