@@ -129,7 +129,8 @@ class ToolAttentionMiddleware(
                 `Embeddings`, or any `Ranker`.
             k: Similarity-ranked tools per call (named and requested tools take slots first).
             threshold: Minimum ranker score to be promoted (hybrid scores are 0-1 per call).
-            pinned: Tools always sent (besides `load_context`), e.g. the scoping always-on tools.
+            pinned: Tools always sent, besides `load_context` and tools whose metadata says
+                `pinned=True` (the scoping middleware marks its always-on tools so).
             preconditions: `{tool: callable(state) -> bool | {"state_key": value}}`; a tool's
                 `metadata["preconditions"]` works too.
             intent_turns: How many recent user messages form the intent.
