@@ -8,11 +8,15 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --once "What is 47 times 83?"
     python example_agent.py --base-url http://127.0.0.1:8080/v1 --model local
     python example_agent.py --demo --gate 1       # also gate each scope's tools by intent
+    python example_agent.py --demo --tiers        # + always-on tools, a write tool behind approval
+    python example_agent.py --demo --gateway      # the tools behind a ToolGateway instead
+    langgraph dev                                 # the LangGraph server (see langgraph.json)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import uuid
@@ -22,8 +26,11 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from pydantic import SecretStr
 from rich.console import Console
 from rich.markup import escape
@@ -31,11 +38,24 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agents import CORE_PROMPT, build_scopes
-from agents.tour import TOUR_TURNS, tour_model
-from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware
+from agents.tiers import (
+    ALWAYS_ON,
+    approval_card,
+    approval_gate,
+    catalog_tools,
+    gateway_policy,
+    tiered_scopes,
+)
+from agents.tour import NEEDS, TOUR_TURNS, WRITE_TURN, tour_can_answer, tour_model, tour_policy
+from attention_scoping import GATE_EXTRA_HINT, LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
+from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tokens import get_counter
+from attention_scoping.gateway import GATEWAY_PROMPT, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.measure.tax import tool_tokens
+from attention_scoping.scoping.prompts import DEFAULT_CORE
+from attention_scoping.testing import ScriptedChatModel
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "openai/gpt-4o-mini"
@@ -65,8 +85,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--api-key-env",
         default=None,
-        help="environment variable holding the key (default: OPENROUTER_API_KEY, or "
-        "OPENAI_API_KEY with --base-url)",
+        help="environment variable holding the key (default: OPENROUTER_API_KEY; with "
+        "--base-url, OPENAI_API_KEY, else OPENROUTER_API_KEY, else no key)",
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="model call timeout (s)")
     parser.add_argument(
@@ -79,6 +99,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="also gate tools by intent inside each scope: full schemas for the top K "
         "(default 2); the others are loaded on first use (needs the 'gate' extra)",
     )
+    parser.add_argument(
+        "--tiers",
+        action="store_true",
+        help="show every tier: always-on get_knowledge and logout, and a write tool "
+        "(propose_glossary_term) behind a signed approval, shown as a card",
+    )
+    parser.add_argument(
+        "--gateway",
+        action="store_true",
+        help="serve the tools through a ToolGateway (search, schema, execute) instead of "
+        "scopes; implies --tiers",
+    )
     return parser.parse_args(argv)
 
 
@@ -87,21 +119,38 @@ def live_model(args: argparse.Namespace) -> BaseChatModel:
     try:
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
-        msg = "live mode needs langchain-openai: pip install -e '.[openai]'"
+        msg = f"live mode needs langchain-openai: {install_hint('openai')}"
         raise SetupError(msg) from exc
-    env = args.api_key_env or ("OPENAI_API_KEY" if args.base_url else "OPENROUTER_API_KEY")
-    key = os.environ.get(env)
+    env, key = api_key(args)
     if not key and not args.base_url:
         msg = f"${env} is not set; export it, or run the offline tour with --demo"
         raise SetupError(msg)
     return ChatOpenAI(
         model=args.model,
         base_url=args.base_url or OPENROUTER_URL,
-        api_key=SecretStr(key or "not-needed"),  # local servers usually ignore the key
+        api_key=SecretStr(key or "not-needed"),  # keyless local servers ignore the bearer
         temperature=0,
         timeout=args.timeout,
         max_retries=1,
     )
+
+
+def key_variables(args: argparse.Namespace) -> tuple[str, ...]:
+    """The environment variables the key is read from, in order."""
+    if args.api_key_env:
+        return (args.api_key_env,)
+    if args.base_url:
+        return ("OPENAI_API_KEY", "OPENROUTER_API_KEY")
+    return ("OPENROUTER_API_KEY",)
+
+
+def api_key(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The first set key variable and its value (else the first variable's name and None)."""
+    names = key_variables(args)
+    for name in names:
+        if os.environ.get(name):
+            return name, os.environ[name]
+    return names[0], None
 
 
 def explain_api_error(exc: Exception, endpoint: str) -> str | None:
@@ -121,18 +170,41 @@ def explain_api_error(exc: Exception, endpoint: str) -> str | None:
     if isinstance(exc, openai.APITimeoutError):
         return f"{endpoint} did not answer in time; try --timeout or another model."
     if isinstance(exc, openai.APIConnectionError):
-        return f"cannot reach {endpoint}: {exc.__cause__ or exc}. Is the network or server up?"
+        reason = str(exc.__cause__ or exc).rstrip(".")
+        return f"cannot reach {endpoint}: {reason}. Is the network or server up?"
     if isinstance(exc, openai.APIStatusError):
-        return f"{endpoint} answered HTTP {exc.status_code}: {exc.message}"
+        return f"{endpoint} answered HTTP {exc.status_code}: {_one_line(exc.message)}"
+    if isinstance(exc, json.JSONDecodeError | openai.APIResponseValidationError) or (
+        isinstance(exc, ValueError) and "Unexpected response type" in str(exc)
+    ):
+        return (
+            f"{endpoint} did not answer like an OpenAI-compatible API (not chat-completions "
+            f"JSON: {_one_line(str(exc))}). Is --base-url the API root, e.g. ending in /v1?"
+        )
     return None
+
+
+def _one_line(text: str, limit: int = 160) -> str:
+    """`text` on one line, cut to `limit` characters (an HTML error page, say)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class TurnView:
     """Renders one turn: per model call the active context, visible tools and tool tokens."""
 
-    def __init__(self, console: Console, tools: Sequence[BaseTool], gated: bool = False) -> None:
+    def __init__(
+        self,
+        console: Console,
+        tools: Sequence[BaseTool],
+        gated: bool = False,
+        *,
+        auto_approve: bool = False,
+    ) -> None:
         self.console = console
         self.gated = gated
+        self.auto_approve = auto_approve
+        """Approve write tools without asking (the offline tour, labelled on the card)."""
         self._context: str | None = None
         self._note = ""
         self.tools = {t.name: t for t in tools}
@@ -188,6 +260,30 @@ class TurnView:
         tag = f"{event['action']} {event['round']}/{event['max_nudges']}"
         self.console.print(Text(f"    ⋯ thinking ({tag}): {short}", style="dim italic"))
 
+    def resume(self, interrupts: Sequence[Any]) -> Command[Any]:
+        """Show each approval request as a card and answer it: the tour approves by itself
+        (labelled), a terminal asks the user, anything else rejects (nobody to ask)."""
+        answers: dict[str, Any] = {}
+        for item in interrupts:
+            value = item.value if isinstance(item.value, dict) else {}
+            answer, label = self.decide(value)
+            self.console.print(approval_card(value, label))
+            answers[item.id] = answer
+        return Command(resume=answers)
+
+    def decide(self, value: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The resume value for one approval request and the line the card shows."""
+        token = value.get("approval_token")
+        if self.auto_approve:
+            return {"type": "approve", "token": token}, "approved automatically (offline tour)"
+        if sys.stdin.isatty():
+            reply = self.console.input(f"  approve {value.get('name')}? [y/N] ").strip().lower()
+            if reply in {"y", "yes"}:
+                return {"type": "approve", "token": token}, "approved by you"
+            return {"type": "reject", "message": "the user declined"}, "rejected by you"
+        reason = "rejected: no terminal to ask for approval"
+        return {"type": "reject", "message": reason}, reason
+
     def message(self, message: Any) -> None:
         """Tool calls, tool results (dimmed) and the final answer."""
         if isinstance(message, AIMessage) and message.tool_calls:
@@ -203,12 +299,26 @@ class TurnView:
             self.console.print(Panel(message.text or "(empty answer)", title="Agent", expand=False))
 
 
-def run_turn(agent: Any, view: TurnView, question: str, config: dict[str, Any]) -> str | None:
-    """Stream one user turn through the agent and render it; returns the active context."""
-    view.console.print(Text(f"You: {question}", style="bold green"))
-    for mode, chunk in agent.stream(
-        {"messages": [HumanMessage(question)]}, config, stream_mode=["custom", "updates"]
-    ):
+def run_turn(
+    agent: Any, view: TurnView, question: str, config: dict[str, Any], *, echo: bool = True
+) -> str | None:
+    """Stream one user turn through the agent and render it; returns the active context
+    (`echo=False` when the terminal already shows the line the user typed)."""
+    if echo:
+        view.console.print(Text(f"You: {question}", style="bold green"))
+    payload: Any = {"messages": [HumanMessage(question)]}
+    while payload is not None:
+        interrupts = stream_once(agent, view, payload, config)
+        payload = view.resume(interrupts) if interrupts else None
+    active = agent.get_state(config).values.get("active_context")
+    view.console.print(Text(f"  [active_context = {active or 'none'}]", style="bold magenta"))
+    return active
+
+
+def stream_once(agent: Any, view: TurnView, payload: Any, config: dict[str, Any]) -> list[Any]:
+    """Stream one run (a user turn or a resume) and render it; returns its interrupts."""
+    interrupts: list[Any] = []
+    for mode, chunk in agent.stream(payload, config, stream_mode=["custom", "updates"]):
         kind = chunk.get("type") if mode == "custom" and isinstance(chunk, dict) else None
         if kind == "scope":
             view.scope(chunk)
@@ -217,52 +327,129 @@ def run_turn(agent: Any, view: TurnView, question: str, config: dict[str, Any]) 
         elif kind == "think":
             view.think(chunk)
         elif mode == "updates":
+            interrupts.extend(chunk.get("__interrupt__", ()))
             for update in chunk.values():
                 for message in (
                     (update or {}).get("messages", []) if isinstance(update, dict) else []
                 ):
                     view.message(message)
-    active = agent.get_state(config).values.get("active_context")
-    view.console.print(Text(f"  [active_context = {active or 'none'}]", style="bold magenta"))
-    return active
+    return interrupts
 
 
 def build_agent(
-    model: BaseChatModel, gate_k: int | None = None
+    model: BaseChatModel,
+    gate_k: int | None = None,
+    *,
+    in_memory: bool = True,
+    tiers: bool = False,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
-    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar)."""
-    scoping = AttentionScopingMiddleware(build_scopes())
+    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar).
+    `checkpointer` replaces the in-memory one (`PostgresSaver`, say; docs/deploy.md);
+    `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
+    `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`."""
+    if tiers:
+        scoping = AttentionScopingMiddleware(
+            tiered_scopes(),
+            always_on=ALWAYS_ON,
+            core_prompt=DEFAULT_CORE + "\n\n" + WRITE_TOOLS_PROMPT,
+        )
+    else:
+        scoping = AttentionScopingMiddleware(build_scopes())
     middleware: list[Any] = [scoping]
     if gate_k is not None:
         try:
             from attention_scoping.gating import ToolAttentionMiddleware
         except ImportError as exc:
-            msg = f"--gate needs the 'gate' extra: pip install -e '.[gate]' ({exc})"
+            msg = f"--gate needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
             raise SetupError(msg) from exc
         middleware.append(ToolAttentionMiddleware(k=gate_k, summary_pool="scope"))
-    middleware.append(HesitationMiddleware())
+    middleware.append(HesitationMiddleware(approval_follows=tiers))
+    if tiers:
+        middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
     agent = create_agent(
-        model, system_prompt=CORE_PROMPT, middleware=middleware, checkpointer=InMemorySaver()
+        model,
+        system_prompt=CORE_PROMPT,
+        middleware=middleware,
+        checkpointer=checkpointer or (InMemorySaver() if in_memory else None),
     )
     return agent, scoping
+
+
+def build_gateway_agent(model: BaseChatModel) -> tuple[Any, list[BaseTool]]:
+    """Gateway mode: every scoped tool and the write tool behind one `ToolGateway` (search,
+    schema, execute; the write tool asks for approval inside execute_tool), plus the always-on
+    tools; returns the agent and the tools the model is sent."""
+    gateway = ToolGateway(catalog_tools(), approval=approval_gate())
+    tools = [*gateway.tools, *ALWAYS_ON]
+    agent = create_agent(
+        model,
+        tools=tools,
+        system_prompt=CORE_PROMPT + "\n\n" + GATEWAY_PROMPT,
+        middleware=[HesitationMiddleware(approval_follows=True)],
+        checkpointer=InMemorySaver(),
+    )
+    return agent, tools
+
+
+GATEWAY_SENT = ("search_tool_catalog", "get_tool_schema", "execute_tool", "get_knowledge", "logout")
+"""The tools the model is sent in gateway mode."""
+
+
+def offline_model(args: argparse.Namespace) -> BaseChatModel:
+    """The offline tour's scripted model (in gateway mode, driving the gateway's tools)."""
+    if args.gateway:
+        return ScriptedChatModel(policy=gateway_policy(tour_policy, NEEDS), label="demo tour")
+    return tour_model()
+
+
+def build_for(
+    args: argparse.Namespace, model: BaseChatModel, console: Console, *, auto_approve: bool
+) -> tuple[Any, TurnView]:
+    """The agent the options ask for and its terminal view."""
+    if args.gateway:
+        if args.gate is not None:
+            msg = "--gate and --gateway are two ways to narrow tools: pick one"
+            raise SetupError(msg)
+        agent, sent = build_gateway_agent(model)
+        shown = [*catalog_tools(), *sent]
+        return agent, TurnView(console, shown, auto_approve=auto_approve)
+    agent, scoping = build_agent(model, args.gate, tiers=args.tiers)
+    view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
+    return agent, view
+
+
+def make_graph(config: RunnableConfig | None = None) -> Any:
+    """The example agent for the LangGraph server (`langgraph dev`, LangGraph Studio; named in
+    langgraph.json): a live model when $OPENROUTER_API_KEY is set, else the offline tour's
+    scripted model. The server brings the checkpointer (in memory, or PostgreSQL)."""
+    args = parse_args([])
+    model = live_model(args) if api_key(args)[1] else tour_model()
+    return build_agent(model, in_memory=False)[0]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tour, one question, or an interactive chat; returns the exit code."""
     args = parse_args(argv)
     console = Console()
-    demo = args.demo or (
-        not args.base_url and not os.environ.get(args.api_key_env or "OPENROUTER_API_KEY")
-    )
+    key_env, key = api_key(args)
+    demo = args.demo or (not args.base_url and not key)
     endpoint = args.base_url or OPENROUTER_URL
-    try:
-        model = tour_model() if demo else live_model(args)
-        agent, scoping = build_agent(model, args.gate)
-    except SetupError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
+    if demo and args.once and not args.demo and not tour_can_answer(args.once):
+        print_error(
+            console,
+            f"${key_env} is not set, so only the offline tour can run, and it plays just its "
+            "three turns (arithmetic, translating the answer, the weather). Set the key, "
+            "point --base-url at a server, or run --demo.",
+        )
         return EXIT_USAGE
-    view = TurnView(console, scoping.tools, gated=args.gate is not None)
+    try:
+        model = offline_model(args) if demo else live_model(args)
+        agent, view = build_for(args, model, console, auto_approve=demo)
+    except SetupError as exc:
+        print_error(console, str(exc))
+        return EXIT_USAGE
     config = {"configurable": {"thread_id": uuid.uuid4().hex}}
     if demo:
         console.print(
@@ -277,13 +464,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     console.print(
         Text(
-            f"{len(view.tools) - 1} tools, {view.all_tokens:,} tool-schema tokens per call if all "
+            f"{len(set(view.tools) - {LOAD_CONTEXT})} tools, {view.all_tokens:,} tool-schema "
+            "tokens per call if all "
             f"were sent ({view.counter.label}); model: "
-            + ("scripted tour" if demo else f"{args.model} at {endpoint}"),
+            + ("scripted tour" if demo else f"{args.model} at {endpoint}")
+            + ("" if demo or not key else f" (key from ${key_env})"),
             style="dim",
         )
     )
-    questions = [args.once] if args.once else (list(TOUR_TURNS) if demo else None)
+    if args.gateway:
+        sent = [n for n in view.tools if n in GATEWAY_SENT]
+        console.print(
+            Text(
+                f"gateway mode: the model is sent {', '.join(sent)}: "
+                f"{view.tokens_for(sent):,} tool-schema tokens per call",
+                style="dim",
+            )
+        )
+    turns = [*TOUR_TURNS, WRITE_TURN] if args.tiers or args.gateway else list(TOUR_TURNS)
+    questions = [args.once] if args.once else (turns if demo else None)
     try:
         if questions is not None:
             for question in questions:
@@ -297,13 +496,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             if question.lower() in {"exit", "quit", ":q"}:
                 return 0
             if question:
-                run_turn(agent, view, question, config)
+                run_turn(agent, view, question, config, echo=not sys.stdin.isatty())
     except Exception as exc:
         explanation = explain_api_error(exc, endpoint)
         if explanation is None:
             raise
-        console.print(f"[red]error:[/red] {escape(explanation)}")
+        print_error(console, explanation)
         return EXIT_USAGE
+
+
+def print_error(console: Console, message: str) -> None:
+    """One `error: ...` line, never wrapped (a log or a test reads it whole)."""
+    console.print(f"[red]error:[/red] {escape(message)}", soft_wrap=True)
 
 
 if __name__ == "__main__":

@@ -44,12 +44,27 @@ _ARITHMETIC = re.compile(
 _LANGUAGES = {"french": "fr", "german": "de", "spanish": "es", "italian": "it", "english": "en"}
 _NUMBER = re.compile(r"=\s*(-?\d[\d.,]*)")
 
-NEEDS = {"math": "calculate", "translation": "format_number", "weather": "get_current_weather"}
+NEEDS = {
+    "math": "calculate",
+    "translation": "format_number",
+    "weather": "get_current_weather",
+    "glossary": "propose_glossary_term",
+}
 """The tool each tour intent needs, and so the scope the model must load first."""
+
+SCOPE_OF = {"glossary": "translation"}
+"""Intents whose scope is named differently (the others are their scope's name)."""
+
+WRITE_TURN = "Add 'cloud' to the French glossary as 'nuage'"
+"""The tour's extra turn with --tiers: a write tool behind approval."""
+
+_QUOTED = re.compile(r"'([^']+)'")
 
 
 def _intent(question: str) -> str | None:
     q = question.lower()
+    if "glossary" in q and len(_QUOTED.findall(question)) >= 2:
+        return "glossary"
     if "weather" in q or "forecast" in q or "temperature" in q:
         return "weather"
     if "translat" in q or any(lang in q for lang in _LANGUAGES):
@@ -57,6 +72,11 @@ def _intent(question: str) -> str | None:
     if _ARITHMETIC.search(question):
         return "math"
     return None
+
+
+def tour_can_answer(question: str) -> bool:
+    """Whether the scripted tour has a turn for `question` (else it can only say so)."""
+    return _intent(question) is not None
 
 
 def _turn(messages: Sequence[BaseMessage]) -> tuple[str, list[BaseMessage], list[BaseMessage]]:
@@ -73,6 +93,12 @@ def _arguments(intent: str, question: str, history: Sequence[BaseMessage]) -> di
         assert match is not None
         left, op, right = match.groups()
         return {"expression": f"{left} {_OPS[op.lower()]} {right}"}
+    if intent == "glossary":
+        term, translation = _QUOTED.findall(question)[:2]
+        language = next(
+            (code for name, code in _LANGUAGES.items() if name in question.lower()), "fr"
+        )
+        return {"term": term, "language": language, "translation": translation}
     if intent == "translation":
         previous = next(
             (m.text for m in reversed(history) if isinstance(m, AIMessage) and not m.tool_calls),
@@ -95,6 +121,8 @@ def _answer(intent: str, args: dict[str, object], result: ToolMessage) -> str:
     if intent == "math":
         expression = str(args["expression"]).replace("*", "×")
         return f"{expression} = {content}"
+    if intent == "glossary":
+        return f"Done: {content}."
     if intent == "translation":
         if args["language"] == "fr":
             return f"En français : 47 × 83 = {content}. (Nombre formaté à la française.)"
@@ -118,7 +146,7 @@ def tour_policy(messages: list[BaseMessage], tool_names: list[str]) -> AIMessage
     if needed not in tool_names and (switch is None or switch.status == "error"):
         if switch is not None:
             return say(f"I could not switch context: {switch.content}")
-        return calls(tool_call("load_context", {"name": intent}))
+        return calls(tool_call("load_context", {"name": SCOPE_OF.get(intent, intent)}))
     args = _arguments(intent, question, history)
     last = results.get(needed)
     # With a gate, the first call of a tool whose schema was held back is refused and the

@@ -12,6 +12,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from attention_scoping import _compat
+from attention_scoping.core.extras import GATE_EXTRA_HINT
 
 if TYPE_CHECKING:
     from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
@@ -74,8 +75,6 @@ __all__ = [
     "read_prompt",
 ]
 
-GATE_EXTRA_HINT = "pip install -e '.[gate]' (from a clone of the repository)"
-"""How to install the gate's optional dependencies (the package installs from its repository)."""
 
 _compat.install()
 

@@ -67,6 +67,22 @@ def needs_approval(tool: object) -> bool:
     return approval_required(tool_metadata(tool))
 
 
+PINNED = "pinned"
+"""Metadata key of a tool every gate must always send (`metadata={"pinned": True}`). The scoping
+middleware sets it on its always-on tools, so a gate after it never drops them."""
+
+
+def is_pinned(tool: object) -> bool:
+    """Whether a tool's metadata marks it as always sent (see `PINNED`)."""
+    return tool_metadata(tool).get(PINNED) is True
+
+
+def mark_pinned(tool: BaseTool) -> None:
+    """Mark `tool` as always sent (a new metadata dict, so a shared one is not changed)."""
+    if not is_pinned(tool):
+        tool.metadata = {**(tool.metadata or {}), PINNED: True}
+
+
 def spec_from_tool(
     tool: ToolLike,
     *,
@@ -152,10 +168,13 @@ def visible_tool_choice(choice: Any, tools: Iterable[ToolLike | Mapping[str, Any
 
 
 __all__ = [
+    "PINNED",
     "SUMMARY_MAX_CHARS",
     "ToolLike",
     "as_base_tool",
     "forced_tool_name",
+    "is_pinned",
+    "mark_pinned",
     "needs_approval",
     "spec_from_tool",
     "specs_from_tools",

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from attention_scoping.core.extras import install_hint
+
 DEFAULT_ENCODING = "o200k_base"
 """The encoding of current OpenAI models; `cl100k_base` is the other common choice."""
 
@@ -93,8 +95,8 @@ def get_counter(encoding: str = DEFAULT_ENCODING, *, allow_estimate: bool = True
     except Exception:
         if not allow_estimate:
             msg = (
-                f"no tokenizer for {encoding!r}: install the 'tokens' extra "
-                "(pip install 'attention-scoping[tokens]')"
+                f"no tokenizer for {encoding!r}: install the 'tokens' extra: "
+                f"{install_hint('tokens')}"
             )
             raise ValueError(msg) from None
     return TokenCounter(encoding, "estimate", False, None)

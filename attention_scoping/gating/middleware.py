@@ -25,7 +25,7 @@ from typing_extensions import override
 
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import tool_name, visible_tool_choice
+from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.messages import intent_text
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
@@ -129,7 +129,8 @@ class ToolAttentionMiddleware(
                 `Embeddings`, or any `Ranker`.
             k: Similarity-ranked tools per call (named and requested tools take slots first).
             threshold: Minimum ranker score to be promoted (hybrid scores are 0-1 per call).
-            pinned: Tools always sent (besides `load_context`), e.g. the scoping always-on tools.
+            pinned: Tools always sent, besides `load_context` and tools whose metadata says
+                `pinned=True` (the scoping middleware marks its always-on tools so).
             preconditions: `{tool: callable(state) -> bool | {"state_key": value}}`; a tool's
                 `metadata["preconditions"]` works too.
             intent_turns: How many recent user messages form the intent.
@@ -231,7 +232,7 @@ class ToolAttentionMiddleware(
         inputs = GateInputs(
             intent=intent,
             candidates=names,
-            pinned=self.pinned,
+            pinned=self.pinned | {tool_name(t) for t in tools or () if is_pinned(t)},
             named=self._matcher(names)(intent) if self.detect_names else (),
             requested=requested_tools(messages),
             sticky=used_tools(messages, self.sticky_turns),
@@ -249,16 +250,17 @@ class ToolAttentionMiddleware(
             matcher = self._matchers[key] = NameMatcher(key)
         return matcher
 
-    def pool(self, candidates: Sequence[str]) -> tuple[str, int]:
+    def pool(self, candidates: Sequence[str], pinned: Iterable[str] = ()) -> tuple[str, int]:
         """The summary pool text for this call and its size in tokens ('' when off).
 
-        Pinned tools are left out (they always come with their schema), and so is a scope pool
-        whose tools all fit within k (every one of them is always sent).
+        Pinned tools (`pinned=` here and of the gate) are left out (they always come with their
+        schema), and so is a scope pool whose tools all fit within k (all are always sent).
         """
         if self.summary_pool == "off":
             return "", 0
         source = self.index.names if self.summary_pool == "catalog" else candidates
-        names = tuple(n for n in source if n not in self.pinned)
+        skip = self.pinned | frozenset(pinned)
+        names = tuple(n for n in source if n not in skip)
         if self.summary_pool != "catalog" and len(names) <= self.k:
             return "", 0
         cached = self._pools.get(names)
@@ -285,7 +287,8 @@ class ToolAttentionMiddleware(
         shown = set(decision.shown)
         tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
-        text, tokens = self.pool(candidates)
+        marked = [tool_name(t) for t in request.tools if not isinstance(t, dict) and is_pinned(t)]
+        text, tokens = self.pool(candidates, marked)
         overrides: dict[str, Any] = {"tools": tools}
         choice = visible_tool_choice(request.tool_choice, tools)
         if choice != request.tool_choice:

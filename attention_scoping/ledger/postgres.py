@@ -2,7 +2,7 @@
 
 Claims lock the chosen row with `FOR UPDATE SKIP LOCKED`: concurrent workers skip rows another
 transaction is claiming instead of queueing behind it, so claims scale with workers and a task
-is never handed to two of them. Needs `psycopg` (`pip install "attention-scoping[postgres]"`).
+is never handed to two of them. Needs `psycopg` (`pip install -e ".[postgres]"` from a clone).
 """
 
 from __future__ import annotations

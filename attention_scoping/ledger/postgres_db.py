@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from attention_scoping.core.extras import install_hint
+
 __all__ = ["PgTx", "PostgresDatabase", "check_identifier"]
 
 logger = logging.getLogger(__name__)
@@ -62,7 +64,7 @@ class PostgresDatabase:
         try:
             import psycopg
         except ImportError as exc:  # pragma: no cover - depends on the install
-            msg = f'the PostgreSQL {name} needs psycopg: pip install "attention-scoping[postgres]"'
+            msg = f"the PostgreSQL {name} needs psycopg: {install_hint('postgres')}"
             raise ImportError(msg) from exc
         self.name = name
         self._lock = threading.RLock()

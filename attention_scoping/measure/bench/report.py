@@ -9,6 +9,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from attention_scoping.core.extras import install_hint
 from attention_scoping.measure.bench.runner import BenchResult
 
 REPORT_K = 5
@@ -134,7 +135,7 @@ def plot(result: BenchResult, path: str | Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        msg = "--plot needs matplotlib: pip install 'attention-scoping[bench]'"
+        msg = f"--plot needs matplotlib: {install_hint('bench')}"
         raise ImportError(msg) from None
     ks = list(result.ks)
     fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.4))

@@ -1,0 +1,167 @@
+"""A newcomer's first hour: defects found trying the project from a fresh clone, each pinned.
+
+The gate keeps the scoping middleware's always-on tools, many unscoped tools give one warning,
+install hints name the clone install, `simulate` without the gate extra names the extra.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import BaseTool, tool
+from rich.console import Console
+
+from attention_scoping import GATE_EXTRA_HINT, AttentionScopingMiddleware, Scope
+from attention_scoping.adapters.tools import PINNED, is_pinned
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.measure.bench.progress import ProgressBars
+from attention_scoping.testing import ScriptedChatModel, say
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@tool
+def get_knowledge(topic: str) -> str:
+    """Look up the company knowledge base on a topic."""
+    return "kb"
+
+
+@tool
+def refund_payment(order_id: str) -> str:
+    """Refund the payment of an order."""
+    return "refunded"
+
+
+@tool
+def get_invoice(order_id: str) -> str:
+    """Fetch the invoice of an order."""
+    return "invoice"
+
+
+@tool
+def update_card(card: str) -> str:
+    """Replace the customer's payment card."""
+    return "updated"
+
+
+def _make_tool(i: int) -> BaseTool:
+    @tool(f"stray_{i}")
+    def stray(x: str) -> str:
+        """A registered tool that no scope names."""
+        return x
+
+    return stray
+
+
+@pytest.mark.parametrize("by_name", [False, True])
+def test_the_gate_keeps_scoping_always_on_tools(by_name: bool) -> None:
+    # Before: with k=1 the gate sent only the best billing tool and dropped get_knowledge,
+    # unless it was repeated in pinned=.
+    scoping = AttentionScopingMiddleware(
+        [Scope("billing", "refunds", tools=[refund_payment, get_invoice, update_card])],
+        tools=[get_knowledge] if by_name else None,
+        always_on=["get_knowledge"] if by_name else [get_knowledge],
+        default_scope="billing",
+    )
+    gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
+    model = ScriptedChatModel(script=[say("ok")])
+    stack: list[AgentMiddleware[Any, Any]] = [scoping, gate]
+    agent = create_agent(model, middleware=stack)
+    agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
+    assert sorted(model.recorded[0]["tools"]) == ["get_knowledge", "load_context", "refund_payment"]
+    assert is_pinned(get_knowledge) and not is_pinned(refund_payment)
+
+
+def test_a_tool_marked_pinned_is_always_sent_by_a_gate_alone() -> None:
+    @tool
+    def logout() -> str:
+        """End the user's session."""
+        return "bye"
+
+    logout.metadata = {PINNED: True}
+
+    gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
+    model = ScriptedChatModel(script=[say("ok")])
+    agent = create_agent(model, tools=[refund_payment, get_invoice, logout], middleware=[gate])
+    agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
+    assert sorted(model.recorded[0]["tools"]) == ["logout", "refund_payment"]
+
+
+def test_many_unscoped_tools_give_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    strays = [_make_tool(i) for i in range(201)]
+    scoping = AttentionScopingMiddleware([Scope("billing", "refunds", tools=[refund_payment])])
+    model = ScriptedChatModel(script=[say("ok"), say("ok")])
+    agent = create_agent(model, tools=strays, middleware=[scoping])
+    with caplog.at_level(logging.WARNING, logger="attention_scoping"):
+        agent.invoke({"messages": [HumanMessage("hello")]})
+        agent.invoke({"messages": [HumanMessage("hello again")]})
+    warnings = [r.getMessage() for r in caplog.records if "no scope names" in r.getMessage()]
+    assert len(warnings) == 1
+    assert warnings[0].startswith("201 registered tools are hidden")
+    assert "'stray_0'" in warnings[0] and "and 191 more" in warnings[0]
+    assert "stray_0" not in model.recorded[0]["tools"]
+
+
+def test_install_hints_name_the_clone_install() -> None:
+    assert GATE_EXTRA_HINT.startswith('pip install -e ".[gate]"')
+    offenders = [
+        str(path.relative_to(ROOT))
+        for folder in ("attention_scoping", "docs", "agents")
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in {".py", ".md"} and "attention-scoping[" in path.read_text()
+    ]
+    offenders += [
+        name
+        for name in ("README.md", "REPLICATE.md", "example_agent.py")
+        if 'pip install "attention-scoping[' in (ROOT / name).read_text()
+        or "pip install 'attention-scoping[" in (ROOT / name).read_text()
+    ]
+    assert offenders == []
+
+
+def test_simulate_without_the_gate_extra_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from attention_scoping.measure.cli import main\n"
+        "sys.exit(main(['simulate', '--tasks', '1']))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr
+    assert "'gate' extra (numpy is missing)" in lines[0]
+    assert 'pip install -e ".[gate]"' in lines[0]
+
+
+def test_license_file_is_mit() -> None:
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License") and "attention-scoping contributors" in text
+
+
+def test_progress_without_a_terminal_is_one_whole_line_per_task() -> None:
+    out = io.StringIO()
+    with ProgressBars(Console(file=out, width=40)) as bars:
+        for done in range(4):
+            bars("embedding 1,032 catalog tools with MiniLM", done, 3)
+        bars("running queries", 5, 5)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("embedding 1,032 catalog tools with MiniLM: 3/3 in ")
+    assert lines[1].startswith("running queries: 5/5 in ")
+
+
+def test_ci_keeps_the_checkouts_venv_and_stops_its_postgres() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "rm -rf .venv" not in script and '"$VENV/bin/pip" install -e ".[dev]"' in script
+    assert "trap cleanup EXIT" in script and 'pg_ctl" -D "$PG_STARTED" -m fast -w stop' in script
