@@ -14,6 +14,7 @@ import argparse
 import resource
 import statistics
 import time
+from pathlib import Path
 
 T0 = time.perf_counter()
 
@@ -24,7 +25,7 @@ from attention_scoping.gating import MiniLMOnnxEncoder, ToolAttentionMiddleware 
 from attention_scoping.gating.cache import VectorCache  # noqa: E402
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker  # noqa: E402
 
-DATA = "/work/shared/data"
+DATA = str(Path(__file__).resolve().parent.parent / "data")
 
 
 def main() -> None:
