@@ -223,7 +223,9 @@ def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
         CatalogError: naming the file and line of a malformed record or an unknown gold id.
     """
     p = Path(path)
-    ids = {spec.id for spec in catalog}
+    specs = list(catalog)
+    ids = {spec.id for spec in specs}
+    by_name = {spec.name: spec.id for spec in specs if spec.name != spec.id}
     out: list[Query] = []
     seen: set[str] = set()
     for number, line in _lines(p):
@@ -235,6 +237,13 @@ def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
         if not isinstance(gold, list) or not gold or not all(isinstance(g, str) for g in gold):
             raise CatalogError(p, number, "field 'gold_ids' must be a non-empty list of strings")
         for gid in gold:
+            if gid not in ids and gid in by_name:
+                raise CatalogError(
+                    p,
+                    number,
+                    f"gold id {gid!r} is a tool name, not a catalog id (that tool's id is "
+                    f"{by_name[gid]!r}); 'gold_ids' must be catalog ids",
+                )
             if gid not in ids:
                 close = difflib.get_close_matches(gid, list(ids), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""

@@ -218,7 +218,7 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     from attention_scoping.bench import report
     from attention_scoping.bench.methods import resolve_methods
     from attention_scoping.bench.progress import ProgressBars
-    from attention_scoping.bench.runner import run_bench
+    from attention_scoping.bench.runner import BenchError, run_bench
     from attention_scoping.catalog import load_catalog, load_queries
 
     _check_output(args.json_path)
@@ -235,16 +235,19 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     if args.limit:
         queries = queries[: args.limit]
     counter = get_counter(args.encoding)
-    with ProgressBars(enabled=not args.quiet) as bars:
-        result = run_bench(
-            specs,
-            queries,
-            methods,
-            ks=args.ks,
-            counter=counter,
-            cache=_cache(args.cache_dir),
-            progress=bars,
-        )
+    try:
+        with ProgressBars(enabled=not args.quiet) as bars:
+            result = run_bench(
+                specs,
+                queries,
+                methods,
+                ks=args.ks,
+                counter=counter,
+                cache=_cache(args.cache_dir),
+                progress=bars,
+            )
+    except BenchError as exc:
+        raise UsageError(f"{args.queries}: {exc}") from None
     if not result.methods:
         reasons = "; ".join(f"{n}: {r}" for n, r in result.skipped.items())
         if "numpy" in reasons:

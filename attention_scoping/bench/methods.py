@@ -9,7 +9,7 @@ the disclosure with the gate's own pool text.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from attention_scoping.catalog import ToolSpec
@@ -109,25 +109,16 @@ def resolve_methods(names: Iterable[str], thresholds: Iterable[float] = ()) -> l
     return out
 
 
-def gate_specs(specs: Sequence[ToolSpec]) -> tuple[list[ToolSpec], bool]:
-    """Specs as the gate should index them, and whether names were replaced by ids.
-
-    The gate keys tools on their names, but names need not be unique across a catalog (ids
-    are). When names collide, the gate is given specs named by their ids.
-    """
-    names = [s.name for s in specs]
-    if len(set(names)) == len(names):
-        return list(specs), False
-    return [replace(s, name=s.id) for s in specs], True
-
-
 def build_gate(
     method: MethodSpec,
     specs: Sequence[ToolSpec],
     k: int,
     cache: VectorCache | None = None,
+    *,
+    ranker: Any = None,
 ) -> ToolAttentionMiddleware:
-    """The package's gate configured as `method` (not yet fitted).
+    """The package's gate configured as `method` (not yet fitted); `ranker`, when given, is
+    the ranker object to use (benchmarks share one per ranker name across methods).
 
     Raises:
         ImportError / EncoderUnavailableError: the method's encoder is not installed.
@@ -135,7 +126,7 @@ def build_gate(
     from attention_scoping.gating import ToolAttentionMiddleware
 
     kwargs: dict[str, Any] = {
-        "ranker": method.ranker,
+        "ranker": method.ranker if ranker is None else ranker,
         "k": k,
         "detect_names": method.detect_names,
         "cache": cache,
@@ -149,5 +140,6 @@ def build_gate(
 
 
 def preconditions_of(specs: Sequence[ToolSpec]) -> dict[str, Mapping[str, Any]]:
-    """`{tool name: declarative precondition}` of the specs that declare one."""
-    return {s.name: s.preconditions for s in specs if s.preconditions}
+    """`{tool id: declarative precondition}` of the specs that declare one (the gate indexes a
+    catalog by id)."""
+    return {s.id: s.preconditions for s in specs if s.preconditions}

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from attention_scoping.gating.preconditions import Precondition, unmet
@@ -238,12 +239,21 @@ class NameMatcher:
     def __init__(self, names: Sequence[str]) -> None:
         """Precompute lookups for `names`."""
         self.by_key: dict[str, str] = {}
+        self._seen: dict[str, list[str]] = {}
         for name in names:
             if len(split_identifier(name).split()) >= 2:
                 self.by_key.setdefault(name.lower(), name)
 
     def __call__(self, text: str) -> list[str]:
         """Names mentioned in `text` (exact identifiers first, then near-exact ones)."""
+        if text in self._seen:  # the same intent is checked on every call of a turn
+            return list(self._seen[text])
+        if len(self._seen) > 64:
+            self._seen.clear()
+        found = self._seen[text] = self._find(text)
+        return list(found)
+
+    def _find(self, text: str) -> list[str]:
         found: list[str] = []
         tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
         for token in sorted(tokens):
@@ -326,9 +336,9 @@ def decide(
         for name in rest:
             fixed[name] = Verdict(name, True, "all_fit")
     elif rest:
-        values = [float(v) for v in score(inputs.intent, rest)]
-        order = sorted(range(len(rest)), key=values.__getitem__, reverse=True)
-        ranked = [(rest[i], values[i]) for i in order]
+        values = np.asarray(score(inputs.intent, rest), dtype=np.float64)
+        order = np.argsort(-values, kind="stable")  # best first, ties in candidate order
+        ranked = list(zip([rest[i] for i in order], values[order].tolist(), strict=True))
     return Decision(
         inputs.intent, inputs.candidates, fixed, ranked, k=k, threshold=threshold, slots=slots
     )

@@ -264,7 +264,7 @@ class ToolAttentionMiddleware(
             lines = []
             for n in names:
                 spec = self.index.spec(n)
-                lines.append((n, summarize(spec.description) if spec else ""))
+                lines.append((spec.name, summarize(spec.description)) if spec else (n, ""))
             text = pool_text(lines)
             cached = (text, self._counter.count(text))
             if len(self._pools) > 256:
