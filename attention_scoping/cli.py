@@ -247,7 +247,8 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
                 progress=bars,
             )
     except BenchError as exc:
-        raise UsageError(f"{args.queries}: {exc}") from None
+        msg = f"{args.queries}: {exc}"
+        raise UsageError(msg) from None
     if not result.methods:
         reasons = "; ".join(f"{n}: {r}" for n, r in result.skipped.items())
         if "numpy" in reasons:

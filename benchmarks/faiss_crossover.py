@@ -58,8 +58,8 @@ def main() -> None:
             top = set(np.argsort(-exact)[:5].tolist())
             kept.append(len(top & set(np.argsort(-approx)[:5].tolist())) / 5)
         print(
-            f"{size:>7,}   {statistics.median(numpy_ms):10.2f}   {statistics.median(faiss_ms):12.2f}"
-            f"   {build_s:13.1f}   {statistics.mean(kept):10.3f}"
+            f"{size:>7,}   {statistics.median(numpy_ms):10.2f}   "
+            f"{statistics.median(faiss_ms):12.2f}   {build_s:13.1f}   {statistics.mean(kept):10.3f}"
         )
 
 

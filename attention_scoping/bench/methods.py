@@ -42,11 +42,22 @@ class MethodSpec:
     detect_names: bool = True
     preconditions: bool = True
     disclosure: Disclosure = "shipped"
+    multi_intent: bool = True
+    """Hybrid rankers: also rank each part of a multi-part request."""
+    calibrated: bool = True
+    """Hybrid rankers: scale scores by the request's best raw cosine (and use threshold 0.5)."""
 
     @property
-    def decision_key(self) -> tuple[str, float | None, bool, bool]:
+    def decision_key(self) -> tuple[Any, ...]:
         """Methods with equal keys make identical decisions and share one gate run."""
-        return (self.ranker, self.threshold, self.detect_names, self.preconditions)
+        return (
+            self.ranker,
+            self.threshold,
+            self.detect_names,
+            self.preconditions,
+            self.multi_intent,
+            self.calibrated,
+        )
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -56,6 +67,22 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("dense", "MiniLM int8 ONNX alone (no BM25)", ranker="dense"),
         MethodSpec("bm25", "BM25 alone (no model)", ranker="bm25"),
         MethodSpec("hashing", "hybrid over a model-free hashing encoder", ranker="hashing"),
+        MethodSpec(
+            "no-multi-intent",
+            "default ranking the whole request only (no per-part retrieval)",
+            multi_intent=False,
+        ),
+        MethodSpec(
+            "no-calibration",
+            "default with scores relative to the best tool and threshold 0",
+            calibrated=False,
+        ),
+        MethodSpec(
+            "previous-default",
+            "the earlier shipped gate: whole request only, relative scores, threshold 0",
+            multi_intent=False,
+            calibrated=False,
+        ),
         MethodSpec(
             "no-name-detection",
             "default without promoting tools the user names",

@@ -106,7 +106,26 @@ class _Rankers:
         self._built: dict[str, Any] = {}
         self._encoder: MemoEncoder | None = None
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str, *, multi_intent: bool = True, calibrated: bool = True) -> Any:
+        """The ranker `name` (as `build_ranker` names it); a hybrid variant shares the dense
+        and lexical rankers of the plain one (one fit, one set of query vectors)."""
+        from attention_scoping.gating.ranking import HybridRanker
+
+        base = self._base(name)
+        if not isinstance(base, HybridRanker) or (multi_intent and calibrated):
+            return base
+        key = f"{name}:{multi_intent}:{calibrated}"
+        if key not in self._built:
+            self._built[key] = HybridRanker(
+                base.dense,
+                base.lexical,
+                alpha=base.alpha,
+                multi_intent=multi_intent,
+                confident_cosine=base.confident_cosine if calibrated else None,
+            )
+        return self._built[key]
+
+    def _base(self, name: str) -> Any:
         from attention_scoping.gating.encoders import MiniLMOnnxEncoder
         from attention_scoping.gating.ranking import build_ranker
 
@@ -138,7 +157,9 @@ def _run_gate(
     progress: Progress | None,
 ) -> _Run:
     nominal = NOMINAL_K if NOMINAL_K in ks else max(ks)
-    ranker = rankers.get(method.ranker)
+    ranker = rankers.get(
+        method.ranker, multi_intent=method.multi_intent, calibrated=method.calibrated
+    )
     gate = build_gate(method, specs, nominal, ranker=ranker)
     embedded = warm_vectors(gate.index.ranker, specs, progress)
     started = time.perf_counter()
@@ -274,7 +295,7 @@ def run_bench(
         key = method.decision_key
         note = ""
         if not method.preconditions and not has_preconditions:
-            key = (*key[:3], True)
+            key = (*key[:3], True, *key[4:])
             note = "the catalog declares no preconditions: same decisions as with them"
         if key not in runs:
             try:

@@ -215,13 +215,29 @@ class DenseRanker:
         return self.similarities(self.query_vectors([query]), rows)[0]
 
 
-class HybridRanker:
-    """Dense and BM25 scores fused per part of the request, merged by max over the parts.
+PART_WEIGHT = 0.9
+"""Weight of a part's scores against the whole request's when merging (see `HybridRanker`)."""
 
-    For each text (the whole request, and each part when `split_intents` finds several):
-    `fuse(dense, bm25, alpha, coverage)` over the candidates, the lexical weight scaled by how
-    much of the text the best BM25 match explains. A tool's score is its best over the texts, so
-    each part's best tool scores 1 and a three-step request gets its three tools.
+CONFIDENT_COSINE = 0.3
+"""Best raw cosine at or above which a request is taken to be served by some tool: about the
+5th percentile of real requests on BFCL (1st on Seal-Tools); small talk scores 0.17-0.33."""
+
+RELEVANCE_THRESHOLD = 0.5
+"""The gate's default threshold over calibrated hybrid scores: no recall@5 lost on either dev
+set, 6-13 % fewer tools sent, and a request no tool serves gets few or none."""
+
+
+class HybridRanker:
+    """Dense and BM25 scores fused per text, merged over the parts of a multi-part request.
+
+    Each text (the whole request, and each part when `split_intents` finds several) gets
+    `fuse(dense, bm25, alpha)` over the candidates, so its best tool scores 1. A tool's score is
+    the larger of its score for the whole request and `part_weight` x its best score for a part:
+    a three-step request gets a tool per step, while a part that only sets context ("I'm
+    planning a trip.") cannot push the whole request's best tools out.
+
+    Measured on the BFCL and Seal-Tools dev splits (docs/gating.md): parts take Seal-Tools
+    recall@5 from 0.822 to 0.952 and leave BFCL at 0.931 (0.929 without).
     """
 
     def __init__(
@@ -230,35 +246,49 @@ class HybridRanker:
         lexical: BM25Ranker | None = None,
         *,
         alpha: float = DEFAULT_ALPHA,
-        adaptive: bool = True,
         multi_intent: bool = True,
+        part_weight: float = PART_WEIGHT,
+        adaptive: bool = False,
+        confident_cosine: float | None = CONFIDENT_COSINE,
     ) -> None:
         """Fuse `dense` with `lexical` (default: BM25 over the same representation).
 
         Args:
             dense: The dense ranker.
             lexical: The lexical ranker (default BM25 over the same tool text).
-            alpha: Dense weight when the lexical match explains the whole request.
-            adaptive: Scale the lexical weight by the BM25 coverage of the text (False: fixed).
-            multi_intent: Also rank each part of a multi-part request, max-merged.
+            alpha: Weight of the dense score (1 - alpha: the lexical one).
+            multi_intent: Also rank each part of a multi-part request.
+            part_weight: A part's weight against the whole request (0-1).
+            adaptive: Scale the lexical weight by how much of the text the best BM25 match
+                explains (measured: no gain on either dev set, so off by default).
+            confident_cosine: Calibration: when the best raw cosine of the request (or a part)
+                over the candidates is below this, every score is scaled by best / this, so
+                the gate's threshold (`default_threshold`) drops tools for a request no tool
+                serves. None: scores stay relative to the best candidate.
         """
-        if not 0.0 <= alpha <= 1.0:
-            msg = f"alpha must be within [0, 1], not {alpha}"
+        if not 0.0 <= alpha <= 1.0 or not 0.0 <= part_weight <= 1.0:
+            msg = f"alpha and part_weight must be within [0, 1], not {alpha}, {part_weight}"
             raise ValueError(msg)
         self.dense = dense
         self.lexical = lexical if lexical is not None else BM25Ranker(dense.representation)
         self.alpha = alpha
-        self.adaptive = adaptive
         self.multi_intent = multi_intent
+        self.part_weight = part_weight
+        self.adaptive = adaptive
+        self.confident_cosine = confident_cosine
         self._memo = _Memo(8)
 
     @property
+    def default_threshold(self) -> float:
+        """The gate threshold that suits these scores (used when the gate is given none)."""
+        return RELEVANCE_THRESHOLD if self.confident_cosine else 0.0
+
+    @property
     def name(self) -> str:
-        """'hybrid(<dense>, bm25, alpha[, adaptive][, parts])'."""
-        flags = ("adaptive" if self.adaptive else "fixed") + (
-            ", parts" if self.multi_intent else ""
-        )
-        return f"hybrid({self.dense.name}, {self.lexical.name}, alpha={self.alpha:g}, {flags})"
+        """'hybrid(<dense>, bm25, alpha=…[, parts=…][, adaptive])'."""
+        flags = f", parts={self.part_weight:g}" if self.multi_intent else ""
+        flags += ", adaptive" if self.adaptive else ""
+        return f"hybrid({self.dense.name}, {self.lexical.name}, alpha={self.alpha:g}{flags})"
 
     def fit(self, specs: Sequence[ToolSpec]) -> None:
         """Fit both rankers."""
@@ -274,24 +304,30 @@ class HybridRanker:
         return [query, *parts] if len(parts) > 1 else [query]
 
     def scores(self, query: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """Fused scores in [0, 1]; the best candidate of each part scores ~1."""
+        """Fused scores in [0, 1]; the whole request's best candidate scores 1 unless no
+        candidate is close to the request (see `confident_cosine`)."""
         key = (query, None if rows is None else rows.tobytes())
         found = self._memo.get(key)
         if found is not None:
             return found
         texts = self.texts(query)
         dense = self.dense.similarities(self.dense.query_vectors(texts), rows)
-        out: np.ndarray | None = None
+        fused = []
         for text, similarity in zip(texts, dense, strict=True):
             lexical, coverage = self.lexical.all_scores(text)
-            fused = fuse(
-                similarity,
-                lexical if rows is None else lexical[rows],
-                alpha=self.alpha,
-                coverage=coverage if self.adaptive else 1.0,
+            fused.append(
+                fuse(
+                    similarity,
+                    lexical if rows is None else lexical[rows],
+                    alpha=self.alpha,
+                    coverage=coverage if self.adaptive else 1.0,
+                )
             )
-            out = fused if out is None else np.maximum(out, fused)
-        result = out if out is not None else np.zeros(0, dtype=np.float32)
+        result = fused[0]
+        if len(fused) > 1:
+            result = np.maximum(result, self.part_weight * np.max(np.stack(fused[1:]), axis=0))
+        if self.confident_cosine and dense.size:
+            result = result * min(1.0, float(dense.max()) / self.confident_cosine)
         self._memo.put(key, result)
         return result
 
