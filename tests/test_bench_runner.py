@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from attention_scoping.bench import METHODS, resolve_methods, run_bench
-from attention_scoping.bench.runner import BenchError
 from attention_scoping.bench.report import plot, to_json
+from attention_scoping.bench.runner import BenchError
 from attention_scoping.catalog import CatalogError, Query, ToolSpec, load_catalog, load_queries
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache

@@ -157,18 +157,6 @@ def test_hybrid_fuses_min_max_scores_over_candidates(tmp_path: Path) -> None:
         HybridRanker(DenseRanker(HashingEncoder()), alpha=1.5)
 
 
-def test_faiss_is_used_for_large_catalogs(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    pytest.importorskip("faiss", reason="faiss-cpu is not installed (the 'faiss' extra)")
-    monkeypatch.setattr(ranking, "FAISS_MIN_TOOLS", 100)
-    specs = [ToolSpec(str(i), f"tool_{i}_word{i % 37}", f"does thing {i}", {}) for i in range(300)]
-    dense = DenseRanker(HashingEncoder(), cache=VectorCache(tmp_path))
-    dense.fit(specs)
-    assert dense._faiss is not None
-    exact = dense._matrix @ dense.query_vector("tool word5 thing")  # type: ignore[operator]
-    approx = dense.scores("tool word5 thing")
-    assert set(top_rows(approx, 5)) == set(top_rows(exact, 5))
-
-
 def test_sentence_transformers_path_loads_offline(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

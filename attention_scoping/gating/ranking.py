@@ -34,8 +34,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_ALPHA = 0.65
 """Weight of the dense score in the hybrid (the middle of the measured 0.6-0.7 plateau)."""
 
-FAISS_MIN_TOOLS = 20_000
-"""Below this many tools a numpy matrix product beats FAISS; above it FAISS is used if installed."""
 
 
 @runtime_checkable
@@ -167,7 +165,6 @@ class DenseRanker:
         self.cache = cache if cache is not None else VectorCache()
         self._matrix: np.ndarray | None = None
         self._texts: list[str] | None = None
-        self._faiss: object | None = None
         self._memo = _Memo(MEMO_SIZE)
 
     @property
@@ -181,7 +178,6 @@ class DenseRanker:
         if texts == self._texts:
             return
         self._matrix = self.cache.vectors(self.encoder, texts) if texts else None
-        self._faiss = _faiss_index(self._matrix) if self._matrix is not None else None
         self._texts = texts
 
     def query_vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -205,8 +201,6 @@ class DenseRanker:
         """Cosine of each query vector (rows of `vectors`) with the tools at `rows`."""
         if self._matrix is None:
             return np.zeros((len(vectors), 0 if rows is None else len(rows)), dtype=np.float32)
-        if rows is None and self._faiss is not None:
-            return np.stack([_faiss_scores(self._faiss, v, len(self._matrix)) for v in vectors])
         matrix = self._matrix if rows is None else self._matrix[rows]
         return vectors @ matrix.T
 
@@ -330,34 +324,6 @@ class HybridRanker:
             result = result * min(1.0, float(dense.max()) / self.confident_cosine)
         self._memo.put(key, result)
         return result
-
-
-FAISS_DEPTH = 1000
-"""With FAISS, how many nearest tools get an exact score; the rest share the lowest of them."""
-
-
-def _faiss_index(matrix: np.ndarray) -> object | None:
-    """An HNSW inner-product index for very large catalogs, when faiss is installed."""
-    if len(matrix) < FAISS_MIN_TOOLS:
-        return None
-    try:
-        import faiss
-    except ImportError:
-        return None
-    index = faiss.IndexHNSWFlat(matrix.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efSearch = 2 * FAISS_DEPTH
-    index.add(np.ascontiguousarray(matrix, dtype=np.float32))
-    return index
-
-
-def _faiss_scores(index: object, vector: np.ndarray, size: int) -> np.ndarray:
-    """Scores of the `FAISS_DEPTH` nearest tools; the others get the lowest of those scores."""
-    depth = min(FAISS_DEPTH, size)
-    found, ids = index.search(vector[None, :].astype(np.float32), depth)  # type: ignore[attr-defined]
-    valid = ids[0] >= 0
-    out = np.full(size, float(found[0][valid].min()) if valid.any() else 0.0, dtype=np.float32)
-    out[ids[0][valid]] = found[0][valid]
-    return out
 
 
 def top_rows(scores: np.ndarray, k: int) -> np.ndarray:

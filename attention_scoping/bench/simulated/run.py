@@ -108,6 +108,26 @@ def _figures(strategy: Strategy, tasks: Sequence[Task], traces: Sequence[Trace])
     )
 
 
+def _rankers(ranker: Any, cache: Any) -> tuple[Any, Any]:
+    """The gates' ranker and the gateway search's, over one encoder whose query vectors are
+    memoized for the run (every strategy replays the same user turns; one model in memory)."""
+    if ranker not in ("default", "hybrid", "dense"):
+        return ranker, ranker
+    from attention_scoping.bench.vectors import MemoEncoder
+    from attention_scoping.gating.encoders import EncoderUnavailableError, MiniLMOnnxEncoder
+    from attention_scoping.gating.ranking import build_ranker
+
+    try:
+        encoder = MemoEncoder(MiniLMOnnxEncoder())
+        encoder.encoder._runtime  # noqa: B018 - a missing extra falls back below
+    except EncoderUnavailableError:
+        return ranker, ranker
+    return (
+        build_ranker(ranker, cache, encoder=encoder),
+        build_ranker(ranker, cache, encoder=encoder),
+    )
+
+
 def run_simulation(
     *,
     seed: int = 0,
@@ -129,7 +149,8 @@ def run_simulation(
     from attention_scoping.bench.vectors import warm_vectors
 
     strategies: list[Strategy] = [Eager(specs, c), Scoped(specs, c)]
-    gated = Gated(specs, c, ranker=ranker, cache=cache)
+    gate_ranker, search_ranker = _rankers(ranker, cache)
+    gated = Gated(specs, c, ranker=gate_ranker, cache=cache)
     warm_vectors(gated.gate.index.ranker, specs, progress)
     strategies.append(gated)
     strategies.append(
@@ -137,13 +158,13 @@ def run_simulation(
             specs,
             c,
             summary_pool="off",
-            ranker=ranker,
+            ranker=gate_ranker,  # the same catalog in the same order: one fit, one ranking
             cache=cache,
             name="gated, no pool",
             description="the gate with its summary pool off: top-k schemas only",
         )
     )
-    strategies.append(Gateway(specs, c, ranker))
+    strategies.append(Gateway(specs, c, search_ranker))
     figures = [_figures(s, tasks, play_all(s, tasks, progress)) for s in strategies]
     by_server: dict[str, list[int]] = {}
     for spec in specs:
