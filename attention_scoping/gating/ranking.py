@@ -16,7 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from attention_scoping.catalog import ToolSpec
+from attention_scoping.core.text import Representation, tool_text
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating.bm25 import BM25Index
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import (
@@ -27,7 +28,6 @@ from attention_scoping.gating.encoders import (
     MiniLMOnnxEncoder,
 )
 from attention_scoping.gating.intents import split_intents
-from attention_scoping.gating.text import Representation, tool_text
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ class BM25Ranker:
     """Okapi BM25 over tool texts: no model, sub-millisecond, the fallback of everything."""
 
     def __init__(self, representation: Representation = "full") -> None:
-        """`representation`: which tool text to index (see `gating.text.Representation`)."""
+        """`representation`: which tool text to index (see `core.text.Representation`)."""
         self.representation: Representation = representation
         self._index: BM25Index | None = None
         self._texts: list[str] | None = None
