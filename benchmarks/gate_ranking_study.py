@@ -133,6 +133,51 @@ def main() -> None:
         + "  ".join(f"{n} {np.mean(v):.3f} ({min(v):.3f}-{max(v):.3f})" for n, v in held.items())
     )
 
+    no_tool(encoder, cache)
+
+
+SMALL_TALK = (
+    "thanks, that's all",
+    "hello!",
+    "how are you today?",
+    "ok great",
+    "what did you just say?",
+    "never mind",
+    "can you explain that again more simply?",
+    "good morning",
+)
+"""Requests no tool serves (generic conversation, not drawn from either dev set)."""
+
+
+def no_tool(encoder: MiniLMOnnxEncoder, cache: VectorCache) -> None:
+    """Tools the default gate would send at k=5 for small talk, calibrated or not."""
+    from attention_scoping.gating.ranking import (
+        RELEVANCE_THRESHOLD,
+        DenseRanker,
+        HybridRanker,
+        top_rows,
+    )
+
+    for name in SETS:
+        specs = load_catalog(DATA / f"catalog_{name}.jsonl")
+        counts = {}
+        for calibrated in (True, False):
+            ranker = HybridRanker(
+                DenseRanker(encoder, cache=cache),
+                confident_cosine=None if not calibrated else 0.3,
+            )
+            ranker.fit(specs)
+            cut = RELEVANCE_THRESHOLD if calibrated else 0.0
+            shown = []
+            for text in SMALL_TALK:
+                scores = ranker.scores(text)
+                shown.append(sum(1 for i in top_rows(scores, K) if scores[i] >= cut))
+            counts[calibrated] = np.mean(shown)
+        print(
+            f"small talk on {name}: tools sent at k={K}: {counts[True]:.1f} calibrated "
+            f"(threshold {RELEVANCE_THRESHOLD}), {counts[False]:.1f} uncalibrated (threshold 0)"
+        )
+
 
 if __name__ == "__main__":
     main()
