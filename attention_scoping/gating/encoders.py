@@ -136,6 +136,8 @@ class MiniLMOnnxEncoder:
             options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # no busy-waiting between runs: the gate shares its cores with the agent (and numpy)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
             str(self.model_path), options, providers=["CPUExecutionProvider"]
         )

@@ -128,17 +128,42 @@ class _Rankers:
         return self._built[key]
 
     def _base(self, name: str) -> Any:
-        from attention_scoping.gating.encoders import MiniLMOnnxEncoder
-        from attention_scoping.gating.ranking import build_ranker
+        """One ranker per name; the MiniLM rankers share one encoder, and every ranker that
+        uses BM25 shares one index (fitted once)."""
+        from attention_scoping.gating.encoders import (
+            EncoderUnavailableError,
+            HashingEncoder,
+            MiniLMOnnxEncoder,
+        )
+        from attention_scoping.gating.ranking import (
+            BM25Ranker,
+            DenseRanker,
+            HybridRanker,
+            build_ranker,
+        )
 
-        if name not in self._built:
-            encoder = None
-            if name in ("default", "hybrid", "dense"):
-                if self._encoder is None:
-                    self._encoder = MemoEncoder(MiniLMOnnxEncoder())
-                    self.encoders.append(self._encoder)
-                encoder = self._encoder
-            self._built[name] = build_ranker(name, self.cache, encoder=encoder)
+        if name in self._built:
+            return self._built[name]
+        lexical = self._built.setdefault("bm25", BM25Ranker())
+        if name == "bm25":
+            return lexical
+        if name in ("default", "hybrid", "dense"):
+            if self._encoder is None:
+                try:
+                    encoder = MiniLMOnnxEncoder()
+                    encoder._runtime  # noqa: B018 - a missing extra surfaces here
+                except EncoderUnavailableError:
+                    return build_ranker(name, self.cache)  # BM25 fallback, or the error
+                self._encoder = MemoEncoder(encoder)
+                self.encoders.append(self._encoder)
+            dense = self._built.setdefault("dense", DenseRanker(self._encoder, cache=self.cache))
+            if name != "dense":
+                self._built[name] = HybridRanker(dense, lexical)
+        elif name == "hashing":
+            hashing = DenseRanker(HashingEncoder(), cache=self.cache)
+            self._built[name] = HybridRanker(hashing, lexical)
+        else:
+            self._built[name] = build_ranker(name, self.cache)
         return self._built[name]
 
     def charged(self) -> float:
