@@ -5,7 +5,8 @@
 Embeds every tool and query once (vectors cached), then scores ranking variants with numpy:
 BM25 only, dense only, the fixed 0.65 fusion, adaptive fusion (lexical weight scaled by how much
 of the query BM25 explains), and multi-intent merging (each part of a request ranked on its own,
-weighted against the whole request). Prints recall@5 per dev set, then the held-out figure of
+weighted against the whole request, whose vector is then the word-weighted mean of the parts
+vectors, as in `HybridRanker`). Prints recall@5 per dev set, then the held-out figure of
 choosing (alpha, part weight) on a random half of both sets and scoring the other halves.
 """
 
@@ -64,6 +65,9 @@ def variant_scores(item: tuple, method: str, alpha: float, beta: float | None) -
     """Final scores of one query; `beta` None: the whole request only, else parts weighted
     `beta` against it (the `HybridRanker` merge; 1.0 is a plain max over the texts)."""
     dense, lexical, bm25, texts, _ = item
+    if beta is not None and len(texts) > 1:  # as HybridRanker: the request's row from its parts
+        weights = np.asarray([max(len(t.split()), 1) for t in texts[1:]], dtype=np.float32)
+        dense = np.vstack([(weights / weights.sum()) @ dense[1:], dense[1:]])
     use = range(len(texts)) if beta is not None else range(1)
     rows = []
     for i in use:

