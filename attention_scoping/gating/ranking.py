@@ -25,7 +25,7 @@ from attention_scoping.gating.encoders import (
     EncoderUnavailableError,
     HashingEncoder,
     LangChainEncoder,
-    MiniLMOnnxEncoder,
+    shared_minilm,
 )
 from attention_scoping.gating.intents import split_intents
 
@@ -382,8 +382,7 @@ def build_ranker(
         if spec in ("default", "hybrid", "dense"):
             if encoder is None:
                 try:
-                    encoder = MiniLMOnnxEncoder()
-                    encoder._runtime  # noqa: B018 - load now, so a missing extra surfaces here
+                    encoder = shared_minilm()  # one per process; surfaces a missing extra
                 except EncoderUnavailableError as exc:
                     if spec != "default":
                         raise

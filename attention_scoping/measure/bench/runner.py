@@ -133,7 +133,7 @@ class _Rankers:
         from attention_scoping.gating.encoders import (
             EncoderUnavailableError,
             HashingEncoder,
-            MiniLMOnnxEncoder,
+            shared_minilm,
         )
         from attention_scoping.gating.ranking import (
             BM25Ranker,
@@ -150,8 +150,7 @@ class _Rankers:
         if name in ("default", "hybrid", "dense"):
             if self._encoder is None:
                 try:
-                    encoder = MiniLMOnnxEncoder()
-                    encoder._runtime  # noqa: B018 - a missing extra surfaces here
+                    encoder = shared_minilm()
                 except EncoderUnavailableError:
                     return build_ranker(name, self.cache)  # BM25 fallback, or the error
                 self._encoder = MemoEncoder(encoder)

@@ -113,13 +113,12 @@ def _rankers(ranker: Any, cache: Any) -> tuple[Any, Any]:
     memoized for the run (every strategy replays the same user turns; one model in memory)."""
     if ranker not in ("default", "hybrid", "dense"):
         return ranker, ranker
-    from attention_scoping.gating.encoders import EncoderUnavailableError, MiniLMOnnxEncoder
+    from attention_scoping.gating.encoders import EncoderUnavailableError, shared_minilm
     from attention_scoping.gating.ranking import build_ranker
     from attention_scoping.measure.bench.vectors import MemoEncoder
 
     try:
-        encoder = MemoEncoder(MiniLMOnnxEncoder())
-        encoder.encoder._runtime  # noqa: B018 - a missing extra falls back below
+        encoder = MemoEncoder(shared_minilm())
     except EncoderUnavailableError:
         return ranker, ranker
     return (
