@@ -226,3 +226,26 @@ def test_multi_part_requests_get_a_tool_per_part(tmp_path: Path) -> None:
     scores.fit(specs)
     top3 = {specs[int(i)].name for i in top_rows(scores.scores(request), 3)}
     assert top3 == {"flight_search", "hotel_booking", "currency_convert"}
+
+
+def test_multi_part_request_embeds_its_parts_only(tmp_path: Path) -> None:
+    class Recording(HashingEncoder):
+        def __init__(self) -> None:
+            super().__init__(dim=64)
+            self.seen: list[str] = []
+
+        def encode(self, texts: Any) -> np.ndarray:
+            self.seen.extend(texts)
+            return super().encode(texts)
+
+    encoder = Recording()
+    ranker = HybridRanker(DenseRanker(encoder, cache=VectorCache(tmp_path)))
+    ranker.fit(SPECS)
+    encoder.seen.clear()
+    request = "Send an email to Bob about lunch. Then create an invoice for the customer."
+    parts = ranker.texts(request)[1:]
+    assert len(parts) == 2
+    ranker.scores(request)
+    assert encoder.seen == parts  # one call, the parts; the request's vector is their mean
+    ranker.scores(request)
+    assert encoder.seen == parts  # memoized: a retry or another k embeds nothing
