@@ -1,6 +1,7 @@
 """Benchmark: the gate's cold start, decision latency and memory on a real catalog.
 
     python benchmarks/gate_cold_start.py [--catalog PATH] [--queries PATH] [--threads N]
+        [--whole-request]
 
 Runs in a fresh interpreter: imports, loads the default encoder, indexes the catalog (vectors read
 from the on-disk cache when warm; run it twice to see both), answers the first query; then times
@@ -14,6 +15,7 @@ import argparse
 import resource
 import statistics
 import time
+from pathlib import Path
 
 T0 = time.perf_counter()
 
@@ -24,7 +26,7 @@ from attention_scoping.gating import MiniLMOnnxEncoder, ToolAttentionMiddleware 
 from attention_scoping.gating.cache import VectorCache  # noqa: E402
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker  # noqa: E402
 
-DATA = "/work/shared/data"
+DATA = str(Path(__file__).resolve().parent.parent / "data")
 
 
 def main() -> None:
@@ -33,6 +35,9 @@ def main() -> None:
     parser.add_argument("--catalog", default=f"{DATA}/catalog_bfcl.jsonl")
     parser.add_argument("--queries", default=f"{DATA}/queries_bfcl_dev.jsonl")
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads")
+    parser.add_argument(
+        "--whole-request", action="store_true", help="rank the whole request only (no parts)"
+    )
     args = parser.parse_args()
 
     imported_s = time.perf_counter() - T0
@@ -43,12 +48,12 @@ def main() -> None:
     start = time.perf_counter()
     encoder.encode(["load the model"])
     model_s = time.perf_counter() - start
-    ranker = HybridRanker(DenseRanker(encoder, cache=cache))
+    ranker = HybridRanker(DenseRanker(encoder, cache=cache), multi_intent=not args.whole_request)
     gate = ToolAttentionMiddleware(ranker=ranker, summary_pool="off")
     start = time.perf_counter()
     gate.index.fit_catalog(specs)
     index_s = time.perf_counter() - start
-    names = [s.name for s in specs]
+    names = [s.id for s in specs]  # a catalog is indexed by id
     first = gate.decide_names({"messages": [HumanMessage(queries[0].query)]}, names)
     cold_s = time.perf_counter() - T0
     samples = []

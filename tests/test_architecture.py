@@ -200,7 +200,6 @@ def test_new_paths_are_not_deprecated() -> None:
     assert _compat.targets("attention_scoping.scoping.catalog") is None
 
 
-@pytest.mark.xfail(strict=True, reason="data paths move into the repository's data/ folder")
 def test_no_absolute_machine_paths_in_the_repository() -> None:
     repo = ROOT.parent
     tracked = subprocess.run(

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.catalog import Query, load_catalog, load_queries
+from attention_scoping.core.catalog import CatalogError, Query, load_catalog, load_queries
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.measure.bench import METHODS, resolve_methods, run_bench
-from attention_scoping.measure.bench.methods import gate_specs
 from attention_scoping.measure.bench.report import plot, to_json
+from attention_scoping.measure.bench.runner import BenchError
 from attention_scoping.measure.tax import tool_tokens
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -106,11 +107,48 @@ def test_json_shape_and_plot(tiny: Tiny, tmp_path: Path) -> None:
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_colliding_names_are_indexed_by_id() -> None:
-    a = ToolSpec("srv1.search", "search", "Search documents.", {"type": "object", "properties": {}})
-    b = ToolSpec("srv2.search", "search", "Search tickets.", {"type": "object", "properties": {}})
-    specs, renamed = gate_specs([a, b])
-    assert renamed and [s.name for s in specs] == ["srv1.search", "srv2.search"]
+def _with_ids(specs: list[ToolSpec]) -> list[ToolSpec]:
+    """The same tools under ids that differ from their names (`srv/name`)."""
+    return [replace(s, id=f"{s.server or 'srv'}/{s.name}") for s in specs]
+
+
+def test_ids_that_differ_from_names_score_as_ids(tiny: tuple[list[ToolSpec], list]) -> None:  # type: ignore[type-arg]
+    specs, queries = tiny
+    renamed = _with_ids(specs)
+    moved = {s.name: r.id for s, r in zip(specs, renamed, strict=True)}
+    queries2 = [replace(q, gold_ids=tuple(moved[g] for g in q.gold_ids)) for q in queries]
+    methods = resolve_methods(["bm25"])
+    plain = run_bench(specs, queries, methods, ks=(1, 3)).methods[0]
+    keyed = run_bench(renamed, queries2, methods, ks=(1, 3)).methods[0]
+    assert keyed.recall == plain.recall and keyed.recall[3] == 1.0
+    assert keyed.tokens_per_call == plain.tokens_per_call  # the provider still sees the names
+
+
+def test_tools_sharing_a_name_are_told_apart_by_id() -> None:
+    params = {"type": "object", "properties": {}}
+    specs = [
+        ToolSpec("docs/search", "search", "Search documents and manuals.", params, "docs"),
+        ToolSpec("tickets/search", "search", "Search support tickets by status.", params, "tk"),
+        ToolSpec("mail/send", "send", "Send an email message.", params, "mail"),
+    ]
+    queries = [Query("a", "find open support tickets by status", ("tickets/search",))]
+    (bm25,) = run_bench(specs, queries, resolve_methods(["bm25"]), ks=(1,)).methods
+    assert bm25.recall[1] == 1.0
+
+
+def test_gold_names_where_ids_differ_are_refused(
+    tiny: tuple[list[ToolSpec], list],  # type: ignore[type-arg]
+    tmp_path: Path,
+) -> None:
+    specs = _with_ids(tiny[0])
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"id": "a", "query": "forecast for Paris", "gold_ids": ["get_forecast"]}\n')
+    with pytest.raises(CatalogError, match="'get_forecast' is a tool name, not a catalog id"):
+        load_queries(path, specs)
+    # built by hand (no loader): the run itself refuses, since no gold is ever shown
+    queries = [replace(q, gold_ids=(q.gold_ids[0],)) for q in tiny[1]]
+    with pytest.raises(BenchError, match="'gold_ids' are catalog ids"):
+        run_bench(specs, queries, resolve_methods(["bm25"]), ks=(1, 3))
 
 
 def test_unknown_method_and_bad_k() -> None:

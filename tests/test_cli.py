@@ -222,3 +222,34 @@ def test_printable_escapes_control_characters_only() -> None:
     from attention_scoping.core.text import printable
 
     assert printable("\x1b[31mred\x07 ok\tnext\nline é") == "\\x1b[31mred\\x07 ok\tnext\nline é"
+
+
+def test_bench_refuses_labels_no_method_can_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # refund_payment needs authenticated=True; without that state no method ever shows it
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "Refund order 9.", "gold_ids": ["refund_payment"]}\n')
+    code, out, err = run(
+        ["bench", "--catalog", CATALOG, "--queries", str(queries), "--methods", "bm25", "--quiet"],
+        capsys,
+    )
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert "no method showed any gold tool" in " ".join(err.split())
+
+
+def test_bench_refuses_gold_names_where_ids_differ(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog = tmp_path / "c.jsonl"
+    catalog.write_text(
+        '{"id": "mail/send", "name": "send_email", "description": "Send an email.", '
+        '"parameters": {"type": "object", "properties": {}}}\n'
+    )
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": "a", "query": "Email Ada.", "gold_ids": ["send_email"]}\n')
+    code, _, err = run(
+        ["bench", "--catalog", str(catalog), "--queries", str(queries), "--quiet"], capsys
+    )
+    assert code == 2
+    assert "'send_email' is a tool name, not a catalog id" in " ".join(err.split())

@@ -213,7 +213,9 @@ def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
         CatalogError: naming the file and line of a malformed record or an unknown gold id.
     """
     p = Path(path)
-    ids = {spec.id for spec in catalog}
+    specs = list(catalog)
+    ids = {spec.id for spec in specs}
+    by_name = {spec.name: spec.id for spec in specs if spec.name != spec.id}
     out: list[Query] = []
     seen: set[str] = set()
     for number, line in _lines(p):
@@ -225,6 +227,13 @@ def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
         if not isinstance(gold, list) or not gold or not all(isinstance(g, str) for g in gold):
             raise CatalogError(p, number, "field 'gold_ids' must be a non-empty list of strings")
         for gid in gold:
+            if gid not in ids and gid in by_name:
+                raise CatalogError(
+                    p,
+                    number,
+                    f"gold id {gid!r} is a tool name, not a catalog id (that tool's id is "
+                    f"{by_name[gid]!r}); 'gold_ids' must be catalog ids",
+                )
             if gid not in ids:
                 hint = did_you_mean_hint(gid, ids)
                 raise CatalogError(p, number, f"gold id {gid!r} is not in the catalog{hint}")

@@ -42,6 +42,7 @@ STOP_WORDS = frozenset(
 """A short, generic English stop-word list for lexical matching."""
 
 
+@lru_cache(maxsize=65536)
 def split_identifier(name: str) -> str:
     """`getHTTPResponse` / `snake_case` / `dotted.name` / `kebab-case` -> lower-case words."""
     text = _CAMEL_ACRONYM.sub(r"\1 \2", name)

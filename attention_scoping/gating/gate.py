@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import (
     MessageLike,
@@ -338,9 +340,9 @@ def decide(
         for name in rest:
             fixed[name] = Verdict(name, True, "all_fit")
     elif rest:
-        values = [float(v) for v in score(inputs.intent, rest)]
-        order = sorted(range(len(rest)), key=values.__getitem__, reverse=True)
-        ranked = [(rest[i], values[i]) for i in order]
+        values = np.asarray(score(inputs.intent, rest), dtype=np.float64)
+        order = np.argsort(-values, kind="stable")  # best first, ties in candidate order
+        ranked = list(zip([rest[i] for i in order], values[order].tolist(), strict=True))
     return Decision(
         inputs.intent, inputs.candidates, fixed, ranked, k=k, threshold=threshold, slots=slots
     )

@@ -29,6 +29,7 @@ class ToolIndex:
         self._rows: dict[str, int] = {}
         self._lock = threading.Lock()
         self._last: tuple[int, ...] = ()
+        self._order: list[str] = []
         self.fits = 0
         """How many times the ranker was (re)fitted."""
 
@@ -56,30 +57,39 @@ class ToolIndex:
             if changed:
                 self.ranker.fit(list(self._specs.values()))
                 self._rows = {n: i for i, n in enumerate(self._specs)}
+                self._order = list(self._specs)
                 self.fits += 1
             self._last = signature
 
     def fit_catalog(self, specs: Sequence[ToolSpec]) -> None:
-        """Index a catalog given as ToolSpecs (benchmarks, audits, eager warm-up)."""
+        """Index a catalog given as ToolSpecs (benchmarks, audits, eager warm-up).
+
+        Tools are keyed by their catalog `id` (unique, where names need not be): decisions
+        then name tools by id. For LangChain tools the id is the name.
+        """
         with self._lock:
             for spec in specs:
-                self._specs[spec.name] = spec
+                self._specs[spec.id] = spec
             self.ranker.fit(list(self._specs.values()))
-            self._rows = {name: i for i, name in enumerate(self._specs)}
+            self._rows = {key: i for i, key in enumerate(self._specs)}
+            self._order = list(self._specs)
             self.fits += 1
 
-    def rows(self, names: Sequence[str]) -> np.ndarray:
-        """Ranker rows of `names` (all must be indexed)."""
+    def rows(self, names: Sequence[str]) -> np.ndarray | None:
+        """Ranker rows of `names` (all must be indexed); None when `names` is the whole index in
+        order, so rankers score the catalog without gathering rows."""
+        if len(names) == len(self._order) and list(names) == self._order:
+            return None
         return np.fromiter((self._rows[n] for n in names), dtype=np.int64, count=len(names))
 
     def spec(self, name: str) -> ToolSpec | None:
-        """The indexed definition of `name`."""
+        """The indexed definition of `name` (an id for catalogs indexed by `fit_catalog`)."""
         return self._specs.get(name)
 
     @property
     def names(self) -> list[str]:
-        """Indexed tool names in registration order."""
-        return list(self._specs)
+        """Indexed tool keys (names; ids for `fit_catalog` catalogs) in registration order."""
+        return list(self._order)
 
     def scores(self, query: str, names: Sequence[str]) -> np.ndarray:
         """Ranker scores of `names` for `query`."""

@@ -57,8 +57,9 @@ logger = logging.getLogger(__name__)
 DEFAULT_K = 5
 """Tools promoted by similarity per call (measured: recall@5 0.93 on 1,032 real tools)."""
 
-DEFAULT_THRESHOLD = 0.0
-"""Minimum fused score (0-1, relative to the best candidate of the call) to be promoted."""
+DEFAULT_THRESHOLD = None
+"""Minimum ranker score to be promoted; None: the ranker's `default_threshold` (0.5 over the
+default hybrid's calibrated 0-1 scores), else 0."""
 
 DEFAULT_POOL_BUDGET = 2500
 """Tokens the `auto` summary pool may take (about 140 tools of one-line summaries); above it
@@ -108,7 +109,7 @@ class ToolAttentionMiddleware(
         *,
         ranker: RankerSpec = "default",
         k: int = DEFAULT_K,
-        threshold: float = DEFAULT_THRESHOLD,
+        threshold: float | None = DEFAULT_THRESHOLD,
         pinned: Iterable[str] = (),
         preconditions: Mapping[str, Precondition] | None = None,
         intent_turns: int = 1,
@@ -128,7 +129,8 @@ class ToolAttentionMiddleware(
                 extra is missing), `"hybrid"`, `"dense"`, `"bm25"`, an `Encoder`, a LangChain
                 `Embeddings`, or any `Ranker`.
             k: Similarity-ranked tools per call (named and requested tools take slots first).
-            threshold: Minimum ranker score to be promoted (hybrid scores are 0-1 per call).
+            threshold: Minimum ranker score to be promoted (hybrid scores are 0-1 per call);
+                default: the ranker's own (`default_threshold`, 0.5 for the default hybrid).
             pinned: Tools always sent, besides `load_context` and tools whose metadata says
                 `pinned=True` (the scoping middleware marks its always-on tools so).
             preconditions: `{tool: callable(state) -> bool | {"state_key": value}}`; a tool's
@@ -163,6 +165,8 @@ class ToolAttentionMiddleware(
         self.index = ToolIndex(build_ranker(ranker, cache))
         """The tool registry and its fitted ranker."""
         self.k = k
+        if threshold is None:
+            threshold = getattr(self.index.ranker, "default_threshold", 0.0)
         self.threshold = float(threshold)
         self.pinned = frozenset(pinned) | {LOAD_CONTEXT}
         self.preconditions = validate(preconditions or {})
@@ -268,7 +272,7 @@ class ToolAttentionMiddleware(
             lines = []
             for n in names:
                 spec = self.index.spec(n)
-                lines.append((n, summarize(spec.description) if spec else ""))
+                lines.append((spec.name, summarize(spec.description)) if spec else (n, ""))
             text = pool_text(lines)
             cached = (text, self._counter.count(text))
             if len(self._pools) > 256:

@@ -220,7 +220,7 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     from attention_scoping.measure.bench import report
     from attention_scoping.measure.bench.methods import resolve_methods
     from attention_scoping.measure.bench.progress import ProgressBars
-    from attention_scoping.measure.bench.runner import run_bench
+    from attention_scoping.measure.bench.runner import BenchError, run_bench
 
     _check_output(args.json_path)
     _check_output(args.plot, ".png")
@@ -236,16 +236,20 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     if args.limit:
         queries = queries[: args.limit]
     counter = get_counter(args.encoding)
-    with ProgressBars(enabled=not args.quiet) as bars:
-        result = run_bench(
-            specs,
-            queries,
-            methods,
-            ks=args.ks,
-            counter=counter,
-            cache=_cache(args.cache_dir),
-            progress=bars,
-        )
+    try:
+        with ProgressBars(enabled=not args.quiet) as bars:
+            result = run_bench(
+                specs,
+                queries,
+                methods,
+                ks=args.ks,
+                counter=counter,
+                cache=_cache(args.cache_dir),
+                progress=bars,
+            )
+    except BenchError as exc:
+        msg = f"{args.queries}: {exc}"
+        raise UsageError(msg) from None
     if not result.methods:
         reasons = "; ".join(f"{n}: {r}" for n, r in result.skipped.items())
         if "numpy" in reasons:

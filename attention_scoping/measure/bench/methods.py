@@ -9,7 +9,7 @@ the disclosure with the gate's own pool text.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from attention_scoping.core.tool import ToolSpec
@@ -42,11 +42,22 @@ class MethodSpec:
     detect_names: bool = True
     preconditions: bool = True
     disclosure: Disclosure = "shipped"
+    multi_intent: bool = True
+    """Hybrid rankers: also rank each part of a multi-part request."""
+    calibrated: bool = True
+    """Hybrid rankers: scale scores by the request's best raw cosine (and use threshold 0.5)."""
 
     @property
-    def decision_key(self) -> tuple[str, float | None, bool, bool]:
+    def decision_key(self) -> tuple[Any, ...]:
         """Methods with equal keys make identical decisions and share one gate run."""
-        return (self.ranker, self.threshold, self.detect_names, self.preconditions)
+        return (
+            self.ranker,
+            self.threshold,
+            self.detect_names,
+            self.preconditions,
+            self.multi_intent,
+            self.calibrated,
+        )
 
 
 METHODS: dict[str, MethodSpec] = {
@@ -56,6 +67,22 @@ METHODS: dict[str, MethodSpec] = {
         MethodSpec("dense", "MiniLM int8 ONNX alone (no BM25)", ranker="dense"),
         MethodSpec("bm25", "BM25 alone (no model)", ranker="bm25"),
         MethodSpec("hashing", "hybrid over a model-free hashing encoder", ranker="hashing"),
+        MethodSpec(
+            "no-multi-intent",
+            "default ranking the whole request only (no per-part retrieval)",
+            multi_intent=False,
+        ),
+        MethodSpec(
+            "no-calibration",
+            "default with scores relative to the best tool and threshold 0",
+            calibrated=False,
+        ),
+        MethodSpec(
+            "previous-default",
+            "the earlier shipped gate: whole request only, relative scores, threshold 0",
+            multi_intent=False,
+            calibrated=False,
+        ),
         MethodSpec(
             "no-name-detection",
             "default without promoting tools the user names",
@@ -109,25 +136,16 @@ def resolve_methods(names: Iterable[str], thresholds: Iterable[float] = ()) -> l
     return out
 
 
-def gate_specs(specs: Sequence[ToolSpec]) -> tuple[list[ToolSpec], bool]:
-    """Specs as the gate should index them, and whether names were replaced by ids.
-
-    The gate keys tools on their names, but names need not be unique across a catalog (ids
-    are). When names collide, the gate is given specs named by their ids.
-    """
-    names = [s.name for s in specs]
-    if len(set(names)) == len(names):
-        return list(specs), False
-    return [replace(s, name=s.id) for s in specs], True
-
-
 def build_gate(
     method: MethodSpec,
     specs: Sequence[ToolSpec],
     k: int,
     cache: VectorCache | None = None,
+    *,
+    ranker: Any = None,
 ) -> ToolAttentionMiddleware:
-    """The package's gate configured as `method` (not yet fitted).
+    """The package's gate configured as `method` (not yet fitted); `ranker`, when given, is
+    the ranker object to use (benchmarks share one per ranker name across methods).
 
     Raises:
         ImportError / EncoderUnavailableError: the method's encoder is not installed.
@@ -135,7 +153,7 @@ def build_gate(
     from attention_scoping.gating import ToolAttentionMiddleware
 
     kwargs: dict[str, Any] = {
-        "ranker": method.ranker,
+        "ranker": method.ranker if ranker is None else ranker,
         "k": k,
         "detect_names": method.detect_names,
         "cache": cache,
@@ -149,5 +167,6 @@ def build_gate(
 
 
 def preconditions_of(specs: Sequence[ToolSpec]) -> dict[str, Mapping[str, Any]]:
-    """`{tool name: declarative precondition}` of the specs that declare one."""
-    return {s.name: s.preconditions for s in specs if s.preconditions}
+    """`{tool id: declarative precondition}` of the specs that declare one (the gate indexes a
+    catalog by id)."""
+    return {s.id: s.preconditions for s in specs if s.preconditions}

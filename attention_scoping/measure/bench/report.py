@@ -110,11 +110,6 @@ def render(result: BenchResult, console: Console) -> None:
     console.print(notes)
     for name, reason in result.skipped.items():
         console.print(f"[yellow]skipped {name}[/]: {reason}")
-    if result.renamed:
-        console.print(
-            "[dim]Tool names repeat in this catalog, so the gate indexed tools by id "
-            "(the gate keys on names).[/]"
-        )
     console.print(
         "[dim]Latency: one gate decision per query at k=5 (or the largest k when 5 is not "
         "reported): query embedding, scoring every tool, the cut; after 3 untimed warm-up "

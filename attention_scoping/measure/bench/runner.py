@@ -18,9 +18,9 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from attention_scoping.core.catalog import Query
 from attention_scoping.core.tokens import TokenCounter, get_counter
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.measure.bench.methods import MethodSpec, build_gate, gate_specs
+from attention_scoping.measure.bench.methods import MethodSpec, build_gate
 from attention_scoping.measure.bench.metrics import hit, mean, percentile, recall
-from attention_scoping.measure.bench.vectors import Progress, warm_vectors
+from attention_scoping.measure.bench.vectors import MemoEncoder, Progress, warm_vectors
 from attention_scoping.measure.tax import summary_pool_tokens
 
 DEFAULT_KS = (1, 3, 5, 10, 20)
@@ -72,8 +72,6 @@ class BenchResult:
     methods: list[MethodResult] = field(default_factory=list)
     skipped: dict[str, str] = field(default_factory=dict)
     """Methods that could not run, with the reason (e.g. an encoder not installed)."""
-    renamed: bool = False
-    """True when tool names collide and the gate was given ids as names."""
 
 
 @dataclass
@@ -96,40 +94,126 @@ def messages_of(query: Query) -> list[BaseMessage]:
     return out
 
 
+class BenchError(ValueError):
+    """The benchmark cannot be scored as given (a clear message, no traceback, exit 2)."""
+
+
+class _Rankers:
+    """One ranker per ranker name, shared by every method that uses it (fitted once), over
+    one memoizing encoder (each query embedded once, reused by every method)."""
+
+    def __init__(self, cache: Any) -> None:
+        self.cache = cache
+        self.encoders: list[MemoEncoder] = []
+        self._built: dict[str, Any] = {}
+        self._encoder: MemoEncoder | None = None
+
+    def get(self, name: str, *, multi_intent: bool = True, calibrated: bool = True) -> Any:
+        """The ranker `name` (as `build_ranker` names it); a hybrid variant shares the dense
+        and lexical rankers of the plain one (one fit, one set of query vectors)."""
+        from attention_scoping.gating.ranking import HybridRanker
+
+        base = self._base(name)
+        if not isinstance(base, HybridRanker) or (multi_intent and calibrated):
+            return base
+        key = f"{name}:{multi_intent}:{calibrated}"
+        if key not in self._built:
+            self._built[key] = HybridRanker(
+                base.dense,
+                base.lexical,
+                alpha=base.alpha,
+                multi_intent=multi_intent,
+                confident_cosine=base.confident_cosine if calibrated else None,
+            )
+        return self._built[key]
+
+    def _base(self, name: str) -> Any:
+        """One ranker per name; the MiniLM rankers share one encoder, and every ranker that
+        uses BM25 shares one index (fitted once)."""
+        from attention_scoping.gating.encoders import (
+            EncoderUnavailableError,
+            HashingEncoder,
+            shared_minilm,
+        )
+        from attention_scoping.gating.ranking import (
+            BM25Ranker,
+            DenseRanker,
+            HybridRanker,
+            build_ranker,
+        )
+
+        if name in self._built:
+            return self._built[name]
+        lexical = self._built.setdefault("bm25", BM25Ranker())
+        if name == "bm25":
+            return lexical
+        if name in ("default", "hybrid", "dense"):
+            if self._encoder is None:
+                try:
+                    encoder = shared_minilm()
+                except EncoderUnavailableError:
+                    return build_ranker(name, self.cache)  # BM25 fallback, or the error
+                self._encoder = MemoEncoder(encoder)
+                self.encoders.append(self._encoder)
+            dense = self._built.setdefault("dense", DenseRanker(self._encoder, cache=self.cache))
+            if name != "dense":
+                self._built[name] = HybridRanker(dense, lexical)
+        elif name == "hashing":
+            hashing = DenseRanker(HashingEncoder(), cache=self.cache)
+            self._built[name] = HybridRanker(hashing, lexical)
+        else:
+            self._built[name] = build_ranker(name, self.cache)
+        return self._built[name]
+
+    def charged(self) -> float:
+        """Embedding time charged so far (fresh or reused), over every shared encoder."""
+        return sum(e.charged_ms for e in self.encoders)
+
+    def fresh(self) -> float:
+        """Embedding time actually spent so far."""
+        return sum(e.fresh_ms for e in self.encoders)
+
+
 def _run_gate(
     method: MethodSpec,
     specs: Sequence[ToolSpec],
     queries: Sequence[Query],
     ks: Sequence[int],
-    cache: Any,
+    rankers: _Rankers,
     progress: Progress | None,
 ) -> _Run:
     nominal = NOMINAL_K if NOMINAL_K in ks else max(ks)
-    gate = build_gate(method, specs, nominal, cache)
+    ranker = rankers.get(
+        method.ranker, multi_intent=method.multi_intent, calibrated=method.calibrated
+    )
+    gate = build_gate(method, specs, nominal, ranker=ranker)
     embedded = warm_vectors(gate.index.ranker, specs, progress)
     started = time.perf_counter()
     gate.index.fit_catalog(specs)
     build_s = time.perf_counter() - started
-    names = [s.name for s in specs]
+    keys = [s.id for s in specs]
     shown: dict[int, list[tuple[str, ...]]] = {k: [] for k in ks}
     latency: list[float] = []
     label = f"{method.name}: {len(queries):,} queries"
     others = [k for k in ks if k != nominal]
     for query in queries[:WARM_UP]:
         gate.decide_names(
-            {**query.state, "messages": [HumanMessage(f"{query.query} (warm-up)")]}, names
+            {**query.state, "messages": [HumanMessage(f"{query.query} (warm-up)")]}, keys
         )
     for number, query in enumerate(queries):
         state: dict[str, Any] = {**query.state, "messages": messages_of(query)}
         gate.k = nominal
+        charged, fresh = rankers.charged(), rankers.fresh()
         started = time.perf_counter()
-        decision = gate.decide_names(state, names)
-        latency.append((time.perf_counter() - started) * 1000.0)
+        decision = gate.decide_names(state, keys)
+        wall = (time.perf_counter() - started) * 1000.0
+        # a query vector another method already computed is charged as if embedded here
+        latency.append(wall - (rankers.fresh() - fresh) + (rankers.charged() - charged))
         shown[nominal].append(tuple(decision.shown))
         try:
             for k in others:
                 gate.k = k
-                shown[k].append(tuple(gate.decide_names(state, names).shown))
+                shown[k].append(tuple(gate.decide_names(state, keys).shown))
         finally:
             gate.k = nominal
         if progress is not None:
@@ -140,23 +224,32 @@ def _run_gate(
 class _Pricer:
     """Tokens of what one call carries, memoized (many queries expose the same tools)."""
 
-    def __init__(
-        self, specs: Sequence[ToolSpec], originals: Sequence[ToolSpec], counter: TokenCounter
-    ):
+    def __init__(self, specs: Sequence[ToolSpec], counter: TokenCounter):
         from attention_scoping.measure.tax import tools_json
 
-        self._schemas = {g.name: o.provider_schema() for g, o in zip(specs, originals, strict=True)}
+        self._specs = {s.id: s for s in specs}
+        self._schemas = {s.id: s.provider_schema() for s in specs}
         self._tools_json = tools_json
         self._counter = counter
         self._memo: dict[tuple[str, ...], int] = {}
+        self._summaries: dict[tuple[str, ...], int] = {}
 
     def tools(self, shown: tuple[str, ...]) -> int:
-        """Tokens of the tools array holding the full schemas of `shown`."""
+        """Tokens of the tools array holding the full schemas of `shown` (catalog ids)."""
         cached = self._memo.get(shown)
         if cached is None:
             schemas = [self._schemas[n] for n in shown if n in self._schemas]
             cached = self._counter.count(self._tools_json(schemas)) if schemas else 0
             self._memo[shown] = cached
+        return cached
+
+    def summaries(self, shown: tuple[str, ...]) -> int:
+        """Tokens of the shown tools as one-line summaries in the gate's pool format."""
+        cached = self._summaries.get(shown)
+        if cached is None:
+            lines = [(self._specs[n].name, self._specs[n].summary) for n in shown]
+            cached = summary_pool_tokens(lines, self._counter) if lines else 0
+            self._summaries[shown] = cached
         return cached
 
 
@@ -167,14 +260,24 @@ def _catalog_pool(specs: Sequence[ToolSpec]) -> int:
 
     gate = ToolAttentionMiddleware(ranker="bm25", summary_pool="catalog", emit_events=False)
     gate.index.fit_catalog(specs)
-    return gate.pool([s.name for s in specs])[1]
+    return gate.pool([s.id for s in specs])[1]
 
 
-def _summaries(specs: Mapping[str, ToolSpec], shown: tuple[str, ...], counter: TokenCounter) -> int:
-    """Tokens of the shown tools as one-line summaries in the gate's pool format, no schema."""
-    if not shown:
-        return 0
-    return summary_pool_tokens([(n, specs[n].summary) for n in shown], counter)
+def _check_gold_shown(runs: Mapping[Any, tuple[str, _Run]], queries: Sequence[Query]) -> None:
+    """Refuse a run in which no method ever showed a gold tool: the labels and the catalog do
+    not speak of the same tools (e.g. gold ids that are tool names where ids differ)."""
+    if not runs or not queries:
+        return
+    for _, run in runs.values():
+        for exposed in run.shown.values():
+            if any(set(s) & set(q.gold_ids) for s, q in zip(exposed, queries, strict=True)):
+                return
+    msg = (
+        f"no method showed any gold tool for any of the {len(queries):,} queries at any k: "
+        "check that 'gold_ids' are catalog ids (not tool names) and that the queries belong to "
+        "this catalog"
+    )
+    raise BenchError(msg)
 
 
 def run_bench(
@@ -200,30 +303,29 @@ def run_bench(
 
     Raises:
         ValueError: no ks, or a k below 1.
+        BenchError: no method showed any gold tool (gold ids and catalog ids do not match).
     """
     if not ks or min(ks) < 1:
         msg = f"k values must be at least 1, got {list(ks)}"
         raise ValueError(msg)
     ks = tuple(sorted(set(ks)))
     counter = counter or get_counter()
-    gspecs, renamed = gate_specs(specs)
-    names = [s.name for s in gspecs]
-    pricer = _Pricer(gspecs, specs, counter)
-    eager = pricer.tools(tuple(names))
-    result = BenchResult(len(specs), len(queries), eager, counter.label, ks, renamed=renamed)
+    pricer = _Pricer(specs, counter)
+    eager = pricer.tools(tuple(s.id for s in specs))
+    result = BenchResult(len(specs), len(queries), eager, counter.label, ks)
     has_preconditions = any(s.preconditions for s in specs)
     runs: dict[tuple[Any, ...], tuple[str, _Run]] = {}
-    by_name = {s.name: s for s in gspecs}
-    catalog_pool: int | None = None
+    rankers = _Rankers(cache)
+    pools: dict[str, int] = {}
     for method in methods:
         key = method.decision_key
         note = ""
         if not method.preconditions and not has_preconditions:
-            key = (*key[:3], True)
+            key = (*key[:3], True, *key[4:])
             note = "the catalog declares no preconditions: same decisions as with them"
         if key not in runs:
             try:
-                runs[key] = (method.name, _run_gate(method, gspecs, queries, ks, cache, progress))
+                runs[key] = (method.name, _run_gate(method, specs, queries, ks, rankers, progress))
             except (ImportError, RuntimeError) as exc:
                 result.skipped[method.name] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -231,40 +333,58 @@ def run_bench(
         else:
             owner = runs[key][0]
         run = runs[key][1]
-        tokens: dict[int, float] = {}
-        tools_n: dict[int, float] = {}
-        for k in ks:
-            per_call: list[float] = []
-            for shown in run.shown[k]:
-                if method.disclosure == "summaries":
-                    per_call.append(_summaries(by_name, shown, counter))
-                elif method.disclosure == "catalog-pool":
-                    if catalog_pool is None:
-                        catalog_pool = _catalog_pool(gspecs)
-                    per_call.append(pricer.tools(shown) + catalog_pool)
-                else:
-                    per_call.append(pricer.tools(shown) + run.gate.pool(names)[1])
-            tokens[k] = mean(per_call)
-            tools_n[k] = mean(len(s) for s in run.shown[k])
-        gold = [q.gold_ids for q in queries]
         result.methods.append(
-            MethodResult(
-                spec=method,
-                ranker=run.gate.ranker_name,
-                recall={
-                    k: mean(recall(s, g) for s, g in zip(run.shown[k], gold, strict=True))
-                    for k in ks
-                },
-                hit={
-                    k: mean(hit(s, g) for s, g in zip(run.shown[k], gold, strict=True)) for k in ks
-                },
-                tokens_per_call=tokens,
-                tools_per_call=tools_n,
-                latency_ms=run.latency_ms,
-                build_s=run.build_s,
-                embedded=run.embedded,
-                shares_decisions_with=owner,
-                note=note,
+            _figures(
+                method, run, queries, ks, _price(method, run, specs, pricer, pools), owner, note
             )
         )
+    _check_gold_shown(runs, queries)
     return result
+
+
+def _price(
+    method: MethodSpec,
+    run: _Run,
+    specs: Sequence[ToolSpec],
+    pricer: _Pricer,
+    pools: dict[str, int],
+) -> dict[int, float]:
+    """Mean tokens per call at each k for `method`'s disclosure of `run`'s decisions."""
+    if method.disclosure == "catalog-pool" and "catalog" not in pools:
+        pools["catalog"] = _catalog_pool(specs)
+    pool = pools.get("catalog", 0) if method.disclosure == "catalog-pool" else 0
+    if method.disclosure == "shipped":
+        pool = run.gate.pool([s.id for s in specs])[1]
+    tokens: dict[int, float] = {}
+    for k, exposed in run.shown.items():
+        if method.disclosure == "summaries":
+            tokens[k] = mean(pricer.summaries(shown) for shown in exposed)
+        else:
+            tokens[k] = mean(pricer.tools(shown) + pool for shown in exposed)
+    return tokens
+
+
+def _figures(
+    method: MethodSpec,
+    run: _Run,
+    queries: Sequence[Query],
+    ks: Sequence[int],
+    tokens: dict[int, float],
+    owner: str | None,
+    note: str,
+) -> MethodResult:
+    """recall, hit and sizes of one method's decisions."""
+    gold = [q.gold_ids for q in queries]
+    return MethodResult(
+        spec=method,
+        ranker=run.gate.ranker_name,
+        recall={k: mean(recall(s, g) for s, g in zip(run.shown[k], gold, strict=True)) for k in ks},
+        hit={k: mean(hit(s, g) for s, g in zip(run.shown[k], gold, strict=True)) for k in ks},
+        tokens_per_call=tokens,
+        tools_per_call={k: mean(len(s) for s in run.shown[k]) for k in ks},
+        latency_ms=run.latency_ms,
+        build_s=run.build_s,
+        embedded=run.embedded,
+        shares_decisions_with=owner,
+        note=note,
+    )

@@ -7,6 +7,7 @@ the same `VectorCache` first, batch by batch, fills the cache the gate then read
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -48,3 +49,43 @@ def warm_vectors(ranker: Any, specs: Sequence[ToolSpec], progress: Progress | No
                 progress(label, min(start + BATCH, len(texts)), len(texts))
         embedded += dense.cache.misses - before
     return embedded
+
+
+class MemoEncoder:
+    """Wraps an encoder for a benchmark run: every text is embedded once and reused by every
+    method, and the time each text took is remembered so reused vectors can still be charged
+    to a decision's latency (`charged_ms`), as if that method had embedded the query itself."""
+
+    def __init__(self, encoder: Any) -> None:
+        """`encoder`: the encoder to wrap (its `id` is kept: cache keys do not change)."""
+        self.encoder = encoder
+        self._vectors: dict[str, Any] = {}
+        self._cost_ms: dict[str, float] = {}
+        self.fresh_ms = 0.0
+        """Time actually spent embedding in this process."""
+        self.charged_ms = 0.0
+        """Embedding time of every text requested, fresh or reused."""
+
+    @property
+    def id(self) -> str:
+        """The wrapped encoder's id."""
+        return str(self.encoder.id)
+
+    def encode(self, texts: Sequence[str]) -> Any:
+        """Vectors of `texts` (a numpy array); unseen ones embedded in one call of the wrapped
+        encoder."""
+        import numpy as np
+
+        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if missing:
+            started = time.perf_counter()
+            fresh = self.encoder.encode(missing)
+            spent = (time.perf_counter() - started) * 1000.0
+            self.fresh_ms += spent
+            for text, vector in zip(missing, fresh, strict=True):
+                self._vectors[text] = vector
+                self._cost_ms[text] = spent / len(missing)
+        self.charged_ms += sum(self._cost_ms[t] for t in dict.fromkeys(texts))
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])

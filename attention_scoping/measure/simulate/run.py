@@ -108,6 +108,25 @@ def _figures(strategy: Strategy, tasks: Sequence[Task], traces: Sequence[Trace])
     )
 
 
+def _rankers(ranker: Any, cache: Any) -> tuple[Any, Any]:
+    """The gates' ranker and the gateway search's, over one encoder whose query vectors are
+    memoized for the run (every strategy replays the same user turns; one model in memory)."""
+    if ranker not in ("default", "hybrid", "dense"):
+        return ranker, ranker
+    from attention_scoping.gating.encoders import EncoderUnavailableError, shared_minilm
+    from attention_scoping.gating.ranking import build_ranker
+    from attention_scoping.measure.bench.vectors import MemoEncoder
+
+    try:
+        encoder = MemoEncoder(shared_minilm())
+    except EncoderUnavailableError:
+        return ranker, ranker
+    return (
+        build_ranker(ranker, cache, encoder=encoder),
+        build_ranker(ranker, cache, encoder=encoder),
+    )
+
+
 def run_simulation(
     *,
     seed: int = 0,
@@ -129,7 +148,8 @@ def run_simulation(
     from attention_scoping.measure.bench.vectors import warm_vectors
 
     strategies: list[Strategy] = [Eager(specs, c), Scoped(specs, c)]
-    gated = Gated(specs, c, ranker=ranker, cache=cache)
+    gate_ranker, search_ranker = _rankers(ranker, cache)
+    gated = Gated(specs, c, ranker=gate_ranker, cache=cache)
     warm_vectors(gated.gate.index.ranker, specs, progress)
     strategies.append(gated)
     strategies.append(
@@ -137,13 +157,13 @@ def run_simulation(
             specs,
             c,
             summary_pool="off",
-            ranker=ranker,
+            ranker=gate_ranker,  # the same catalog in the same order: one fit, one ranking
             cache=cache,
             name="gated, no pool",
             description="the gate with its summary pool off: top-k schemas only",
         )
     )
-    strategies.append(Gateway(specs, c, ranker))
+    strategies.append(Gateway(specs, c, search_ranker))
     figures = [_figures(s, tasks, play_all(s, tasks, progress)) for s in strategies]
     by_server: dict[str, list[int]] = {}
     for spec in specs:
