@@ -114,7 +114,9 @@ def _string_map(value: Any, where: str, what: str) -> dict[str, str]:
 def _transport(raw: Mapping[str, Any], where: str) -> Transport:
     given = raw.get("transport", raw.get("type"))
     if given is None:
-        return "stdio" if "command" in raw else "streamable_http"
+        if "command" in raw or "url" not in raw:
+            return "stdio"
+        return "streamable_http"
     key = str(given).lower()
     if key not in _TRANSPORTS:
         msg = (

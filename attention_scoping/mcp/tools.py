@@ -15,6 +15,7 @@ from typing import Any
 
 from langchain_core.tools import StructuredTool, ToolException
 from mcp import types as mcp_types
+from typing_extensions import override
 
 from attention_scoping.mcp.faults import McpFault, fault_payload
 from attention_scoping.navigation import render_payload
@@ -23,12 +24,34 @@ Content = str | list[dict[str, Any]]
 
 
 class McpTool(StructuredTool):
-    """One MCP tool of one server, exposed under a provider-safe (maybe namespaced) name."""
+    """One MCP tool of one server, exposed under a provider-safe (maybe namespaced) name.
+
+    Called as a tool call (by an agent), a failure becomes a `status="error"` ToolMessage; called
+    with plain arguments (`tool.invoke({...})`, the gateway), it raises `ToolException` with the
+    same JSON payload, so callers that wrap errors themselves see a failure, not a result.
+    """
 
     server: str
     """The configured server name (the key in `mcpServers`)."""
     remote_name: str
     """The tool's name on its server (what `tools/call` is sent)."""
+
+    def _raising(self) -> McpTool:
+        return self.model_copy(update={"handle_tool_error": False})
+
+    @override
+    def run(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """Run; faults raise unless this is a tool call (then they become error messages)."""
+        if kwargs.get("tool_call_id") is None and self.handle_tool_error:
+            return self._raising().run(tool_input, *args, **kwargs)
+        return super().run(tool_input, *args, **kwargs)
+
+    @override
+    async def arun(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """Async form of `run`."""
+        if kwargs.get("tool_call_id") is None and self.handle_tool_error:
+            return await self._raising().arun(tool_input, *args, **kwargs)
+        return await super().arun(tool_input, *args, **kwargs)
 
 
 def _block(item: Any) -> dict[str, Any]:

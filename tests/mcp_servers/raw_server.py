@@ -23,7 +23,7 @@ TOOLS: list[dict[str, Any]] = [
             "required": ["text"],
         },
     },
-    {"name": "crash", "description": "Exit the server mid-call.", "inputSchema": {"type": "object"}},
+    {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
     {"name": "malformed", "description": "Answer garbage.", "inputSchema": {"type": "object"}},
     {"name": "fail", "description": "Report a tool error.", "inputSchema": {"type": "object"}},
