@@ -1,8 +1,8 @@
 """MCP servers as scopes: one scope per configured server, its tools registered up front from a
 cached listing, its session opened only when the model needs it.
 
-Needs the `mcp` extra (`pip install "attention-scoping[mcp]"`); the configuration and cache
-modules import nothing from MCP.
+The sessions and tools need the `mcp` extra (`pip install "attention-scoping[mcp]"`); the
+configuration, cache, naming and fault modules are framework-free and import nothing from MCP.
 
 Example:
     ```python
@@ -16,16 +16,32 @@ Example:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from attention_scoping.mcp.cache import ToolListCache, ToolListing
-from attention_scoping.mcp.config import McpConfig, McpConfigError, ServerConfig, load_config
-from attention_scoping.mcp.faults import McpFault
+from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.mcp.cache import ToolListCache, ToolListing
+    from attention_scoping.mcp.config import McpConfig, McpConfigError, ServerConfig, load_config
+    from attention_scoping.mcp.faults import McpFault
+    from attention_scoping.mcp.inventory import list_server_tools
     from attention_scoping.mcp.middleware import McpConnectMiddleware
     from attention_scoping.mcp.servers import McpServers
     from attention_scoping.mcp.tools import McpTool
+
+_EXPORTS = {
+    "McpConfig": "config",
+    "McpConfigError": "config",
+    "McpConnectMiddleware": "middleware",
+    "McpFault": "faults",
+    "McpServers": "servers",
+    "McpTool": "tools",
+    "ServerConfig": "config",
+    "ToolListCache": "cache",
+    "ToolListing": "cache",
+    "list_server_tools": "inventory",
+    "load_config": "config",
+}
 
 __all__ = [
     "McpConfig",
@@ -37,26 +53,8 @@ __all__ = [
     "ServerConfig",
     "ToolListCache",
     "ToolListing",
+    "list_server_tools",
     "load_config",
 ]
 
-_LAZY = {
-    "McpServers": "attention_scoping.mcp.servers",
-    "McpConnectMiddleware": "attention_scoping.mcp.middleware",
-    "McpTool": "attention_scoping.mcp.tools",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Import the MCP-dependent parts only when asked for, with a clear error without the extra."""
-    if name not in _LAZY:
-        msg = f"module 'attention_scoping.mcp' has no attribute {name!r}"
-        raise AttributeError(msg)
-    import importlib
-
-    try:
-        module = importlib.import_module(_LAZY[name])
-    except ImportError as exc:
-        msg = f"{name} needs the 'mcp' extra: pip install 'attention-scoping[mcp]' ({exc})"
-        raise ImportError(msg) from exc
-    return getattr(module, name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

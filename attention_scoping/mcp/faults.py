@@ -1,12 +1,15 @@
 """What can go wrong talking to an MCP server, and the structured error the model gets for it.
 
-Every failure becomes an `McpFault` with a code; `fault_payload` turns it into the JSON body of
-a `status="error"` ToolMessage with a `next_step`, so the agent goes on. Framework-free.
+Every failure becomes an `McpFault` with a code (one of `ErrorCode`'s MCP members);
+`fault_payload` turns it into the JSON body of a `status="error"` ToolMessage with a `next_step`,
+so the agent goes on. Framework-free.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
+
+from attention_scoping.core.errors import ErrorCode
 
 FaultCode = Literal[
     "server_unavailable",
@@ -17,6 +20,7 @@ FaultCode = Literal[
     "tool_error",
     "tool_withdrawn",
 ]
+"""The `ErrorCode` values an MCP failure carries."""
 
 _NEXT_STEP: dict[str, str] = {
     "server_unavailable": (
@@ -69,7 +73,7 @@ class McpFault(Exception):
 def fault_payload(fault: McpFault) -> dict[str, Any]:
     """The JSON body of the error ToolMessage for `fault` (stable key order)."""
     payload: dict[str, Any] = {
-        "error": fault.code,
+        "error": ErrorCode(fault.code).value,
         "server": fault.server,
     }
     if fault.tool is not None:

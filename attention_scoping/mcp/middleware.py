@@ -9,7 +9,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import override
 
 from attention_scoping.mcp.servers import McpServers
-from attention_scoping.navigation import STATE_KEY
+from attention_scoping.scoping.breadcrumbs import STATE_KEY
 
 
 class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):

@@ -16,6 +16,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from attention_scoping.core.tool import summarize
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
 from attention_scoping.mcp.connection import ServerConnection
@@ -23,8 +24,7 @@ from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
 from attention_scoping.mcp.naming import Naming, exposed_names, namespace_for, scope_name_for
 from attention_scoping.mcp.tools import Content, McpTool, as_content, make_tool, refresh_tool
-from attention_scoping.scopes import LOAD_CONTEXT, Scope
-from attention_scoping.toolspec import summarize
+from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope
 
 logger = logging.getLogger(__name__)
 

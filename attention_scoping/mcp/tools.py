@@ -17,8 +17,8 @@ from langchain_core.tools import StructuredTool, ToolException
 from mcp import types as mcp_types
 from typing_extensions import override
 
+from attention_scoping.core.errors import render_payload
 from attention_scoping.mcp.faults import McpFault, fault_payload
-from attention_scoping.navigation import render_payload
 
 Content = str | list[dict[str, Any]]
 

@@ -1,0 +1,67 @@
+"""The `load_context` tool the model calls to switch scope, and the breadcrumbs it returns."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from langchain_core.messages import ToolMessage
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
+from langgraph.prebuilt import InjectedState
+from langgraph.types import Command
+from pydantic import Field, WithJsonSchema, create_model
+
+from attention_scoping.core.errors import render_payload
+from attention_scoping.scoping.breadcrumbs import (
+    STATE_KEY,
+    loaded_payload,
+)
+from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+
+
+def switch_command(
+    catalog: ScopeCatalog, scope: str, previous: str | None, tool_call_id: str
+) -> Command[Any]:
+    """The state update of a successful `load_context`: new scope plus its breadcrumb message."""
+    message = ToolMessage(
+        render_payload(loaded_payload(catalog, scope, previous)),
+        tool_call_id=tool_call_id,
+        name=LOAD_CONTEXT,
+    )
+    return Command(update={STATE_KEY: scope, "messages": [message]})
+
+
+def make_load_context_tool(catalog: ScopeCatalog) -> BaseTool:
+    """Build the `load_context(name)` tool for `catalog` (scope names as a JSON-schema enum).
+
+    The tool returns a `Command` that sets `active_context`; the middleware validates the name
+    first so a wrong one gets a structured error listing the valid scopes.
+    """
+    names = catalog.names
+    # An explicit enum: pydantic would emit `const` for a single scope.
+    name_type: Any = Annotated[
+        Literal[names],
+        WithJsonSchema({"type": "string", "enum": list(names)}),
+    ]
+    args_schema = create_model(
+        "LoadContextArgs",
+        name=(
+            name_type,
+            Field(description="Name of the context to load: " + ", ".join(names) + "."),
+        ),
+        tool_call_id=(Annotated[str, InjectedToolCallId], ...),
+        previous=(Annotated[str | None, InjectedState(STATE_KEY)], None),
+    )
+
+    def load_context(name: str, tool_call_id: str, previous: str | None = None) -> Command[Any]:
+        return switch_command(catalog, name, previous, tool_call_id)
+
+    return StructuredTool.from_function(
+        load_context,
+        name=LOAD_CONTEXT,
+        description=(
+            "Switch the agent to another context so that context's tools and instructions are "
+            "loaded for the next step. Call it when the request needs a tool the current context "
+            "does not have."
+        ),
+        args_schema=args_schema,
+    )
