@@ -1,4 +1,8 @@
-"""An MCP client configuration (`mcp.json`) as an audit target: what its servers list now."""
+"""An MCP client configuration (`mcp.json`) as an audit target: what its servers list now.
+
+Returns the fields of an `AuditTarget` (built by `target.load_target`, which imports this module
+lazily; importing `target` from here would close an import cycle).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,11 @@ from typing import Any
 from attention_scoping.core.tool import ToolSpec, summarize
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
 from attention_scoping.mcp.naming import exposed_names, namespace_for, scope_name_for
-from attention_scoping.measure.audit.target import AuditTarget, TargetError
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
+
+
+class McpTargetError(ValueError):
+    """The configuration cannot be audited; the message says why."""
 
 
 def read_mcp_config(path: Path) -> dict[str, Any] | None:
@@ -24,20 +31,26 @@ def read_mcp_config(path: Path) -> dict[str, Any] | None:
     return data if is_mcp_config(data) else None
 
 
-def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> AuditTarget:
+def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
     """Connect to every server of the configuration (with `timeout`), list its tools, close it.
 
     Tool names are the ones an agent built by `McpServers` would send (namespaced only where
     names collide); schemas are sent as the servers list them. Servers that cannot be listed
     are named in the notes and left out.
 
+    Returns:
+        The keyword arguments of the `AuditTarget`.
+
     Raises:
-        TargetError: a malformed configuration, the `mcp` extra missing, or no server listed.
+        McpTargetError: a malformed configuration, the `mcp` extra missing, or no server listed.
     """
+    if timeout <= 0:
+        msg = f"the MCP timeout must be a positive number of seconds, not {timeout:g}"
+        raise McpTargetError(msg)
     try:
         config = parse_config(data, str(path), path.resolve().parent)
     except McpConfigError as exc:
-        raise TargetError(str(exc)) from None
+        raise McpTargetError(str(exc)) from None
     try:
         from attention_scoping.mcp.inventory import list_server_tools
     except ImportError as exc:
@@ -45,7 +58,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> Au
             "auditing an MCP configuration needs the 'mcp' extra: "
             f"pip install 'attention-scoping[mcp]' ({exc})"
         )
-        raise TargetError(msg) from None
+        raise McpTargetError(msg) from None
     found = list_server_tools(config, timeout=timeout)
     listings = {name: r for name, r in found.items() if not isinstance(r, Exception)}
     notes = [
@@ -55,7 +68,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> Au
     ]
     if not any(listing.tools for listing in listings.values()):
         msg = f"{path}: no server listed any tool" + (f"; {'; '.join(notes)}" if notes else "")
-        raise TargetError(msg)
+        raise McpTargetError(msg)
     namespaces: dict[str, str] = {}
     scope_names: dict[str, str] = {}
     for name in config.servers:
@@ -82,12 +95,12 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> Au
             prompts[scope] = listing.instructions.strip()
     counts = ", ".join(f"{s} {len(listings[s].tools)}" for s in listings)
     notes.insert(0, f"tools listed live from {len(listings)} MCP server(s): {counts}")
-    return AuditTarget(
-        label=str(path),
-        specs=specs,
-        scopes=scopes,
-        scope_source="one scope per MCP server",
-        descriptions=descriptions,
-        prompts=prompts,
-        notes=notes,
-    )
+    return {
+        "label": str(path),
+        "specs": specs,
+        "scopes": scopes,
+        "scope_source": "one scope per MCP server",
+        "descriptions": descriptions,
+        "prompts": prompts,
+        "notes": notes,
+    }

@@ -54,11 +54,18 @@ def load_target(target: str, *, mcp_timeout: float = 30.0) -> AuditTarget:
         TargetError: an import problem or an object that is not a tool set.
     """
     path = Path(target)
-    from attention_scoping.measure.audit.mcp_target import mcp_target, read_mcp_config
+    from attention_scoping.measure.audit.mcp_target import (
+        McpTargetError,
+        mcp_target,
+        read_mcp_config,
+    )
 
     mcp_config = read_mcp_config(path)
     if mcp_config is not None:
-        return mcp_target(path, mcp_config, timeout=mcp_timeout)
+        try:
+            return AuditTarget(**mcp_target(path, mcp_config, timeout=mcp_timeout))
+        except McpTargetError as exc:
+            raise TargetError(str(exc)) from None
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson") or path.exists():
         return _from_catalog(path)
     if ":" not in target:
