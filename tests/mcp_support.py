@@ -1,10 +1,12 @@
-"""Real MCP servers for the tests and benchmarks: a virtual environment of PyPI servers, made once.
+"""Real MCP servers for the tests and benchmarks: virtual environments of PyPI servers, made once.
 
-The servers (`mcp-server-time`, `mcp-server-git`, `mcp-server-sqlite`) require `mcp>=2.3`, which
-the client side (`mcp<2`, for langchain-mcp-adapters) cannot share an environment with, so they
-get their own venv, as `uvx`/`pipx` would give them. It is created on first use under
-`.attention_scoping_cache/mcp-servers/` in the repository (ignored by git), or where
-`$ATTENTION_SCOPING_MCP_SERVERS` points, and reused while its marker names the same pins.
+Servers run in their own environments, as `uvx`/`pipx` run them, never in the client's:
+`mcp-server-time` and `mcp-server-git` require `mcp>=2.3`, which the client side (`mcp<2`, for
+langchain-mcp-adapters) cannot share an environment with, and `mcp-server-sqlite` 2025.4.25 does
+not start with `mcp` 2.x at all (it uses the removed low-level `Server.list_resources`), so it
+gets `mcp<2`. The venvs are created on first use under `.attention_scoping_cache/mcp-servers/`
+in the repository (ignored by git), or where `$ATTENTION_SCOPING_MCP_SERVERS` points, and reused
+while their marker names the same pins.
 """
 
 from __future__ import annotations
@@ -19,18 +21,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS_DIR = Path(__file__).resolve().parent / "mcp_servers"
-SERVER_PACKAGES = (
-    "mcp-server-time==2026.10.19",
-    "mcp-server-git==2026.10.19",
-    "mcp-server-sqlite==2025.4.25",
-)
-"""Pinned so the tool lists (and so the token counts) do not move under the tests."""
-COMMANDS = ("mcp-server-time", "mcp-server-git", "mcp-server-sqlite")
+SERVER_VENVS: dict[str, tuple[str, ...]] = {
+    "mcp2": ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"),
+    "sqlite": ("mcp-server-sqlite==2025.4.25", "mcp<2"),
+}
+"""Venv name -> pinned requirements (pins keep the tool lists, so the token counts, still)."""
+COMMANDS = {"mcp-server-time": "mcp2", "mcp-server-git": "mcp2", "mcp-server-sqlite": "sqlite"}
 INSTALL_TIMEOUT = 900
 
 
-def venv_dir() -> Path:
-    """Where the server venv lives."""
+def venv_root() -> Path:
+    """Where the server venvs live."""
     env = os.environ.get("ATTENTION_SCOPING_MCP_SERVERS")
     return Path(env) if env else ROOT / ".attention_scoping_cache" / "mcp-servers"
 
@@ -39,43 +40,50 @@ def _bin(directory: Path) -> Path:
     return directory / ("Scripts" if os.name == "nt" else "bin")
 
 
+def _install(directory: Path, requirements: tuple[str, ...]) -> str | None:
+    """Create `directory` as a venv with `requirements`; None, or why it failed."""
+    marker = directory / "installed.txt"
+    wanted = "\n".join(requirements)
+    if marker.is_file() and marker.read_text() == wanted:
+        return None
+    started = time.perf_counter()
+    try:
+        venv.EnvBuilder(clear=True, with_pip=True).create(directory)
+        subprocess.run(
+            [str(_bin(directory) / "python"), "-m", "pip", "install", "-q", *requirements],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+        )
+    except subprocess.CalledProcessError as exc:
+        tail = " ".join((exc.stderr or "").split())[-300:]
+        return f"pip could not install {' '.join(requirements)} into {directory}: {tail}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not create the MCP server venv {directory}: {exc}"
+    marker.write_text(wanted)
+    elapsed = time.perf_counter() - started
+    print(f"\n[mcp_support] {directory.name} server venv made in {elapsed:.1f} s", file=sys.stderr)
+    return None
+
+
 def server_commands() -> dict[str, str] | str:
     """`{command name: absolute path}` of the installed servers, or the reason they are not.
 
-    Creates the venv and installs the pinned servers when missing (about 15 s from PyPI).
+    Creates the venvs and installs the pinned servers when missing (about a minute from PyPI).
     """
-    directory = venv_dir()
-    marker = directory / "installed.txt"
-    wanted = "\n".join(SERVER_PACKAGES)
-    bindir = _bin(directory)
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    with open(directory.parent / "mcp-servers.lock", "w") as lock:
+    root = venv_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (marker.is_file() and marker.read_text() == wanted):
-            started = time.perf_counter()
-            try:
-                venv.EnvBuilder(clear=True, with_pip=True).create(directory)
-                subprocess.run(
-                    [str(bindir / "python"), "-m", "pip", "install", "-q", *SERVER_PACKAGES],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                    timeout=INSTALL_TIMEOUT,
-                )
-            except subprocess.CalledProcessError as exc:
-                tail = " ".join((exc.stderr or "").split())[-300:]
-                return f"pip could not install the MCP servers into {directory}: {tail}"
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                return f"could not create the MCP server venv in {directory}: {exc}"
-            marker.write_text(wanted)
-            print(
-                f"\n[mcp_support] server venv created in {time.perf_counter() - started:.1f} s",
-                file=sys.stderr,
-            )
-    found = {name: str(bindir / name) for name in COMMANDS}
+        for name, requirements in SERVER_VENVS.items():
+            problem = _install(root / name, requirements)
+            if problem is not None:
+                return problem
+    found = {cmd: str(_bin(root / env) / cmd) for cmd, env in COMMANDS.items()}
     missing = [n for n, p in found.items() if not Path(p).exists()]
     if missing:
-        return f"servers missing from {directory}: {', '.join(missing)}"
+        return f"servers missing from {root}: {', '.join(missing)}"
     return found
 
 
