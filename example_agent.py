@@ -8,6 +8,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --once "What is 47 times 83?"
     python example_agent.py --base-url http://127.0.0.1:8080/v1 --model local
     python example_agent.py --demo --gate 1       # also gate each scope's tools by intent
+    python example_agent.py --mcp mcp.json        # your MCP servers as more scopes (docs/mcp.md)
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from rich.text import Text
 
 from agents import CORE_PROMPT, build_scopes
 from agents.tour import TOUR_TURNS, tour_model
-from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware, Scope, ScopeConfigError
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.measure.tax import tool_tokens
@@ -78,6 +79,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default=None,
         help="also gate tools by intent inside each scope: full schemas for the top K "
         "(default 2); the others are loaded on first use (needs the 'gate' extra)",
+    )
+    parser.add_argument(
+        "--mcp",
+        metavar="CONFIG",
+        help="an MCP client configuration ({\"mcpServers\": ...}): each server becomes a scope, "
+        "started only when the model loads it (needs the 'mcp' extra)",
     )
     return parser.parse_args(argv)
 
@@ -224,13 +231,40 @@ def run_turn(agent: Any, view: TurnView, question: str, config: dict[str, Any]) 
     return active
 
 
+def mcp_scopes(config: str, taken: set[str]) -> tuple[list[Scope], Any]:
+    """The scopes of the MCP servers in `config` and the middleware that connects them
+    (a server that cannot be listed is left out with a logged warning)."""
+    try:
+        from attention_scoping.mcp import McpConfigError, McpConnectMiddleware, McpServers
+        from attention_scoping.mcp.faults import McpFault
+
+        servers = McpServers(config, reserved_names=taken)
+    except ImportError as exc:
+        msg = f"--mcp needs the 'mcp' extra: pip install -e '.[mcp]' ({exc})"
+        raise SetupError(msg) from exc
+    except (McpConfigError, McpFault) as exc:
+        raise SetupError(str(exc)) from exc
+    return servers.scopes, McpConnectMiddleware(servers)
+
+
 def build_agent(
-    model: BaseChatModel, gate_k: int | None = None
+    model: BaseChatModel, gate_k: int | None = None, mcp: str | None = None
 ) -> tuple[Any, AttentionScopingMiddleware]:
-    """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
-    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar)."""
-    scoping = AttentionScopingMiddleware(build_scopes())
-    middleware: list[Any] = [scoping]
+    """The example agent: three scopes (plus one per MCP server with `mcp`), optionally a gate
+    inside them, the hesitation radar, the core prompt and an in-memory checkpointer
+    (middleware order: scoping, MCP connection, gate, radar)."""
+    scopes = build_scopes()
+    extra: list[Any] = []
+    if mcp is not None:
+        taken = {LOAD_CONTEXT} | {t for s in scopes for t in s.tools}
+        more, connect = mcp_scopes(mcp, taken)
+        scopes, extra = [*scopes, *more], [connect]
+    try:
+        scoping = AttentionScopingMiddleware(scopes)
+    except ScopeConfigError as exc:
+        msg = f"--mcp: {exc}"
+        raise SetupError(msg) from exc
+    middleware: list[Any] = [scoping, *extra]
     if gate_k is not None:
         try:
             from attention_scoping.gating import ToolAttentionMiddleware
@@ -255,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     endpoint = args.base_url or OPENROUTER_URL
     try:
         model = tour_model() if demo else live_model(args)
-        agent, scoping = build_agent(model, args.gate)
+        agent, scoping = build_agent(model, args.gate, args.mcp)
     except SetupError as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")
         return EXIT_USAGE
