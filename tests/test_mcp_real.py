@@ -119,7 +119,7 @@ def test_five_servers_start_no_process_until_a_scope_is_loaded(hub: McpServers) 
     assert json.loads(str(tool_messages(result)[-1].content))["timezone"] == "UTC"
     assert len(set(child_pids()) - before) == 1 and hub.connected() == ["time"]
     hub.close()
-    assert wait_for(lambda: set(child_pids()) == before)
+    assert wait_for(lambda: set(child_pids()) <= before)
 
 
 def test_git_and_sqlite_servers_through_the_agent(hub: McpServers, workspace: Path) -> None:

@@ -320,6 +320,7 @@ class ServerConnection:
     async def close(self, timeout: float = 10.0) -> None:
         """Close the session and wait (bounded) until its process has exited."""
         self._retire()
+        self._lock = None  # asyncio primitives bind to a loop; a reopened hub may run another
         pending = list(self._retiring)
         if not pending:
             return

@@ -77,6 +77,8 @@ class BackgroundLoop:
         if loop is None or thread is None:
             return
         loop.call_soon_threadsafe(loop.stop)
+        if thread is threading.current_thread():
+            return  # stopping from inside: run_forever returns after this callback
         thread.join(timeout)
         if not thread.is_alive():
             loop.close()

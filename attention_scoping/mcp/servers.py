@@ -43,6 +43,10 @@ def _shutdown(loop: BackgroundLoop, connections: list[ServerConnection]) -> None
     async def close_all() -> None:
         await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
 
+    if loop.in_loop():  # collected on the loop's own thread: close there, then stop
+        loop.submit(close_all()).add_done_callback(lambda _done: loop.stop())
+        return
+
     try:
         loop.run(close_all(), timeout=30)
     except Exception as exc:  # shutdown must not raise
