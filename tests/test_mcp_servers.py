@@ -223,6 +223,7 @@ def test_a_server_that_fails_to_start_gives_a_structured_error(cache_dir: str) -
         body = payload(echo)
         assert body["error"] == "server_unavailable"
         assert "refusing to start" in body["detail"]  # the server's own stderr
+        assert body["tool"] == "echo"
         assert "command not found" in payload(ping)["message"]
         assert result["messages"][-1].content == "both servers are down"
     finally:
@@ -380,3 +381,13 @@ def test_example_agent_adds_the_mcp_servers_as_scopes(
     bad.write_text('{"mcpServers": {"x": {"comand": "typo"}}}')
     assert example_agent.main(["--demo", "--mcp", str(bad)]) == 2
     assert "unknown field(s) comand" in capsys.readouterr().out
+
+
+def test_a_servers_stderr_is_drained_and_only_its_tail_kept() -> None:
+    from attention_scoping.mcp.connection import StderrTail
+
+    tail = StderrTail("chatty", lines=3)
+    for n in range(1000):
+        tail.writer.write(f"line {n}\n")
+    tail.close(wait=5)
+    assert tail.text(last=2) == "line 998 | line 999"

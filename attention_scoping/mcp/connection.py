@@ -9,12 +9,15 @@ malformed result, a JSON-RPC error, or a tool the server no longer lists.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
-import tempfile
+import os
+import sys
+import threading
 from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 try:
     import anyio
@@ -67,18 +70,43 @@ async def list_all_tools(session: ClientSession) -> list[dict[str, Any]]:
     raise RuntimeError(msg)
 
 
-def _tail(errlog: IO[str] | None, limit: int = 400) -> str:
-    """The last lines a stdio server wrote to stderr (for start-failure messages)."""
-    if errlog is None:
-        return ""
-    try:
-        errlog.flush()
-        errlog.seek(0)
-        text = errlog.read()
-    except (OSError, ValueError):
-        return ""
-    text = " | ".join(line.strip() for line in text.strip().splitlines()[-5:] if line.strip())
-    return text[-limit:]
+class StderrTail:
+    """A pipe a stdio server writes its stderr to; its last lines are kept, never a growing file.
+
+    A daemon thread drains the pipe (so a chatty server never blocks on a full pipe), logs each
+    line at DEBUG and keeps the last `lines` for start-failure messages.
+    """
+
+    def __init__(self, server: str, lines: int = 20) -> None:
+        """Open the pipe and start draining it."""
+        read_fd, write_fd = os.pipe()
+        self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
+        """The write end, handed to the server process as its stderr."""
+        self._lines: collections.deque[str] = collections.deque(maxlen=lines)
+        reader = os.fdopen(read_fd, "r", encoding="utf-8", errors="replace")
+        self._thread = threading.Thread(
+            target=self._drain, args=(server, reader), name=f"mcp-stderr-{server}", daemon=True
+        )
+        self._thread.start()
+
+    def _drain(self, server: str, reader: IO[str]) -> None:
+        with reader:
+            for line in reader:
+                text = line.rstrip()
+                if text:
+                    self._lines.append(text)
+                    logger.debug("MCP server %r stderr: %s", server, text)
+
+    def close(self, wait: float = 0.0) -> None:
+        """Close our write end; wait up to `wait` s for the lines already written to arrive."""
+        with contextlib.suppress(OSError):
+            self.writer.close()
+        if wait:
+            self._thread.join(wait)
+
+    def text(self, last: int = 5, limit: int = 400) -> str:
+        """The last lines, joined with ` | ` and cut to `limit` characters."""
+        return " | ".join(list(self._lines)[-last:])[-limit:]
 
 
 class ServerConnection:
@@ -125,15 +153,16 @@ class ServerConnection:
     # -- opening -------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
-    async def _open(self, errlog: IO[str] | None) -> AsyncIterator[ClientSession]:
+    async def _open(self, errlog: StderrTail | None) -> AsyncIterator[ClientSession]:
         server = self.server
         if server.transport == "stdio":
             params = StdioServerParameters(
                 command=str(server.command), args=list(server.args), env=server.env,
                 cwd=server.cwd,
             )  # fmt: skip
+            stderr = errlog.writer if errlog is not None else sys.stderr
             async with (
-                stdio_client(params, errlog=errlog) as (read, write),  # type: ignore[arg-type]
+                stdio_client(params, errlog=stderr) as (read, write),
                 ClientSession(read, write, message_handler=self._on_message) as session,
             ):
                 yield session
@@ -158,21 +187,24 @@ class ServerConnection:
             self._stale = True
             self.on_invalidate()
 
-    def _start_fault(self, exc: BaseException, errlog: IO[str] | None) -> McpFault:
+    def _start_fault(self, exc: BaseException, errlog: StderrTail | None) -> McpFault:
         leaves = leaf_exceptions(exc)
         if any(isinstance(e, FileNotFoundError) for e in leaves):
             message = f"cannot start {self.server.command!r}: command not found"
+        elif self.server.transport != "stdio":
+            message = f"cannot reach {self.server.url} or complete the MCP handshake"
         else:
             message = "failed to start or to complete the MCP handshake"
-        stderr = _tail(errlog)
+        stderr = ""
+        if errlog is not None:
+            errlog.close(wait=0.5)  # an exited server's last words are in the pipe
+            stderr = errlog.text()
         detail = exception_text(exc) + (f"; server stderr: {stderr}" if stderr else "")
         return McpFault(self.server.name, message, code="server_unavailable", detail=detail)
 
     async def _serve(self, ready: asyncio.Future[ToolListing], stop: asyncio.Event) -> None:
         """Owner task: open the session, list the tools, hold the session until `stop`."""
-        errlog: IO[str] | None = None
-        if self.server.transport == "stdio":
-            errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
+        errlog = StderrTail(self.server.name) if self.server.transport == "stdio" else None
         try:
             async with self._open(errlog) as session:
                 init = await session.initialize()
@@ -246,7 +278,11 @@ class ServerConnection:
                 the tool is no longer listed.
         """
         for attempt in (1, 2):
-            listing = await self.ensure()
+            try:
+                listing = await self.ensure()
+            except McpFault as fault:
+                fault.tool = fault.tool or tool
+                raise
             if tool not in listing.names:
                 message = f"the server no longer offers tool {tool!r}"
                 raise McpFault(self.server.name, message, code="tool_withdrawn", tool=tool)
