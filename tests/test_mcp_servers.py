@@ -6,7 +6,6 @@ scripts the faults: crash, hang, malformed result, tool error, refusal to start.
 
 from __future__ import annotations
 
-import gc
 import json
 import shutil
 import socket
@@ -267,11 +266,12 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def http_server() -> Iterator[str]:
+@pytest.fixture(params=["http", "sse"])
+def http_server(request: pytest.FixtureRequest) -> Iterator[dict[str, str]]:
+    """The FastMCP test server over streamable HTTP, then over SSE, on 127.0.0.1."""
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVERS_DIR / "fastmcp_server.py"), "--http", str(port)],
+        [sys.executable, str(SERVERS_DIR / "fastmcp_server.py"), f"--{request.param}", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -282,16 +282,19 @@ def http_server() -> Iterator[str]:
 
     try:
         if not wait_for(listening, timeout=30):
-            pytest.fail("the streamable-HTTP test server did not start within 30 s")
-        yield f"http://127.0.0.1:{port}/mcp"
+            pytest.fail(f"the {request.param} test server did not start within 30 s")
+        if request.param == "http":
+            yield {"url": f"http://127.0.0.1:{port}/mcp"}
+        else:
+            yield {"url": f"http://127.0.0.1:{port}/sse", "transport": "sse"}
     finally:
         process.terminate()
         process.wait(10)
 
 
-def test_streamable_http_server_on_localhost(http_server: str, cache_dir: str) -> None:
+def test_remote_servers_on_localhost(http_server: dict[str, str], cache_dir: str) -> None:
     before = set(child_pids())
-    servers = McpServers({"mcpServers": {"remote": {"url": http_server}}}, cache_dir=cache_dir)
+    servers = McpServers({"mcpServers": {"remote": http_server}}, cache_dir=cache_dir)
     try:
         agent, model = agent_for(
             servers,
@@ -360,6 +363,7 @@ def test_example_agent_adds_the_mcp_servers_as_scopes(
     import example_agent
 
     monkeypatch.setenv("ATTENTION_SCOPING_MCP_CACHE", str(tmp_path / "cache"))
+    before = set(child_pids())
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {"calc": CALC}}))
     model = ScriptedChatModel(
@@ -369,14 +373,24 @@ def test_example_agent_adds_the_mcp_servers_as_scopes(
             say("42"),
         ]
     )
+    made: list[Any] = []
+
+    def recording(config: str, taken: set[str]) -> Any:
+        scopes, connect = real_mcp_scopes(config, taken)
+        made.append(connect.servers)
+        return scopes, connect
+
+    real_mcp_scopes = example_agent.mcp_scopes
+    monkeypatch.setattr(example_agent, "mcp_scopes", recording)
     agent, scoping = example_agent.build_agent(model, mcp=str(path))
     assert scoping.catalog.names[-1] == "calc" and "math" in scoping.catalog.names
     result = agent.invoke(
         {"messages": [("user", "6 * 7 with calc")]}, {"configurable": {"thread_id": "t"}}
     )
     assert tool_messages(result)[-1].content == "42"
-    del agent, scoping
-    gc.collect()  # the servers close when the agent is collected (or at exit)
+    assert len(set(child_pids()) - before) == 1
+    made[0].close()
+    assert set(child_pids()) <= before
     bad = tmp_path / "bad.json"
     bad.write_text('{"mcpServers": {"x": {"comand": "typo"}}}')
     assert example_agent.main(["--demo", "--mcp", str(bad)]) == 2

@@ -54,6 +54,14 @@ def _shutdown(loop: BackgroundLoop, connections: list[ServerConnection]) -> None
     loop.stop()
 
 
+def _relay_listing(hub: weakref.ref[McpServers], server: str, listing: ToolListing) -> None:
+    """Pass a fresh listing to the hub if it still exists (a weak link, so a hub no longer used
+    is collected and its finalizer closes the sessions)."""
+    target = hub()
+    if target is not None:
+        target._on_listing(server, listing)
+
+
 class McpServers:
     """The configured MCP servers: one `Scope` per server, one `McpTool` per server tool.
 
@@ -113,7 +121,7 @@ class McpServers:
                 server,
                 connect_timeout=connect_timeout,
                 call_timeout=call_timeout,
-                on_listing=functools.partial(self._on_listing, name),
+                on_listing=functools.partial(_relay_listing, weakref.ref(self), name),
                 on_invalidate=functools.partial(self.cache.invalidate, server),
             )
             for name, server in self.config.servers.items()

@@ -2,6 +2,7 @@
 
     python fastmcp_server.py                 # stdio
     python fastmcp_server.py --http PORT     # streamable HTTP on 127.0.0.1:PORT/mcp
+    python fastmcp_server.py --sse PORT      # SSE on 127.0.0.1:PORT/sse
 
 `enable_history` adds a tool at run time and announces `notifications/tools/list_changed`.
 """
@@ -53,9 +54,11 @@ async def enable_history(ctx: Context) -> str:  # type: ignore[type-arg]
 
 
 if __name__ == "__main__":
-    if "--http" in sys.argv:
-        server.settings.port = int(sys.argv[sys.argv.index("--http") + 1])
-        server.settings.log_level = "WARNING"
-        server.run(transport="streamable-http")
+    for flag, transport in (("--http", "streamable-http"), ("--sse", "sse")):
+        if flag in sys.argv:
+            server.settings.port = int(sys.argv[sys.argv.index(flag) + 1])
+            server.settings.log_level = "WARNING"
+            server.run(transport=transport)  # type: ignore[arg-type]
+            break
     else:
         server.run()
