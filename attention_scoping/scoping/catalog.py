@@ -259,19 +259,26 @@ class ScopeCatalog:
         """Scope names in configuration order."""
         return tuple(self.scopes)
 
-    def resolve(self, active: str | None) -> str | None:
+    def resolve(self, active: object) -> str | None:
         """The scope in force for `active` (the default scope when None).
 
         Raises:
-            UnknownScopeError: `active` is set but names no scope.
+            UnknownScopeError: `active` is set but names no scope (or is not a string).
         """
         if active is None or active == "":
             return self.default_scope
+        if not isinstance(active, str):
+            msg = (
+                f"state holds an active_context of type {type(active).__name__} "
+                f"({str(active)[:80]!r}); it must be a scope name or None. Valid scopes: "
+                f"{_listing(self.scopes)}."
+            )
+            raise UnknownScopeError(msg)
         if active not in self.scopes:
             msg = (
-                f"state names unknown active_context {active!r}{_closest(active, self.scopes)}; "
-                f"valid scopes: {_listing(self.scopes)}. Pass a valid active_context "
-                "(or None) in the input to repair the thread."
+                f"state names unknown active_context {active[:80]!r}"
+                f"{_closest(active[:200], self.scopes)}; valid scopes: {_listing(self.scopes)}. "
+                "Pass a valid active_context (or None) in the input to repair the thread."
             )
             raise UnknownScopeError(msg)
         return active

@@ -33,7 +33,7 @@ def accepted_switch(
 ) -> Mapping[str, Any] | None:
     """The `load_context` call of a step that takes effect: the first one naming a real scope."""
     for call in calls:
-        if call.get("name") == LOAD_CONTEXT and _target(call) in catalog.scopes:
+        if call.get("name") == LOAD_CONTEXT and _is_scope(catalog, _target(call)):
             return call
     return None
 
@@ -43,8 +43,13 @@ def _where(scope: str | None) -> str:
 
 
 def _target(call: Mapping[str, Any]) -> Any:
+    """The scope a `load_context` call names (any JSON value a model may have written)."""
     args = call.get("args")
     return args.get("name") if isinstance(args, Mapping) else None
+
+
+def _is_scope(catalog: ScopeCatalog, target: Any) -> bool:
+    return isinstance(target, str) and target in catalog.scopes
 
 
 def review_load_context(
@@ -56,7 +61,7 @@ def review_load_context(
     switches in one step would race on `active_context`).
     """
     target = _target(call)
-    if target not in catalog.scopes:
+    if not _is_scope(catalog, target):
         return unknown_context_payload(catalog, target)
     winner = accepted_switch(catalog, siblings)
     if winner is not None and winner.get("id") != call.get("id"):
