@@ -195,7 +195,7 @@ def test_hostile_catalog_files_give_one_line_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for name, (path, expect) in _hostile_files(tmp_path).items():
-        code, out, err = run(["audit", str(path)], capsys)
+        code, _, err = run(["audit", str(path)], capsys)
         assert code == 2, name
         assert err.startswith(f"error: {path}"), (name, err)
         assert expect in err, (name, err)

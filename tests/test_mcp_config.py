@@ -72,6 +72,14 @@ def test_bad_files_name_the_file_and_line(tmp_path: Path) -> None:
         load_config(broken)
     with pytest.raises(McpConfigError, match="cannot read"):
         load_config(tmp_path / "missing.json")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(McpConfigError, match="nested too deeply"):
+        load_config(deep)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes('{"mcpServers": {"caf\xe9": {"command": "x"}}}'.encode("latin-1"))
+    with pytest.raises(McpConfigError, match="not UTF-8"):
+        load_config(latin)
     empty = tmp_path / "empty.json"
     empty.write_text('{"mcpServers": {}}')
     with pytest.raises(McpConfigError, match="no servers"):

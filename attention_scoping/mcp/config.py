@@ -253,9 +253,15 @@ def load_config(config: ConfigInput) -> McpConfig:
     except OSError as exc:
         msg = f"{path}: cannot read the MCP configuration ({exc.strerror or exc})"
         raise McpConfigError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"{path}: the MCP configuration is not UTF-8 text"
+        raise McpConfigError(msg) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         msg = f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+        raise McpConfigError(msg) from None
+    except RecursionError:
+        msg = f"{path}: invalid JSON (nested too deeply)"
         raise McpConfigError(msg) from None
     return parse_config(data, str(path), path.resolve().parent)

@@ -26,8 +26,8 @@ def read_mcp_config(path: Path) -> dict[str, Any] | None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # the catalog loader reports it with file and line
+    except (OSError, ValueError, RecursionError):
+        return None  # not readable as JSON: the catalog loader reports it with file and line
     return data if is_mcp_config(data) else None
 
 
