@@ -405,3 +405,19 @@ def test_a_servers_stderr_is_drained_and_only_its_tail_kept() -> None:
         tail.writer.write(f"line {n}\n")
     tail.close(wait=5)
     assert tail.text(last=2) == "line 998 | line 999"
+
+
+def test_audit_of_a_config_whose_servers_all_fail_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from attention_scoping.measure.cli import main
+
+    path = tmp_path / "mcp.json"
+    broken = python_server("raw_server.py", "--fail-start")
+    path.write_text(json.dumps({"mcpServers": {"broken": broken}}))
+    assert main(["audit", str(path), "--mcp-timeout", "20"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: no server listed any tool")
+    assert "refusing to start" in err and len(err.strip().splitlines()) == 1
+    assert main(["audit", str(path), "--mcp-timeout", "0"]) == 2
+    assert "positive number of seconds" in capsys.readouterr().err
