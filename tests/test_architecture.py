@@ -35,7 +35,11 @@ PURE = (
     "attention_scoping.gating.bm25",
     "attention_scoping.gating.disclosure",
     "attention_scoping.gating.preconditions",
-    # "attention_scoping.hesitation.radar" joins once its LangChain conversion moves out
+    "attention_scoping.hesitation.markers",
+    "attention_scoping.hesitation.radar",
+    "attention_scoping.hesitation.reading",
+    "attention_scoping.hesitation.rules",
+    "attention_scoping.hesitation.schemas",
     "attention_scoping.ledger",
     "attention_scoping.ledger.*",
     "attention_scoping.safety.aio",

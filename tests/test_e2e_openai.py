@@ -24,6 +24,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from attention_scoping import AttentionScopingMiddleware, Scope
+from tests.conftest import NAVIGATION_ONLY
 from tests.openai_stub import OpenAIStub, auth_error
 
 USER_PROMPT = "You are a terse test assistant. Sign answers with -- stub."
@@ -72,6 +73,7 @@ def make_tools(ran: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def make_scoping(tools: dict[str, Any], **options: Any) -> AttentionScopingMiddleware:
+    options = {**NAVIGATION_ONLY, **options}
     return AttentionScopingMiddleware(
         [
             Scope(

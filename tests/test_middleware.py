@@ -14,7 +14,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from attention_scoping import AttentionScopingMiddleware, Scope, UnknownScopeError
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import Ledger
+from tests.conftest import NAVIGATION_ONLY, Ledger
 
 
 def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
@@ -30,7 +30,9 @@ def run(scopes: list[Scope], script: list[Any], **kwargs: Any) -> tuple[Scripted
     agent = create_agent(
         model,
         system_prompt=kwargs.pop("system_prompt", None),
-        middleware=[AttentionScopingMiddleware(scopes, **kwargs.pop("mw", {}))],
+        middleware=[
+            AttentionScopingMiddleware(scopes, **{**NAVIGATION_ONLY, **kwargs.pop("mw", {})})
+        ],
     )
     result = agent.invoke({"messages": [HumanMessage("go")], **kwargs})
     return model, result
@@ -254,7 +256,9 @@ def test_always_on_tools_and_unscoped_policy(
     # Registered with the agent but in no scope: hidden (warned once) and refused.
     ledger.ran.clear()
     model = ScriptedChatModel(script=list(script))
-    agent = create_agent(model, tools=[knowledge], middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(
+        model, tools=[knowledge], middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)]
+    )
     with caplog.at_level(logging.WARNING, logger="attention_scoping.scoping.middleware"):
         result = agent.invoke({"messages": [HumanMessage("go")]})
     assert model.recorded[0]["tools"] == ["load_context"]
@@ -292,7 +296,9 @@ def test_names_only_scopes_validate_against_registered_tools(
 def test_provider_tool_dicts_pass_through(scopes: list[Scope]) -> None:
     web = {"type": "function", "function": {"name": "web_search", "parameters": {}}}
     model = ScriptedChatModel(script=[say("ok")])
-    agent = create_agent(model, tools=[web], middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(
+        model, tools=[web], middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)]
+    )
     agent.invoke({"messages": [HumanMessage("x")]})
     assert model.recorded[0]["tools"] == ["load_context", "web_search"]
 
@@ -310,7 +316,9 @@ def test_active_context_survives_turns_with_a_checkpointer(
         ]
     )
     agent = create_agent(
-        model, middleware=[AttentionScopingMiddleware(scopes)], checkpointer=InMemorySaver()
+        model,
+        middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)],
+        checkpointer=InMemorySaver(),
     )
     config = {"configurable": {"thread_id": "t1"}}
     agent.invoke({"messages": [HumanMessage("1+2")]}, config)
@@ -333,14 +341,14 @@ async def test_async_invoke_and_stream(scopes: list[Scope], ledger: Ledger) -> N
         say("cba"),
     ]
     model = ScriptedChatModel(script=list(script))
-    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)])
     result = await agent.ainvoke({"messages": [HumanMessage("reverse abc")]})
     assert [r["tools"] for r in model.recorded][1] == ["load_context", "shout", "reverse"]
     assert ledger.names() == ["reverse"]
     assert payload(tool_messages(result)[2])["error"] == "tool_not_in_context"
 
     model = ScriptedChatModel(script=list(script))
-    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)])
     events: list[dict[str, Any]] = []
     final: dict[str, Any] = {}
     async for mode, chunk in agent.astream(

@@ -18,7 +18,6 @@ from typing import Any, Literal
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import (
     MessageLike,
-    text_of,
     tool_calls_of,
     tool_error_code,
     user_turn_starts,
@@ -167,13 +166,6 @@ def _row(v: Verdict) -> dict[str, Any]:
 
 
 # -- what the history says ---------------------------------------------------------------------
-
-
-def intent_text(messages: Sequence[MessageLike], turns: int = 1) -> str:
-    """The user's intent: the text of the last `turns` user messages (never tool output)."""
-    starts = user_turn_starts(messages)
-    chosen = [text_of(messages[i]) for i in starts[-max(1, turns) :]]
-    return "\n".join(t for t in chosen if t.strip())
 
 
 def used_tools(messages: Sequence[MessageLike], turns: int) -> list[str]:
