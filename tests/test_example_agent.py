@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import example_agent
-from tests.openai_stub import OpenAIStub, auth_error
+from tests.openai_stub import OpenAIStub, ScriptEntry, auth_error
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOSED = "http://127.0.0.1:9"  # discard port: connection refused at once
@@ -67,7 +67,7 @@ def test_offline_tour_runs_as_a_subprocess(offline_env: dict[str, str]) -> None:
 def test_once_against_an_openai_compatible_server(
     offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
         {"content": "47 times 83 is 3901."},
     ]
@@ -137,7 +137,7 @@ def test_stall_is_hidden_nudged_and_shown_dimmed(
         "To run the calculation I need the following parameter: expression (the arithmetic "
         "expression to evaluate). Would you like to proceed? Please provide the expression."
     )
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
         {"content": stall},
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},

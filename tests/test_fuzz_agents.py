@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langchain_openai.chat_models.base import _convert_message_to_dict
@@ -171,7 +172,8 @@ def gated_agent() -> Harness:
     tools = _tools(ran)
     model = ScriptedChatModel(policy=say("done"))
     gate = ToolAttentionMiddleware(ranker="bm25", k=2, pinned=["get_knowledge"])
-    agent = create_agent(model, tools=tools, middleware=[_scoping(tools), gate])
+    stack: list[AgentMiddleware[Any, Any]] = [_scoping(tools), gate]
+    agent = create_agent(model, tools=tools, middleware=stack)
     return Harness(model, agent, ran)
 
 
@@ -218,7 +220,9 @@ def assert_answered_once(messages: list[BaseMessage]) -> None:
     for message in messages:
         if isinstance(message, AIMessage):
             assert not message.invalid_tool_calls
-            asked += [c["id"] for c in message.tool_calls]
+            for call in message.tool_calls:
+                assert call["id"], call  # every call carries an id
+                asked.append(call["id"])
     assert len(asked) == len(set(asked)), asked
     answers = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
     assert sorted(answers) == sorted(asked)
@@ -232,6 +236,7 @@ def assert_only_sent_tools_ran(messages: list[BaseMessage], h: Harness) -> None:
         if isinstance(message, AIMessage):
             step += 1
             for call in message.tool_calls:
+                assert call["id"], call  # every call carries an id
                 shown[call["id"]] = h.model.recorded[step]["tools"]
     ran_ok = 0
     for message in messages:

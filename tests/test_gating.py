@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
@@ -273,9 +274,13 @@ def test_composes_inside_scoping() -> None:
     model = ScriptedChatModel(
         script=[calls(tool_call("load_context", {"name": "money"}, "c1")), say("ok")]
     )
-    create_agent(
-        model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY), gate(k=1)]
-    ).invoke({"messages": [HumanMessage("refund the payment please")]})
+    stack: list[AgentMiddleware[Any, Any]] = [
+        AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY),
+        gate(k=1),
+    ]
+    create_agent(model, middleware=stack).invoke(
+        {"messages": [HumanMessage("refund the payment please")]}
+    )
     assert model.recorded[0]["tools"] == ["load_context"]  # gate sees only the scoped list
     assert model.recorded[1]["tools"] == ["load_context", "refund_payment"]
 

@@ -4,12 +4,14 @@ a hand-built StateGraph, alone and composed."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import pytest
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
@@ -28,7 +30,7 @@ from attention_scoping.hesitation.middleware import (
 from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import (
+from tests.scheduled_jobs_support import (
     ARGS,
     SECRET,
     SEED_STALL,
@@ -77,7 +79,7 @@ def build(
     graph.add_edge(START, "model")
     graph.add_edge("tools", "model")
     if isinstance(hes, HesitationNodeMiddleware):
-        node = make_hesitation_node(hes, tools)
+        node: Any = make_hesitation_node(hes, tools)
         graph.add_node("hesitation", node, destinations=("model", "tools", END))
         graph.add_edge("model", "hesitation")
     else:
@@ -85,7 +87,7 @@ def build(
     return graph.compile(checkpointer=InMemorySaver())
 
 
-def stream(agent: Any, inputs: Any, config: dict[str, Any]) -> list[dict[str, Any]]:
+def stream(agent: Any, inputs: Any, config: Mapping[str, Any]) -> list[dict[str, Any]]:
     events: list[dict[str, Any]] = []
     for mode, chunk in agent.stream(inputs, config, stream_mode=["custom", "updates"]):
         if mode == "custom" and chunk.get("type") == "think":
@@ -93,7 +95,7 @@ def stream(agent: Any, inputs: Any, config: dict[str, Any]) -> list[dict[str, An
     return events
 
 
-def config(thread: str) -> dict[str, Any]:
+def config(thread: str) -> RunnableConfig:
     return {"configurable": {"thread_id": thread}}
 
 

@@ -27,7 +27,9 @@ def assert_thread_valid(messages: list[BaseMessage]) -> None:
     for message in messages:
         if isinstance(message, AIMessage):
             assert not message.invalid_tool_calls
-            asked += [c["id"] for c in message.tool_calls]
+            for call in message.tool_calls:
+                assert call["id"], call  # every call carries an id
+                asked.append(call["id"])
     assert len(asked) == len(set(asked)), asked
     answered = Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
     assert dict(answered) == dict.fromkeys(asked, 1)
@@ -145,4 +147,3 @@ def test_repair_leaves_a_clean_message_alone() -> None:
     assert fixed is not None
     assert fixed.tool_calls[0]["id"] == "call_0"
     assert INVALID_ARGUMENTS_KEY in fixed.tool_calls[0]["args"]
-

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -34,7 +35,9 @@ def run(scopes: list[Scope], script: list[Any], **kwargs: Any) -> tuple[Scripted
             AttentionScopingMiddleware(scopes, **{**NAVIGATION_ONLY, **kwargs.pop("mw", {})})
         ],
     )
-    result = agent.invoke({"messages": [HumanMessage("go")], **kwargs})
+    # The middleware's state keys (e.g. active_context) are agent input at run time; the
+    # agent's static input type names only `messages`.
+    result = agent.invoke(cast(Any, {"messages": [HumanMessage("go")], **kwargs}))
     return model, result
 
 
@@ -220,7 +223,7 @@ def test_unknown_active_context_in_input_is_a_clear_error_when_asked(
         agent = create_agent(
             model, middleware=[AttentionScopingMiddleware(scopes, invalid_context="raise")]
         )
-        agent.invoke({"messages": [HumanMessage("go")], "active_context": "weather"})
+        agent.invoke(cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"}))
 
 
 def test_stale_active_context_degrades_to_the_default_scope(
@@ -231,7 +234,9 @@ def test_stale_active_context_degrades_to_the_default_scope(
         model, middleware=[AttentionScopingMiddleware(scopes, default_scope="math")]
     )
     with caplog.at_level(logging.WARNING):
-        result = agent.invoke({"messages": [HumanMessage("go")], "active_context": "weather"})
+        result = agent.invoke(
+            cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"})
+        )
     assert "load_context" in model.recorded[0]["tools"]
     assert "add" in model.recorded[0]["tools"]  # the default scope's tools
     assert result["active_context"] == "math"  # the state is repaired
@@ -320,7 +325,7 @@ def test_active_context_survives_turns_with_a_checkpointer(
         middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": "t1"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1"}}
     agent.invoke({"messages": [HumanMessage("1+2")]}, config)
     second = agent.invoke({"messages": [HumanMessage("times 3")]}, config)
     assert model.recorded[3]["tools"] == ["load_context", "add", "multiply"]  # no re-switch
@@ -351,6 +356,8 @@ async def test_async_invoke_and_stream(scopes: list[Scope], ledger: Ledger) -> N
     agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)])
     events: list[dict[str, Any]] = []
     final: dict[str, Any] = {}
+    mode: str  # with a list of stream modes, LangGraph yields (mode, chunk) pairs
+    chunk: Any
     async for mode, chunk in agent.astream(
         {"messages": [HumanMessage("reverse abc")]}, stream_mode=["custom", "values"]
     ):

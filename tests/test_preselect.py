@@ -99,7 +99,7 @@ def test_the_top_start_offers_only_matching_tools_and_refuses_the_others(
     assert model.recorded[0]["tools"] == ["load_context", "reverse"]
     assert ledger.names() == ["reverse"]  # 'add' was not offered: refused, never run
     refused = [m for m in result["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
-    assert [json.loads(m.content)["error"] for m in refused] == ["tool_not_in_context"]
+    assert [json.loads(str(m.content))["error"] for m in refused] == ["tool_not_in_context"]
     assert result["active_context"] == "text"
 
 

@@ -7,13 +7,13 @@ act on (what was wrong, which tools exist now, the exact next call).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import MessageLike, tool_calls_of
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.scoping.breadcrumbs import scope_tools, unknown_context_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 
@@ -140,15 +140,13 @@ def review_call(
             "contexts_with_tool": list(offering),
             "next_step": step,
         }
-    hint = difflib.get_close_matches(name, available, n=1, cutoff=0.6)
+    hint = did_you_mean_hint(name, available)
     return {
         "error": ErrorCode.UNKNOWN_TOOL,
         "tool": name,
         "active_context": scope,
         "message": (
-            f"There is no tool named {name!r} {_where(scope)}"
-            + (f" (did you mean {hint[0]!r}?)" if hint else "")
-            + "; nothing was run."
+            f"There is no tool named {name!r} {_where(scope)}" + hint + "; nothing was run."
         ),
         "available_tools": available,
         "next_step": (
