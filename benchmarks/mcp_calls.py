@@ -53,7 +53,7 @@ def servers_under_test() -> dict[str, dict[str, Any]]:
     return out
 
 
-CALLS = {
+CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "raw (tests)": ("echo", {"text": "x"}),
     "fastmcp (tests)": ("add", {"a": 2, "b": 3}),
     "mcp-server-time": ("get_current_time", {"timezone": "UTC"}),

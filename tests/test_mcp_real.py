@@ -26,6 +26,7 @@ from attention_scoping.measure.audit import audit, load_target
 from attention_scoping.measure.cli import main
 from attention_scoping.measure.tax import get_counter
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import child_pids, python_server, server_commands, wait_for
 
 
@@ -94,6 +95,15 @@ def hub(five: dict[str, Any], warm_cache: Path, tmp_path: Path) -> Iterator[McpS
     servers.close()
 
 
+def agent_over(hub: McpServers, model: ScriptedChatModel) -> Any:
+    """An agent over the hub's scopes that navigates with `load_context` only."""
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(hub.scopes, **NAVIGATION_ONLY),
+        McpConnectMiddleware(hub),
+    ]
+    return create_agent(model, middleware=middleware)
+
+
 def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
     return [m for m in result["messages"] if isinstance(m, ToolMessage)]
 
@@ -109,9 +119,7 @@ def test_five_servers_start_no_process_until_a_scope_is_loaded(hub: McpServers) 
     model = ScriptedChatModel(
         script=[first, calls(tool_call("get_current_time", {"timezone": "UTC"})), say("noon")]
     )
-    agent = create_agent(
-        model, middleware=[AttentionScopingMiddleware(hub.scopes), McpConnectMiddleware(hub)]
-    )
+    agent = agent_over(hub, model)
     assert [s.name for s in hub.scopes] == ["time", "git", "sqlite", "calc", "raw"]
     assert len(hub.tools) == 2 + 12 + 6 + 4 + 5
     result = agent.invoke({"messages": [("user", "What time is it in UTC?")]})
@@ -134,9 +142,7 @@ def test_git_and_sqlite_servers_through_the_agent(hub: McpServers, workspace: Pa
         say("done"),
     ]
     model = ScriptedChatModel(script=script)
-    agent = create_agent(
-        model, middleware=[AttentionScopingMiddleware(hub.scopes), McpConnectMiddleware(hub)]
-    )
+    agent = agent_over(hub, model)
     result = agent.invoke({"messages": [("user", "status, then a table")]})
     _, status, _, created, written, read = tool_messages(result)
     assert "untracked_note.txt" in str(status.content)

@@ -24,6 +24,7 @@ from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import SERVERS_DIR, child_pids, python_server, wait_for
 
 CALC = python_server("fastmcp_server.py")
@@ -65,12 +66,13 @@ def calc(warm_cache: Path, cache_dir: str) -> Iterator[McpServers]:
 
 
 def agent_for(servers: McpServers, script: list[Any]) -> tuple[Any, ScriptedChatModel]:
+    """An agent over the servers' scopes that navigates with `load_context` only."""
     model = ScriptedChatModel(script=script)
-    agent = create_agent(
-        model,
-        middleware=[AttentionScopingMiddleware(servers.scopes), McpConnectMiddleware(servers)],
-    )
-    return agent, model
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(servers.scopes, **NAVIGATION_ONLY),
+        McpConnectMiddleware(servers),
+    ]
+    return create_agent(model, middleware=middleware), model
 
 
 def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
@@ -239,7 +241,7 @@ def test_a_server_that_cannot_be_listed_is_left_out(cache_dir: str) -> None:
     finally:
         servers.close()
     cached_only = McpServers(
-        {"mcpServers": {"new": CALC | {"args": [*CALC["args"], "--x"]}}},  # type: ignore[operator]
+        {"mcpServers": {"new": python_server("fastmcp_server.py", "--x")}},
         cache_dir=cache_dir,
         discover="cache",
     )
@@ -317,7 +319,7 @@ def test_the_gate_ranks_across_all_servers_tools(calc: McpServers) -> None:
 
     model = ScriptedChatModel(script=[calls(tool_call("multiply", {"a": 6, "b": 7})), say("42")])
     gate = ToolAttentionMiddleware(ranker="bm25", k=2, summary_pool="off")
-    agent = create_agent(model, tools=calc.tools, middleware=[gate])
+    agent: Any = create_agent(model, tools=calc.tools, middleware=[gate])
     result = agent.invoke({"messages": [("user", "multiply 6 by 7 exactly")]})
     shown = model.recorded[0]["tools"]
     assert "multiply" in shown and len(shown) < len(calc.tools)
@@ -421,3 +423,39 @@ def test_audit_of_a_config_whose_servers_all_fail_is_a_one_line_error(
     assert "refusing to start" in err and len(err.strip().splitlines()) == 1
     assert main(["audit", str(path), "--mcp-timeout", "0"]) == 2
     assert "positive number of seconds" in capsys.readouterr().err
+
+
+def test_the_connect_middleware_starts_only_a_single_shown_server(calc: McpServers) -> None:
+    connect = McpConnectMiddleware(calc)
+    calc_tools = calc.tools_of("calc")
+    assert connect.servers_to_start(calc_tools) == ["calc"]
+    assert connect.servers_to_start(calc.tools) == []  # two servers shown: an eager agent
+    assert McpConnectMiddleware(calc, max_servers=2).servers_to_start(calc.tools) == [
+        "calc",
+        "raw",
+    ]
+    calc.connect("calc")
+    assert connect.servers_to_start(calc.tools) == ["raw"]
+    with pytest.raises(ValueError, match="max_servers"):
+        McpConnectMiddleware(calc, max_servers=0)
+
+
+def test_servers_shown_without_load_context_start_before_the_first_call(
+    calc: McpServers,
+) -> None:
+    seen: list[list[str]] = []
+
+    def shown(messages: list[BaseMessage], tools: list[str]) -> Any:
+        wait_for(lambda: sorted(calc.connected()) == ["calc", "raw"])
+        seen.append(sorted(calc.connected()))
+        return calls(tool_call("add", {"a": 1, "b": 2}))
+
+    model = ScriptedChatModel(script=[shown, say("3")])
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(calc.scopes, preselect="off", start="all"),
+        McpConnectMiddleware(calc, max_servers=2),
+    ]
+    agent: Any = create_agent(model, middleware=middleware)
+    result = agent.invoke({"messages": [("user", "1 + 2")]})
+    assert seen == [["calc", "raw"]]  # unscoped start="all" shows both; neither was loaded
+    assert tool_messages(result)[-1].content == "3"

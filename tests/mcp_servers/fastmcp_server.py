@@ -41,7 +41,7 @@ def take_note(text: str) -> str:
 
 
 @server.tool()
-async def enable_history(ctx: Context) -> str:  # type: ignore[type-arg]
+async def enable_history(ctx: Context) -> str:
     """Add the `history` tool and tell the client that the tool list changed."""
 
     def history() -> str:
@@ -54,11 +54,10 @@ async def enable_history(ctx: Context) -> str:  # type: ignore[type-arg]
 
 
 if __name__ == "__main__":
-    for flag, transport in (("--http", "streamable-http"), ("--sse", "sse")):
-        if flag in sys.argv:
-            server.settings.port = int(sys.argv[sys.argv.index(flag) + 1])
-            server.settings.log_level = "WARNING"
-            server.run(transport=transport)  # type: ignore[arg-type]
-            break
+    if "--http" in sys.argv or "--sse" in sys.argv:
+        flag = "--http" if "--http" in sys.argv else "--sse"
+        server.settings.port = int(sys.argv[sys.argv.index(flag) + 1])
+        server.settings.log_level = "WARNING"
+        server.run(transport="streamable-http" if flag == "--http" else "sse")
     else:
         server.run()
