@@ -309,7 +309,8 @@ class ApprovalMiddleware(AgentMiddleware):
     Example:
         ```python
         approvals = ApprovalMiddleware(ApprovalGate(), tools=[refund, send_invoice])
-        agent = create_agent(model, middleware=[scoping, HesitationMiddleware(), approvals],
+        hesitation = HesitationMiddleware(approval_follows=True)  # writes are approved below
+        agent = create_agent(model, middleware=[scoping, hesitation, approvals],
                              checkpointer=InMemorySaver())
         ```
     """

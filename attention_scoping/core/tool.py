@@ -9,7 +9,7 @@ and which tools need a human approval before they run (`approval_required`).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
@@ -248,6 +248,11 @@ class ToolSpec:
                 "parameters": self.parameters,
             },
         }
+
+
+RankTools = Callable[[str, Sequence[ToolSpec]], list[tuple[str, float]]]
+"""`(query, tools) -> [(tool name, score)]`, best first: how the gateway's search and scope
+pre-selection rank tools (the gate's `CatalogRanker` is one)."""
 
 
 def tool_object_name(tool: object) -> str:

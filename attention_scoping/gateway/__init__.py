@@ -15,7 +15,7 @@ from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from attention_scoping.core.limits import JsonLimits
-    from attention_scoping.core.tool import Risk
+    from attention_scoping.core.tool import RankTools, Risk
     from attention_scoping.gateway.catalog import (
         EXECUTE_TOOL,
         GATEWAY_PROMPT,
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
         GatewayConfigError,
     )
     from attention_scoping.gateway.execute import Checked
-    from attention_scoping.gateway.search import Ranker, lexical_ranker
+    from attention_scoping.gateway.search import lexical_ranker
     from attention_scoping.gateway.tools import CatalogEntry, ToolGateway, resolve_ranker
 
 _EXPORTS = {
@@ -43,7 +43,7 @@ _EXPORTS = {
     "GatewayConfigError": "catalog",
     "JsonLimits": "tools",
     "lexical_ranker": "search",
-    "Ranker": "search",
+    "RankTools": "search",
     "resolve_ranker": "tools",
     "Risk": "catalog",
     "ToolGateway": "tools",
@@ -61,7 +61,7 @@ __all__ = [
     "Checked",
     "GatewayConfigError",
     "JsonLimits",
-    "Ranker",
+    "RankTools",
     "Risk",
     "ToolGateway",
     "lexical_ranker",

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from attention_scoping.core.text import lexical_tokens, split_identifier
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.core.tool import RankTools, ToolSpec
 
-__all__ = ["Ranker", "lexical_ranker"]
+__all__ = ["RankTools", "Ranker", "lexical_ranker"]
 
-Ranker = Callable[[str, Sequence[ToolSpec]], list[tuple[str, float]]]
-"""(query, tools) -> [(tool name, score)], best first; scores > 0 count as matches. Rankers may
-rely on `id`, `name`, `summary`, `description` and `parameters` of each tool."""
+Ranker = RankTools
+"""Kept for old imports: the same type as `core.tool.RankTools`, `(query, tools) ->
+[(tool name, score)]`, best first; scores > 0 count as matches."""
 
 
 def lexical_ranker(query: str, entries: Sequence[ToolSpec]) -> list[tuple[str, float]]:

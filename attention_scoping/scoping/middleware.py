@@ -166,7 +166,7 @@ class AttentionScopingMiddleware(
             start_top_k: Tools offered by the `"top"` start.
             ranker: How scopes and tools are scored against the message: `"auto"` (MiniLM
                 cosine similarity with the `gate` extra, else the share of the message's words
-                a tool's text holds), `"dense"`, `"lexical"`, or a callable
+                a tool's text holds), `"dense"`, `"fused"`, `"lexical"`, or a callable
                 `(query, specs) -> [(name, score)]` giving absolute scores.
             on_foreign_tool: A call to a tool of another scope: `"refuse"` (a structured
                 refusal naming the `load_context` call to make) or `"switch"` (load that
@@ -439,30 +439,9 @@ class AttentionScopingMiddleware(
         return self._finish(request, await handler(self.prepare_request(request, plan)), plan)
 
     @override
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
-        """Run the call unless it is refused; a call that loads a scope also switches it."""
-        refusal = self._refusal(request)
-        if refusal is not None:
-            return refusal
-        adoption = self.adoption(request)
-        result = handler(request)
-        return with_switch(result, adoption, request.tool_call)
-
-    @override
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
-        """Async form of `wrap_tool_call`."""
-        refusal = self._refusal(request)
-        if refusal is not None:
-            return refusal
-        adoption = self.adoption(request)
-        result = await handler(request)
-        return with_switch(result, adoption, request.tool_call)
+    def tool_result(self, request: ToolCallRequest, result: ToolResult) -> ToolResult:
+        """The tool's result, plus the scope switch when the call loaded its scope."""
+        return with_switch(result, self.adoption(request), request.tool_call)
 
     def _finish(self, request: ModelRequest[ContextT], response: Any, plan: CallPlan) -> Any:
         """Repair the model's tool calls (unique ids, invalid JSON answered) and write the

@@ -12,18 +12,18 @@ words), not normalised per query.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.core.tool import RankTools, ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
 
 SCOPE_DOC_PREFIX = "scope::"
 """Name prefix of the document that stands for a scope's own description."""
 
-Rank = Callable[[str, Sequence[ToolSpec]], list[tuple[str, float]]]
-"""`(query, documents) -> [(name, score)]`, best first: the gate's `CatalogRanker` fits."""
+Rank = RankTools
+"""`(query, documents) -> [(name, score)]`, best first, with absolute scores."""
 
 Reason = Literal["confident", "close_call", "no_match", "no_intent"]
 

@@ -52,14 +52,17 @@ def lexical_rank(query: str, documents: Sequence[ToolSpec]) -> list[tuple[str, f
 LEXICAL_WEIGHT = 0.3
 """Weight of the lexical share added to the cosine similarity in the default ranking."""
 
+RANKERS = ("auto", "dense", "fused", "lexical")
+"""Ranker names pre-selection accepts."""
+
 CALIBRATION: dict[str, tuple[float, float]] = {
     "fused": (0.2, 0.03),
     "dense": (0.2, 0.03),
     "lexical": (0.25, 0.1),
 }
-"""(min_score, margin) per kind of ranker, measured on the example suite's labelled questions
-(benchmarks/scope_preselection.py; docs/scoping.md has the table). Scores differ in scale by
-ranker, so each kind has its own."""
+"""(min_score, margin) per kind of ranker, chosen on the example agent's labelled questions and
+checked on a hold-out set (`python benchmarks/scope_preselection.py --grid`; docs/scoping.md
+has the table). Scores differ in scale by ranker, so each kind has its own."""
 
 
 class FusedRank:
@@ -83,15 +86,15 @@ class FusedRank:
 def resolve_rank(ranker: Any) -> tuple[Rank, str, str]:
     """The ranking function for `ranker`, its label, and its calibration kind.
 
-    `ranker`: `"auto"` (MiniLM cosine similarity plus the lexical share with the `gate`
-    extra, else lexical alone), `"dense"`, `"lexical"`, or a callable
+    `ranker`: `"auto"` (MiniLM cosine similarity with the `gate` extra, else lexical),
+    `"dense"`, `"fused"` (cosine plus a share of the lexical score), `"lexical"`, or a callable
     `(query, specs) -> [(name, score)]` with absolute scores (kind `"custom"`: pass
     `preselect_min_score` and `preselect_margin`).
     """
     if callable(ranker) and not isinstance(ranker, str):
         return ranker, getattr(ranker, "__name__", type(ranker).__name__), "custom"
-    if ranker not in ("auto", "dense", "lexical"):
-        msg = f"ranker must be 'auto', 'dense', 'lexical' or a callable, not {ranker!r}"
+    if ranker not in RANKERS:
+        msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
         raise ValueError(msg)
     if ranker == "lexical":
         return lexical_rank, "lexical", "lexical"
@@ -104,10 +107,10 @@ def resolve_rank(ranker: Any) -> tuple[Rank, str, str]:
             raise
         logger.warning("scope pre-selection uses the lexical ranker: %s", exc)
         return lexical_rank, "lexical (fallback)", "lexical"
-    if ranker == "dense":
-        return dense, dense.__name__, "dense"
-    fused = FusedRank(dense)
-    return fused, fused.__name__, "fused"
+    if ranker == "fused":
+        fused = FusedRank(dense)
+        return fused, fused.__name__, "fused"
+    return dense, dense.__name__, "dense"
 
 
 class ScopeStart:
@@ -138,8 +141,8 @@ class ScopeStart:
         if custom and (margin is None or min_score is None):
             msg = "a custom ranker needs preselect_margin and preselect_min_score for its scale"
             raise ValueError(msg)
-        if isinstance(ranker, str) and ranker not in ("auto", "dense", "lexical"):
-            msg = f"ranker must be 'auto', 'dense', 'lexical' or a callable, not {ranker!r}"
+        if isinstance(ranker, str) and ranker not in RANKERS:
+            msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
             raise ValueError(msg)
         if top_k < 1:
             msg = f"start_top_k must be at least 1, not {top_k!r}"
