@@ -11,6 +11,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --demo --tiers        # + always-on tools, a write tool behind approval
     python example_agent.py --demo --gateway      # the tools behind a ToolGateway instead
     langgraph dev                                 # the LangGraph server (see langgraph.json)
+    python example_agent.py --mcp mcp.json        # your MCP servers as more scopes (docs/mcp.md)
 """
 
 from __future__ import annotations
@@ -47,7 +48,13 @@ from agents.tiers import (
     tiered_scopes,
 )
 from agents.tour import NEEDS, TOUR_TURNS, WRITE_TURN, tour_can_answer, tour_model, tour_policy
-from attention_scoping import GATE_EXTRA_HINT, LOAD_CONTEXT, AttentionScopingMiddleware
+from attention_scoping import (
+    GATE_EXTRA_HINT,
+    LOAD_CONTEXT,
+    AttentionScopingMiddleware,
+    Scope,
+    ScopeConfigError,
+)
 from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tokens import get_counter
@@ -110,6 +117,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="serve the tools through a ToolGateway (search, schema, execute) instead of "
         "scopes; implies --tiers",
+    )
+    parser.add_argument(
+        "--mcp",
+        metavar="CONFIG",
+        help="an MCP client configuration ({\"mcpServers\": ...}): each server becomes a scope, "
+        "started only when the model loads it (needs the 'mcp' extra)",
     )
     return parser.parse_args(argv)
 
@@ -336,28 +349,56 @@ def stream_once(agent: Any, view: TurnView, payload: Any, config: dict[str, Any]
     return interrupts
 
 
+def mcp_scopes(config: str, taken: set[str]) -> tuple[list[Scope], Any]:
+    """The scopes of the MCP servers in `config` and the middleware that connects them
+    (a server that cannot be listed is left out with a logged warning)."""
+    try:
+        from attention_scoping.mcp import McpConfigError, McpConnectMiddleware, McpServers
+        from attention_scoping.mcp.faults import McpFault
+
+        servers = McpServers(config, reserved_names=taken)
+    except ImportError as exc:
+        msg = f"--mcp needs the 'mcp' extra: {install_hint('mcp')} ({exc})"
+        raise SetupError(msg) from exc
+    except (McpConfigError, McpFault) as exc:
+        raise SetupError(str(exc)) from exc
+    return servers.scopes, McpConnectMiddleware(servers)
+
+
 def build_agent(
     model: BaseChatModel,
     gate_k: int | None = None,
     *,
     in_memory: bool = True,
     tiers: bool = False,
+    mcp: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> tuple[Any, AttentionScopingMiddleware]:
-    """The example agent: three scopes, optionally a gate inside them, the hesitation radar,
-    the core prompt and an in-memory checkpointer (middleware order: scoping, gate, radar).
+    """The example agent: three scopes (plus one per MCP server with `mcp`), optionally a gate
+    inside them, the hesitation radar, the core prompt and an in-memory checkpointer
+    (middleware order: scoping, MCP connection, gate, radar).
     `checkpointer` replaces the in-memory one (`PostgresSaver`, say; docs/deploy.md);
     `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
     `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`."""
-    if tiers:
-        scoping = AttentionScopingMiddleware(
-            tiered_scopes(),
-            always_on=ALWAYS_ON,
-            core_prompt=DEFAULT_CORE + "\n\n" + WRITE_TOOLS_PROMPT,
-        )
-    else:
-        scoping = AttentionScopingMiddleware(build_scopes())
-    middleware: list[Any] = [scoping]
+    scopes = tiered_scopes() if tiers else build_scopes()
+    extra: list[Any] = []
+    if mcp is not None:
+        taken = {LOAD_CONTEXT} | {t for s in scopes for t in s.tools}
+        more, connect = mcp_scopes(mcp, taken)
+        scopes, extra = [*scopes, *more], [connect]
+    try:
+        if tiers:
+            scoping = AttentionScopingMiddleware(
+                scopes,
+                always_on=ALWAYS_ON,
+                core_prompt=DEFAULT_CORE + "\n\n" + WRITE_TOOLS_PROMPT,
+            )
+        else:
+            scoping = AttentionScopingMiddleware(scopes)
+    except ScopeConfigError as exc:
+        msg = f"--mcp: {exc}"
+        raise SetupError(msg) from exc
+    middleware: list[Any] = [scoping, *extra]
     if gate_k is not None:
         try:
             from attention_scoping.gating import ToolAttentionMiddleware
@@ -412,10 +453,13 @@ def build_for(
         if args.gate is not None:
             msg = "--gate and --gateway are two ways to narrow tools: pick one"
             raise SetupError(msg)
+        if args.mcp is not None:
+            msg = "--mcp adds servers as scopes; it does not combine with --gateway"
+            raise SetupError(msg)
         agent, sent = build_gateway_agent(model)
         shown = [*catalog_tools(), *sent]
         return agent, TurnView(console, shown, auto_approve=auto_approve)
-    agent, scoping = build_agent(model, args.gate, tiers=args.tiers)
+    agent, scoping = build_agent(model, args.gate, tiers=args.tiers, mcp=args.mcp)
     view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
     return agent, view
 

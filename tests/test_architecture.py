@@ -58,6 +58,10 @@ PURE = (
     "attention_scoping.safety.tokens",
     "attention_scoping.safety.validation",
     "attention_scoping.measure.bench.metrics",
+    "attention_scoping.mcp.cache",
+    "attention_scoping.mcp.config",
+    "attention_scoping.mcp.faults",
+    "attention_scoping.mcp.naming",
 )
 """Framework-free modules: the decisions, the radar, the safety and ledger cores, the core."""
 

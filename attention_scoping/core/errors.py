@@ -46,6 +46,14 @@ class ErrorCode(StrEnum):
     # approvals
     REJECTED_BY_USER = "rejected_by_user"
     APPROVAL_REFUSED = "approval_refused"
+    # MCP servers (attention_scoping.mcp)
+    SERVER_UNAVAILABLE = "server_unavailable"
+    SERVER_CRASHED = "server_crashed"
+    TIMEOUT = "timeout"
+    MALFORMED_RESULT = "malformed_result"
+    SERVER_ERROR = "server_error"
+    TOOL_ERROR = "tool_error"
+    TOOL_WITHDRAWN = "tool_withdrawn"
 
     @classmethod
     def confirmation(cls, reason: str) -> str:

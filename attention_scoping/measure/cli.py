@@ -82,8 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="tokens your tools cost per call, and what scoping / gating / the gateway would send",
         description=(
             "Audit a tool set. TARGET is a catalog .jsonl file, an OpenAI-style tools .json "
-            "file, or module:attribute naming a list of LangChain tools, a TOOL_SCOPES dict, "
-            "a list of Scope objects, or a function returning one of these."
+            "file, an MCP client configuration (mcp.json: its servers are started and their "
+            "tools listed), or module:attribute naming a list of LangChain tools, a "
+            "TOOL_SCOPES dict, a list of Scope objects, or a function returning one of these."
         ),
     )
     audit.add_argument("target", metavar="TARGET")
@@ -124,6 +125,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     audit.add_argument(
         "--json", dest="json_path", metavar="PATH", help="also write the figures as JSON"
+    )
+    audit.add_argument(
+        "--mcp-timeout",
+        type=float,
+        default=30.0,
+        metavar="S",
+        help="seconds each MCP server gets to start and list its tools (default 30)",
     )
 
     bench = sub.add_parser(
@@ -273,7 +281,7 @@ def run_audit_command(args: argparse.Namespace, console: Console) -> int:
 
     _check_output(args.json_path)
     try:
-        target = load_target(args.target)
+        target = load_target(args.target, mcp_timeout=args.mcp_timeout)
     except TargetError as exc:
         raise UsageError(str(exc)) from None
     with ProgressBars(enabled=sys.stderr.isatty()) as bars:

@@ -1,6 +1,7 @@
-"""What `audit` audits: a catalog file, an OpenAI tools file, or Python objects named
-`module:attribute` (a list of LangChain tools, a `TOOL_SCOPES` dict, a list of `Scope`s, a
-`ScopeCatalog`, an `AttentionScopingMiddleware`, or a function returning one of these).
+"""What `audit` audits: a catalog file, an OpenAI tools file, an MCP client configuration, or
+Python objects named `module:attribute` (a list of LangChain tools, a `TOOL_SCOPES` dict, a
+list of `Scope`s, a `ScopeCatalog`, an `AttentionScopingMiddleware`, or a function returning
+one of these).
 """
 
 from __future__ import annotations
@@ -44,14 +45,27 @@ class AuditTarget:
     notes: list[str] = field(default_factory=list)
 
 
-def load_target(target: str) -> AuditTarget:
-    """Load `target`: a path to a `.jsonl` / `.json` file, or `module:attribute`.
+def load_target(target: str, *, mcp_timeout: float = 30.0) -> AuditTarget:
+    """Load `target`: a path to a `.jsonl` / `.json` file, an MCP client configuration
+    (`{"mcpServers": ...}`, whose servers are started and listed), or `module:attribute`.
 
     Raises:
         CatalogError: a malformed catalog file (file and line named).
         TargetError: an import problem or an object that is not a tool set.
     """
     path = Path(target)
+    from attention_scoping.measure.audit.mcp_target import (
+        McpTargetError,
+        mcp_target,
+        read_mcp_config,
+    )
+
+    mcp_config = read_mcp_config(path)
+    if mcp_config is not None:
+        try:
+            return AuditTarget(**mcp_target(path, mcp_config, timeout=mcp_timeout))
+        except McpTargetError as exc:
+            raise TargetError(str(exc)) from None
     if path.suffix.lower() in (".jsonl", ".json", ".ndjson") or path.exists():
         return _from_catalog(path)
     if ":" not in target:

@@ -1,0 +1,135 @@
+"""The on-disk cache of each MCP server's tool list, so an agent is built without starting servers.
+
+One small JSON file per server, named by a digest of the server's command line or URL
+(`ServerConfig.cache_id`): the tools as the server listed them (`name`, `description`,
+`inputSchema`), its instructions and its name. Written after every successful listing, deleted
+when the server announces `notifications/tools/list_changed`. Framework-free.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from attention_scoping.mcp.config import ServerConfig
+
+logger = logging.getLogger(__name__)
+
+CACHE_VERSION = 1
+DEFAULT_CACHE_DIR = Path("~/.cache/attention-scoping/mcp")
+"""Where tool lists are kept unless `cache_dir=` or `$ATTENTION_SCOPING_MCP_CACHE` say otherwise."""
+
+
+@dataclass(frozen=True)
+class ToolListing:
+    """What a server offers: its tools (raw MCP tool objects as dicts) and its instructions."""
+
+    tools: tuple[dict[str, Any], ...]
+    instructions: str | None = None
+    server_name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """Tool names in listing order."""
+        return tuple(str(t["name"]) for t in self.tools)
+
+    def tool(self, name: str) -> dict[str, Any] | None:
+        """The raw tool record named `name`, if listed."""
+        return next((t for t in self.tools if t.get("name") == name), None)
+
+
+def tool_record(tool: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of an MCP tool a provider is sent (and that we cache), with a default schema."""
+    record: dict[str, Any] = {
+        "name": str(tool["name"]),
+        "description": str(tool.get("description") or ""),
+        "inputSchema": dict(tool.get("inputSchema") or {"type": "object", "properties": {}}),
+    }
+    if tool.get("annotations"):
+        record["annotations"] = dict(tool["annotations"])
+    return record
+
+
+def default_cache_dir() -> Path:
+    """`$ATTENTION_SCOPING_MCP_CACHE`, else `~/.cache/attention-scoping/mcp`."""
+    env = os.environ.get("ATTENTION_SCOPING_MCP_CACHE")
+    return Path(env) if env else DEFAULT_CACHE_DIR.expanduser()
+
+
+class ToolListCache:
+    """Tool lists on disk, one JSON file per server (keyed by its command line or URL).
+
+    Example:
+        ```python
+        cache = ToolListCache("~/.cache/attention-scoping/mcp")
+        listing = cache.get(server)  # None until the server was listed once
+        ```
+    """
+
+    def __init__(self, directory: str | os.PathLike[str] | None = None) -> None:
+        """Use `directory` (created on first write); default `default_cache_dir()`."""
+        self.directory = Path(directory).expanduser() if directory else default_cache_dir()
+
+    def path(self, server: ServerConfig) -> Path:
+        """The file holding `server`'s tool list."""
+        return self.directory / f"{server.cache_id}.json"
+
+    def get(self, server: ServerConfig) -> ToolListing | None:
+        """The cached listing of `server`, or None (missing, stale format or unreadable)."""
+        path = self.path(server)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            logger.warning("ignoring unreadable MCP tool cache %s: %s", path, exc)
+            return None
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != CACHE_VERSION
+            or data.get("key") != server.cache_key
+            or not isinstance(data.get("tools"), list)
+        ):
+            return None
+        try:
+            tools = tuple(tool_record(t) for t in data["tools"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        return ToolListing(tools, data.get("instructions"), data.get("server_name"))
+
+    def put(self, server: ServerConfig, listing: ToolListing) -> None:
+        """Write `listing` atomically; a failure to write is logged, never raised."""
+        payload = {
+            "version": CACHE_VERSION,
+            "key": server.cache_key,
+            "server": server.name,
+            "server_name": listing.server_name,
+            "instructions": listing.instructions,
+            "tools": list(listing.tools),
+        }
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(payload, handle, ensure_ascii=False, sort_keys=True)
+            Path(tmp).replace(self.path(server))
+        except OSError as exc:
+            logger.warning("cannot write the MCP tool cache in %s: %s", self.directory, exc)
+
+    def invalidate(self, server: ServerConfig) -> None:
+        """Forget `server`'s tool list (it announced that its tools changed)."""
+        self.path(server).unlink(missing_ok=True)
+
+
+def listing_from_tools(
+    tools: Sequence[Mapping[str, Any]], instructions: str | None, server_name: str | None
+) -> ToolListing:
+    """A `ToolListing` from raw tool dicts (as `tools/list` returns them)."""
+    return ToolListing(tuple(tool_record(t) for t in tools), instructions, server_name)

@@ -1,0 +1,267 @@
+"""The MCP client configuration (`{"mcpServers": {...}}`) read into validated server records.
+
+The format is the one Claude Desktop, Cursor and VS Code share: each server is either a local
+process (`command`, `args`, `env`, `cwd`) spoken to over stdio, or a remote endpoint (`url`,
+`transport`/`type`, `headers`). VS Code's top-level `"servers"` key is accepted too. Three
+optional keys that other clients ignore are understood: `description` (the scope's one-line
+description), `timeout` (seconds per tool call) and `disabled`. Framework-free: no MCP import.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Transport = Literal["stdio", "streamable_http", "sse"]
+"""How the client reaches a server."""
+
+_TRANSPORTS: dict[str, Transport] = {
+    "stdio": "stdio",
+    "http": "streamable_http",
+    "streamable_http": "streamable_http",
+    "streamable-http": "streamable_http",
+    "streamablehttp": "streamable_http",
+    "sse": "sse",
+}
+_ENV_REF = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+_KNOWN_KEYS = {
+    "command", "args", "env", "cwd", "url", "transport", "type", "headers",
+    "description", "timeout", "disabled",
+}  # fmt: skip
+
+
+class McpConfigError(ValueError):
+    """The MCP configuration is malformed; the message names the server and the field."""
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One configured MCP server: how to start or reach it, and our per-server options."""
+
+    name: str
+    transport: Transport
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] | None = field(default=None, compare=False)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] | None = field(default=None, compare=False, repr=False)
+    description: str = ""
+    timeout: float | None = None
+    """Seconds a tool call may take (None: the client's default)."""
+
+    @property
+    def cache_key(self) -> str:
+        """What identifies the server's tool list across runs: its command line or its URL.
+
+        Environment values and headers are left out (they often hold secrets, and rarely
+        change which tools a server offers).
+        """
+        if self.transport == "stdio":
+            ident = {"command": self.command, "args": list(self.args), "cwd": self.cwd}
+        else:
+            ident = {"url": self.url, "transport": self.transport}
+        return json.dumps(ident, sort_keys=True, ensure_ascii=False)
+
+    @property
+    def cache_id(self) -> str:
+        """A filename-safe digest of `cache_key`."""
+        return hashlib.sha256(self.cache_key.encode("utf-8")).hexdigest()[:24]
+
+    def where(self) -> str:
+        """A short human label of what runs: the command line or the URL."""
+        if self.transport == "stdio":
+            return " ".join([self.command or "", *self.args]).strip()
+        return str(self.url)
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """The validated servers of one configuration, in file order (disabled ones left out)."""
+
+    servers: dict[str, ServerConfig]
+    source: str = "<mapping>"
+    disabled: tuple[str, ...] = ()
+
+
+def expand_env(value: str) -> str:
+    """Replace `${VAR}` and `${env:VAR}` with the environment's value (empty when unset)."""
+    return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+
+
+def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        msg = f"{where}: {what!r} must be a list of strings, got {json.dumps(value)[:80]}"
+        raise McpConfigError(msg)
+    return tuple(value)
+
+
+def _string_map(value: Any, where: str, what: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        msg = f"{where}: {what!r} must be an object of string values"
+        raise McpConfigError(msg)
+    return {k: expand_env(v) for k, v in value.items()}
+
+
+def _transport(raw: Mapping[str, Any], where: str) -> Transport:
+    given = raw.get("transport", raw.get("type"))
+    if given is None:
+        if "command" in raw or "url" not in raw:
+            return "stdio"
+        return "streamable_http"
+    key = str(given).lower()
+    if key not in _TRANSPORTS:
+        msg = (
+            f"{where}: unknown transport {given!r}; use one of "
+            "'stdio', 'http' (streamable HTTP) or 'sse'"
+        )
+        raise McpConfigError(msg)
+    return _TRANSPORTS[key]
+
+
+def _timeout(raw: Mapping[str, Any], where: str) -> float | None:
+    value = raw.get("timeout")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        msg = f"{where}: 'timeout' must be a positive number of seconds, got {value!r}"
+        raise McpConfigError(msg)
+    return float(value)
+
+
+def parse_server(name: str, raw: Any, base_dir: Path | None = None) -> ServerConfig:
+    """Validate one `mcpServers` entry.
+
+    Raises:
+        McpConfigError: naming the server and the offending field.
+    """
+    where = f"server {name!r}"
+    if not isinstance(raw, Mapping):
+        msg = f"{where}: expected an object with 'command' or 'url', got {type(raw).__name__}"
+        raise McpConfigError(msg)
+    unknown = sorted(set(raw) - _KNOWN_KEYS)
+    if unknown:
+        known = ", ".join(sorted(_KNOWN_KEYS))
+        msg = f"{where}: unknown field(s) {', '.join(unknown)}; known: {known}"
+        raise McpConfigError(msg)
+    transport = _transport(raw, where)
+    description = raw.get("description", "")
+    if not isinstance(description, str):
+        msg = f"{where}: 'description' must be a string"
+        raise McpConfigError(msg)
+    common: dict[str, Any] = {
+        "name": name,
+        "transport": transport,
+        "description": " ".join(description.split()),
+        "timeout": _timeout(raw, where),
+    }
+    if transport == "stdio":
+        command = raw.get("command")
+        if not isinstance(command, str) or not command.strip():
+            msg = f"{where}: a stdio server needs a non-empty 'command'"
+            raise McpConfigError(msg)
+        cwd = raw.get("cwd")
+        if cwd is not None and not isinstance(cwd, str):
+            msg = f"{where}: 'cwd' must be a string"
+            raise McpConfigError(msg)
+        if cwd is not None and base_dir is not None and not Path(cwd).is_absolute():
+            cwd = str((base_dir / cwd).resolve())
+        return ServerConfig(
+            command=expand_env(command),
+            args=tuple(expand_env(a) for a in _strings(raw.get("args", []), where, "args")),
+            env=_string_map(raw["env"], where, "env") if raw.get("env") is not None else None,
+            cwd=cwd,
+            **common,
+        )
+    url = raw.get("url")
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        msg = f"{where}: a {transport} server needs an http(s) 'url', got {url!r}"
+        raise McpConfigError(msg)
+    headers = raw.get("headers")
+    return ServerConfig(
+        url=expand_env(url),
+        headers=_string_map(headers, where, "headers") if headers is not None else None,
+        **common,
+    )
+
+
+def parse_config(data: Any, source: str = "<mapping>", base_dir: Path | None = None) -> McpConfig:
+    """Validate a decoded configuration (`{"mcpServers": {...}}` or VS Code's `{"servers": ...}`).
+
+    Raises:
+        McpConfigError: the top-level shape or a server entry is wrong.
+    """
+    if not isinstance(data, Mapping):
+        msg = f"{source}: expected a JSON object with 'mcpServers'"
+        raise McpConfigError(msg)
+    servers = data.get("mcpServers", data.get("servers"))
+    if not isinstance(servers, Mapping) or not servers:
+        msg = f"{source}: no servers: expected a non-empty 'mcpServers' object of name -> server"
+        raise McpConfigError(msg)
+    parsed: dict[str, ServerConfig] = {}
+    disabled: list[str] = []
+    for name, raw in servers.items():
+        if not isinstance(name, str) or not name.strip():
+            msg = f"{source}: server names must be non-empty strings"
+            raise McpConfigError(msg)
+        if isinstance(raw, Mapping) and raw.get("disabled") is True:
+            disabled.append(name)
+            continue
+        try:
+            parsed[name] = parse_server(name, raw, base_dir)
+        except McpConfigError as exc:
+            msg = f"{source}: {exc}"
+            raise McpConfigError(msg) from None
+    if not parsed:
+        msg = f"{source}: every server is disabled"
+        raise McpConfigError(msg)
+    return McpConfig(parsed, source, tuple(disabled))
+
+
+def is_mcp_config(data: Any) -> bool:
+    """Whether decoded JSON looks like an MCP client configuration."""
+    return isinstance(data, Mapping) and isinstance(
+        data.get("mcpServers", data.get("servers")), Mapping
+    )
+
+
+ConfigInput = McpConfig | Mapping[str, Any] | str | os.PathLike[str]
+"""A parsed config, a decoded mapping, or the path of a JSON file."""
+
+
+def load_config(config: ConfigInput) -> McpConfig:
+    """Read `config` (a path, a decoded mapping, or an `McpConfig`) and validate it.
+
+    Raises:
+        McpConfigError: an unreadable file, invalid JSON, or a malformed server entry.
+    """
+    if isinstance(config, McpConfig):
+        return config
+    if isinstance(config, Mapping):
+        return parse_config(config)
+    path = Path(config)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        msg = f"{path}: cannot read the MCP configuration ({exc.strerror or exc})"
+        raise McpConfigError(msg) from None
+    except UnicodeDecodeError:
+        msg = f"{path}: the MCP configuration is not UTF-8 text"
+        raise McpConfigError(msg) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        msg = f"{path}:{exc.lineno}: invalid JSON ({exc.msg} at column {exc.colno})"
+        raise McpConfigError(msg) from None
+    except RecursionError:
+        msg = f"{path}: invalid JSON (nested too deeply)"
+        raise McpConfigError(msg) from None
+    return parse_config(data, str(path), path.resolve().parent)

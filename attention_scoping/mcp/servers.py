@@ -1,0 +1,334 @@
+"""`McpServers`: the servers of an MCP configuration as scopes, with lazily opened sessions.
+
+Building it starts nothing for a server whose tool list is cached from an earlier run; a server
+seen for the first time is started once to list its tools (`discover="connect"`, the default)
+and stopped again, so the agent can register its tools up front. A session is opened by the
+first call to one of the server's tools, or earlier when its scope is loaded
+(`McpConnectMiddleware`), and kept for later calls until `close()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import weakref
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+from attention_scoping.core.tool import summarize
+from attention_scoping.mcp.cache import ToolListCache, ToolListing
+from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
+from attention_scoping.mcp.connection import ServerConnection
+from attention_scoping.mcp.faults import McpFault
+from attention_scoping.mcp.loop import BackgroundLoop
+from attention_scoping.mcp.naming import Naming, exposed_names, namespace_for, scope_name_for
+from attention_scoping.mcp.tools import Content, McpTool, as_content, make_tool, refresh_tool
+from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope
+
+logger = logging.getLogger(__name__)
+
+Discover = Literal["connect", "cache"]
+"""For a server with no cached tool list: start it once at build time, or leave it out."""
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 60.0
+
+
+def _shutdown(loop: BackgroundLoop, connections: list[ServerConnection]) -> None:
+    """Close every session and stop the loop (also run at interpreter exit)."""
+    if not loop.running:
+        return
+
+    async def close_all() -> None:
+        await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
+
+    if loop.in_loop():  # collected on the loop's own thread: close there, then stop
+        loop.submit(close_all()).add_done_callback(lambda _done: loop.stop())
+        return
+
+    try:
+        loop.run(close_all(), timeout=30)
+    except Exception as exc:  # shutdown must not raise
+        logger.warning("closing MCP sessions failed: %s", exc)
+    loop.stop()
+
+
+def _relay_listing(hub: weakref.ref[McpServers], server: str, listing: ToolListing) -> None:
+    """Pass a fresh listing to the hub if it still exists (a weak link, so a hub no longer used
+    is collected and its finalizer closes the sessions)."""
+    target = hub()
+    if target is not None:
+        target._on_listing(server, listing)
+
+
+class McpServers:
+    """The configured MCP servers: one `Scope` per server, one `McpTool` per server tool.
+
+    Example:
+        ```python
+        from langchain.agents import create_agent
+        from attention_scoping import AttentionScopingMiddleware
+        from attention_scoping.mcp import McpConnectMiddleware, McpServers
+
+        with McpServers("mcp.json") as servers:  # no server process runs yet (cached lists)
+            agent = create_agent(
+                model,
+                middleware=[
+                    AttentionScopingMiddleware(servers.scopes),
+                    McpConnectMiddleware(servers),  # connect when a scope is loaded
+                ],
+            )
+            agent.invoke({"messages": [("user", "What time is it in Tokyo?")]})
+        ```
+    """
+
+    def __init__(
+        self,
+        config: ConfigInput,
+        *,
+        cache_dir: str | None = None,
+        discover: Discover = "connect",
+        naming: Naming = "on_collision",
+        reserved_names: Iterable[str] = (LOAD_CONTEXT,),
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        """Read the configuration and build the scopes and tools.
+
+        Args:
+            config: Path of an `mcp.json`, a decoded mapping, or an `McpConfig`.
+            cache_dir: Where tool lists are cached (default `~/.cache/attention-scoping/mcp`,
+                or `$ATTENTION_SCOPING_MCP_CACHE`).
+            discover: For a server without a cached tool list: `"connect"` starts it now to
+                list its tools (then stops it), `"cache"` leaves it out (see `unavailable`).
+            naming: `"on_collision"` (namespace only clashing names) or `"always"`.
+            reserved_names: Names of the agent's other tools that MCP tools must not take.
+            connect_timeout: Seconds to start a server, finish the handshake and list tools.
+            call_timeout: Seconds per tool call (a server's own `timeout` wins).
+
+        Raises:
+            McpConfigError: the configuration is malformed.
+        """
+        if discover not in ("connect", "cache"):
+            msg = f"discover must be 'connect' or 'cache', not {discover!r}"
+            raise ValueError(msg)
+        self.config: McpConfig = load_config(config)
+        self.cache = ToolListCache(cache_dir)
+        self._loop = BackgroundLoop()
+        self.connections: dict[str, ServerConnection] = {
+            name: ServerConnection(
+                server,
+                connect_timeout=connect_timeout,
+                call_timeout=call_timeout,
+                on_listing=functools.partial(_relay_listing, weakref.ref(self), name),
+                on_invalidate=functools.partial(self.cache.invalidate, server),
+            )
+            for name, server in self.config.servers.items()
+        }
+        self._tools_by_server: dict[str, dict[str, McpTool]] = {}
+        self.unavailable: dict[str, str] = {}
+        """Servers left out (no cached list and discovery failed or was off), with the reason."""
+        listings = self._initial_listings(discover)
+        self.listings: dict[str, ToolListing] = listings
+        """The tool listing each server's tools were built from."""
+        self._build(listings, naming, reserved_names)
+        self._finalizer = self._arm()
+
+    def _arm(self) -> weakref.finalize[Any, Any]:
+        """Register the shutdown of sessions at `close()`, garbage collection or exit."""
+        return weakref.finalize(self, _shutdown, self._loop, list(self.connections.values()))
+
+    def _ensure_armed(self) -> None:
+        if not self._finalizer.alive:  # used again after close()
+            self._finalizer = self._arm()
+
+    # -- building ------------------------------------------------------------------------
+
+    def _initial_listings(self, discover: Discover) -> dict[str, ToolListing]:
+        listings: dict[str, ToolListing] = {}
+        missing: list[str] = []
+        for name, server in self.config.servers.items():
+            cached = self.cache.get(server)
+            if cached is not None:
+                listings[name] = cached
+            else:
+                missing.append(name)
+        if missing and discover == "cache":
+            for name in missing:
+                self.unavailable[name] = "no cached tool list (discover='cache')"
+        elif missing:
+            found = self._loop.run(self._discover(missing))
+            for name in missing:
+                result = found[name]
+                if isinstance(result, ToolListing):
+                    listings[name] = result
+                else:
+                    self.unavailable[name] = str(result)
+                    logger.warning("MCP server %r left out: %s", name, result)
+        return {name: listings[name] for name in self.config.servers if name in listings}
+
+    async def _discover(self, names: list[str]) -> dict[str, ToolListing | str]:
+        """Start the servers `names` concurrently, list their tools, and stop them again."""
+
+        async def one(name: str) -> ToolListing | str:
+            conn = self.connections[name]
+            try:
+                return await conn.ensure()
+            except McpFault as fault:
+                return fault.message + (f" ({fault.detail})" if fault.detail else "")
+            finally:
+                await conn.close()
+
+        results = await asyncio.gather(*(one(n) for n in names))
+        return dict(zip(names, results, strict=True))
+
+    def _build(
+        self, listings: Mapping[str, ToolListing], naming: Naming, reserved: Iterable[str]
+    ) -> None:
+        namespaces: dict[str, str] = {}
+        scope_names: dict[str, str] = {}
+        for name in self.config.servers:
+            namespaces[name] = namespace_for(name, namespaces.values())
+            scope_names[name] = scope_name_for(name, scope_names.values())
+        names = exposed_names(
+            {s: listing.names for s, listing in listings.items()},
+            namespaces,
+            naming=naming,
+            reserved=reserved,
+        )
+        self.namespaces = namespaces
+        """Server name -> tool-name namespace."""
+        self.scope_names = {s: scope_names[s] for s in listings}
+        """Server name -> scope name (for servers that have tools)."""
+        self._server_of_scope = {v: k for k, v in self.scope_names.items()}
+        self.scopes: list[Scope] = []
+        """One scope per server with tools, in configuration order."""
+        for server, listing in listings.items():
+            tools = {
+                record["name"]: make_tool(
+                    name=names[(server, record["name"])],
+                    server=server,
+                    record=record,
+                    call=self.call,
+                    acall=self.acall,
+                )
+                for record in listing.tools
+            }
+            self._tools_by_server[server] = tools
+            self.scopes.append(
+                Scope(
+                    self.scope_names[server],
+                    self._description(server, listing),
+                    tools=list(tools.values()),
+                    prompt=(listing.instructions or "").strip(),
+                )
+            )
+
+    def _description(self, server: str, listing: ToolListing) -> str:
+        """The scope's one line: the config's description, the instructions' first sentence,
+        or (empty here) the tool listing `ScopeCatalog.describe` falls back to."""
+        own = self.config.servers[server].description
+        if own:
+            return own
+        return summarize(listing.instructions or "")
+
+    def _on_listing(self, server: str, listing: ToolListing) -> None:
+        """A fresh listing: cache it and refresh the registered tools' schemas."""
+        self.cache.put(self.config.servers[server], listing)
+        registered = self._tools_by_server.get(server, {})
+        for record in listing.tools:
+            tool = registered.get(record["name"])
+            if tool is not None:
+                refresh_tool(tool, record)
+        added = [n for n in listing.names if n not in registered]
+        if added and server in self._tools_by_server:
+            logger.info(
+                "MCP server %r now offers %s; they are registered when the agent is next built",
+                server,
+                ", ".join(added),
+            )
+
+    # -- queries -------------------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[McpTool]:
+        """Every MCP tool, in configuration and listing order."""
+        return [t for tools in self._tools_by_server.values() for t in tools.values()]
+
+    def tools_of(self, server: str) -> list[McpTool]:
+        """The tools of `server` (empty for an unavailable server)."""
+        return list(self._tools_by_server.get(server, {}).values())
+
+    def server_for_scope(self, scope: str | None) -> str | None:
+        """The server behind scope `scope`, or None when it is not an MCP scope."""
+        return self._server_of_scope.get(scope) if scope else None
+
+    def connected(self) -> list[str]:
+        """Servers with an open session now."""
+        return [n for n, c in self.connections.items() if c.connected]
+
+    # -- calling -------------------------------------------------------------------------
+
+    def _timeout(self, server: str) -> float:
+        conn = self.connections[server]
+        return conn.connect_timeout + conn.call_timeout + 30.0
+
+    async def _call(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
+        result = await self.connections[server].call(tool, arguments)
+        return as_content(server, tool, result)
+
+    def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
+        """Call `tool` of `server` from sync code (connecting first if needed).
+
+        Raises:
+            McpFault: a classified failure; ToolException for a tool that reported an error.
+        """
+        self._ensure_armed()
+        return self._loop.run(self._call(server, tool, arguments), timeout=self._timeout(server))
+
+    async def acall(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
+        """Async form of `call`."""
+        self._ensure_armed()
+        return await self._loop.arun(self._call(server, tool, arguments))
+
+    def connect(self, server: str) -> ToolListing:
+        """Open `server`'s session now (if needed) and return its listing.
+
+        Raises:
+            McpFault: the server cannot be started or reached.
+        """
+        self._ensure_armed()
+        conn = self.connections[server]
+        return self._loop.run(conn.ensure(), timeout=conn.connect_timeout + 30.0)
+
+    def prefetch(self, server: str) -> None:
+        """Start opening `server`'s session in the background (returns at once)."""
+        conn = self.connections.get(server)
+        if conn is None or conn.connected:
+            return
+        self._ensure_armed()
+        future = self._loop.submit(conn.ensure())
+        future.add_done_callback(lambda f: f.cancelled() or f.exception())
+
+    # -- closing -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close every session (stopping stdio server processes) and the background loop."""
+        self._finalizer()
+
+    async def aclose(self) -> None:
+        """Async form of `close` (runs the blocking part in a thread)."""
+        await asyncio.to_thread(self._finalizer)
+
+    def __enter__(self) -> McpServers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"McpServers({list(self.config.servers)}, tools={len(self.tools)}, "
+            f"connected={self.connected()})"
+        )

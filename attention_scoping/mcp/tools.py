@@ -1,0 +1,140 @@
+"""LangChain tools that stand for MCP tools: registered up front, connected on first call.
+
+An `McpTool` is built from a tool listing (live or cached), so the agent can register every
+MCP tool with `create_agent` before any server runs (LangChain only lets middleware narrow the
+registered tools, never add). Calling it goes through `McpServers`, which opens the server's
+session on first use. A failure comes back as a `status="error"` ToolMessage whose JSON body
+says what happened and what to do next.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain_core.tools import StructuredTool, ToolException
+from mcp import types as mcp_types
+from typing_extensions import override
+
+from attention_scoping.core.errors import render_payload
+from attention_scoping.mcp.faults import McpFault, fault_payload
+
+Content = str | list[dict[str, Any]]
+
+
+class McpTool(StructuredTool):
+    """One MCP tool of one server, exposed under a provider-safe (maybe namespaced) name.
+
+    Called as a tool call (by an agent), a failure becomes a `status="error"` ToolMessage; called
+    with plain arguments (`tool.invoke({...})`, the gateway), it raises `ToolException` with the
+    same JSON payload, so callers that wrap errors themselves see a failure, not a result.
+    """
+
+    server: str
+    """The configured server name (the key in `mcpServers`)."""
+    remote_name: str
+    """The tool's name on its server (what `tools/call` is sent)."""
+
+    def _raising(self) -> McpTool:
+        return self.model_copy(update={"handle_tool_error": False})
+
+    @override
+    def run(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """Run; faults raise unless this is a tool call (then they become error messages)."""
+        if kwargs.get("tool_call_id") is None and self.handle_tool_error:
+            return self._raising().run(tool_input, *args, **kwargs)
+        return super().run(tool_input, *args, **kwargs)
+
+    @override
+    async def arun(self, tool_input: str | dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        """Async form of `run`."""
+        if kwargs.get("tool_call_id") is None and self.handle_tool_error:
+            return await self._raising().arun(tool_input, *args, **kwargs)
+        return await super().arun(tool_input, *args, **kwargs)
+
+
+def _block(item: Any) -> dict[str, Any]:
+    """One MCP content item as a LangChain content block (text where nothing better fits)."""
+    if isinstance(item, mcp_types.TextContent):
+        return {"type": "text", "text": item.text}
+    if isinstance(item, mcp_types.ImageContent):
+        return {"type": "image", "base64": item.data, "mime_type": item.mimeType}
+    if isinstance(item, mcp_types.EmbeddedResource):
+        resource = item.resource
+        if isinstance(resource, mcp_types.TextResourceContents):
+            return {"type": "text", "text": resource.text}
+        return {"type": "text", "text": f"[binary resource {resource.uri} omitted]"}
+    if isinstance(item, mcp_types.ResourceLink):
+        return {"type": "text", "text": f"[resource {item.name}: {item.uri}]"}
+    return {"type": "text", "text": f"[{getattr(item, 'type', 'unknown')} content omitted]"}
+
+
+def result_content(result: mcp_types.CallToolResult) -> Content:
+    """The content of a successful result: plain text when it is all text, else blocks."""
+    blocks = [_block(item) for item in result.content]
+    if not blocks and result.structuredContent is not None:
+        return json.dumps(result.structuredContent, ensure_ascii=False)
+    if all(b["type"] == "text" for b in blocks):
+        return "\n".join(b["text"] for b in blocks)
+    return blocks
+
+
+def tool_error(server: str, tool: str, result: mcp_types.CallToolResult) -> ToolException:
+    """The exception (turned into an error ToolMessage) for a result with `isError: true`."""
+    content = result_content(result)
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    fault = McpFault(server, text or "the tool reported an error", code="tool_error", tool=tool)
+    return ToolException(render_payload(fault_payload(fault)))
+
+
+def as_content(server: str, tool: str, result: mcp_types.CallToolResult) -> Content:
+    """Content of `result`, raising the error-ToolMessage exception for an `isError` result."""
+    if result.isError:
+        raise tool_error(server, tool, result)
+    return result_content(result)
+
+
+def make_tool(
+    *,
+    name: str,
+    server: str,
+    record: dict[str, Any],
+    call: Callable[[str, str, dict[str, Any]], Content],
+    acall: Callable[[str, str, dict[str, Any]], Awaitable[Content]],
+) -> McpTool:
+    """An `McpTool` for the raw MCP tool `record` of `server`, calling through `call`/`acall`."""
+    remote = str(record["name"])
+
+    def run(**arguments: Any) -> Content:
+        try:
+            return call(server, remote, arguments)
+        except McpFault as fault:
+            raise ToolException(render_payload(fault_payload(fault))) from None
+
+    async def arun(**arguments: Any) -> Content:
+        try:
+            return await acall(server, remote, arguments)
+        except McpFault as fault:
+            raise ToolException(render_payload(fault_payload(fault))) from None
+
+    metadata: dict[str, Any] = {"mcp_server": server, "mcp_tool": remote}
+    if record.get("annotations"):
+        metadata["annotations"] = record["annotations"]
+    return McpTool(
+        name=name,
+        description=str(record.get("description") or ""),
+        args_schema=dict(record["inputSchema"]),
+        func=run,
+        coroutine=arun,
+        handle_tool_error=True,
+        metadata=metadata,
+        server=server,
+        remote_name=remote,
+    )
+
+
+def refresh_tool(tool: McpTool, record: dict[str, Any]) -> None:
+    """Update a registered tool's description and schema from a fresh listing."""
+    tool.description = str(record.get("description") or "")
+    tool.args_schema = dict(record["inputSchema"])

@@ -1,0 +1,106 @@
+"""An MCP client configuration (`mcp.json`) as an audit target: what its servers list now.
+
+Returns the fields of an `AuditTarget` (built by `target.load_target`, which imports this module
+lazily; importing `target` from here would close an import cycle).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from attention_scoping.core.tool import ToolSpec, summarize
+from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
+from attention_scoping.mcp.naming import exposed_names, namespace_for, scope_name_for
+from attention_scoping.scoping.catalog import LOAD_CONTEXT
+
+
+class McpTargetError(ValueError):
+    """The configuration cannot be audited; the message says why."""
+
+
+def read_mcp_config(path: Path) -> dict[str, Any] | None:
+    """The decoded file when `path` is a JSON MCP configuration, else None."""
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None  # not readable as JSON: the catalog loader reports it with file and line
+    return data if is_mcp_config(data) else None
+
+
+def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
+    """Connect to every server of the configuration (with `timeout`), list its tools, close it.
+
+    Tool names are the ones an agent built by `McpServers` would send (namespaced only where
+    names collide); schemas are sent as the servers list them. Servers that cannot be listed
+    are named in the notes and left out.
+
+    Returns:
+        The keyword arguments of the `AuditTarget`.
+
+    Raises:
+        McpTargetError: a malformed configuration, the `mcp` extra missing, or no server listed.
+    """
+    if timeout <= 0:
+        msg = f"the MCP timeout must be a positive number of seconds, not {timeout:g}"
+        raise McpTargetError(msg)
+    try:
+        config = parse_config(data, str(path), path.resolve().parent)
+    except McpConfigError as exc:
+        raise McpTargetError(str(exc)) from None
+    try:
+        from attention_scoping.mcp.inventory import list_server_tools
+    except ImportError as exc:
+        msg = (
+            "auditing an MCP configuration needs the 'mcp' extra: "
+            f"pip install 'attention-scoping[mcp]' ({exc})"
+        )
+        raise McpTargetError(msg) from None
+    found = list_server_tools(config, timeout=timeout)
+    listings = {name: r for name, r in found.items() if not isinstance(r, Exception)}
+    notes = [
+        f"server {name!r} left out: {r.message}" + (f" ({r.detail})" if r.detail else "")
+        for name, r in found.items()
+        if isinstance(r, Exception)
+    ]
+    if not any(listing.tools for listing in listings.values()):
+        msg = f"{path}: no server listed any tool" + (f"; {'; '.join(notes)}" if notes else "")
+        raise McpTargetError(msg)
+    namespaces: dict[str, str] = {}
+    scope_names: dict[str, str] = {}
+    for name in config.servers:
+        namespaces[name] = namespace_for(name, namespaces.values())
+        scope_names[name] = scope_name_for(name, scope_names.values())
+    names = exposed_names(
+        {s: listing.names for s, listing in listings.items()}, namespaces, reserved=[LOAD_CONTEXT]
+    )
+    specs: list[ToolSpec] = []
+    scopes: dict[str, list[str]] = {}
+    descriptions: dict[str, str] = {}
+    prompts: dict[str, str] = {}
+    for server, listing in listings.items():
+        scope = scope_names[server]
+        for record in listing.tools:
+            exposed = names[(server, record["name"])]
+            spec = ToolSpec(exposed, exposed, record["description"], record["inputSchema"], server)
+            specs.append(spec)
+            scopes.setdefault(scope, []).append(exposed)
+        own = config.servers[server].description or summarize(listing.instructions or "")
+        if own:
+            descriptions[scope] = own
+        if listing.instructions:
+            prompts[scope] = listing.instructions.strip()
+    counts = ", ".join(f"{s} {len(listings[s].tools)}" for s in listings)
+    notes.insert(0, f"tools listed live from {len(listings)} MCP server(s): {counts}")
+    return {
+        "label": str(path),
+        "specs": specs,
+        "scopes": scopes,
+        "scope_source": "one scope per MCP server",
+        "descriptions": descriptions,
+        "prompts": prompts,
+        "notes": notes,
+    }

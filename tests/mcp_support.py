@@ -1,0 +1,119 @@
+"""Real MCP servers for the tests and benchmarks: virtual environments of PyPI servers, made once.
+
+Servers run in their own environments, as `uvx`/`pipx` run them, never in the client's:
+`mcp-server-time` and `mcp-server-git` require `mcp>=2.3`, which the client side (`mcp<2`, for
+langchain-mcp-adapters) cannot share an environment with, and `mcp-server-sqlite` 2025.4.25 does
+not start with `mcp` 2.x at all (it uses the removed low-level `Server.list_resources`), so it
+gets `mcp<2`. The venvs are created on first use under `.attention_scoping_cache/mcp-servers/`
+in the repository (ignored by git), or where `$ATTENTION_SCOPING_MCP_SERVERS` points, and reused
+while their marker names the same pins.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVERS_DIR = Path(__file__).resolve().parent / "mcp_servers"
+SERVER_VENVS: dict[str, tuple[str, ...]] = {
+    "mcp2": ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"),
+    "sqlite": ("mcp-server-sqlite==2025.4.25", "mcp<2"),
+}
+"""Venv name -> pinned requirements (pins keep the tool lists, so the token counts, still)."""
+COMMANDS = {"mcp-server-time": "mcp2", "mcp-server-git": "mcp2", "mcp-server-sqlite": "sqlite"}
+INSTALL_TIMEOUT = 900
+
+
+def venv_root() -> Path:
+    """Where the server venvs live."""
+    env = os.environ.get("ATTENTION_SCOPING_MCP_SERVERS")
+    return Path(env) if env else ROOT / ".attention_scoping_cache" / "mcp-servers"
+
+
+def _bin(directory: Path) -> Path:
+    return directory / ("Scripts" if os.name == "nt" else "bin")
+
+
+def _install(directory: Path, requirements: tuple[str, ...]) -> str | None:
+    """Create `directory` as a venv with `requirements`; None, or why it failed."""
+    marker = directory / "installed.txt"
+    wanted = "\n".join(requirements)
+    if marker.is_file() and marker.read_text() == wanted:
+        return None
+    started = time.perf_counter()
+    try:
+        venv.EnvBuilder(clear=True, with_pip=True).create(directory)
+        subprocess.run(
+            [str(_bin(directory) / "python"), "-m", "pip", "install", "-q", *requirements],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT,
+        )
+    except subprocess.CalledProcessError as exc:
+        tail = " ".join((exc.stderr or "").split())[-300:]
+        return f"pip could not install {' '.join(requirements)} into {directory}: {tail}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"could not create the MCP server venv {directory}: {exc}"
+    marker.write_text(wanted)
+    elapsed = time.perf_counter() - started
+    print(f"\n[mcp_support] {directory.name} server venv made in {elapsed:.1f} s", file=sys.stderr)
+    return None
+
+
+def server_commands() -> dict[str, str] | str:
+    """`{command name: absolute path}` of the installed servers, or the reason they are not.
+
+    Creates the venvs and installs the pinned servers when missing (about a minute from PyPI).
+    """
+    root = venv_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / "install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for name, requirements in SERVER_VENVS.items():
+            problem = _install(root / name, requirements)
+            if problem is not None:
+                return problem
+    found = {cmd: str(_bin(root / env) / cmd) for cmd, env in COMMANDS.items()}
+    missing = [n for n, p in found.items() if not Path(p).exists()]
+    if missing:
+        return f"servers missing from {root}: {', '.join(missing)}"
+    return found
+
+
+def python_server(script: str, *args: str) -> dict[str, object]:
+    """An `mcpServers` entry running one of the test servers with this interpreter."""
+    return {"command": sys.executable, "args": [str(SERVERS_DIR / script), *args]}
+
+
+def child_pids(pid: int | None = None) -> list[int]:
+    """Live (non-zombie) child processes of `pid` (default: this process), from /proc."""
+    parent = os.getpid() if pid is None else pid
+    out: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[1]) == parent and fields[0] != "Z":
+            out.append(int(entry.name))
+    return out
+
+
+def wait_for(predicate: object, timeout: float = 15.0) -> bool:
+    """Poll `predicate()` until true or `timeout` seconds pass; whether it became true."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return bool(predicate())  # type: ignore[operator]

@@ -1,0 +1,211 @@
+"""Real MCP servers from PyPI (time, git, sqlite) as scopes, and the audit of a real set-up.
+
+The servers run from their own venvs (`tests/mcp_support.py` makes them on first use); without
+PyPI the tests are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import BaseMessage, ToolMessage
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from attention_scoping import AttentionScopingMiddleware
+from attention_scoping.mcp import McpConnectMiddleware, McpServers
+from attention_scoping.measure.audit import audit, load_target
+from attention_scoping.measure.cli import main
+from attention_scoping.measure.tax import get_counter
+from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import NAVIGATION_ONLY
+from tests.mcp_support import child_pids, python_server, server_commands, wait_for
+
+
+@pytest.fixture(scope="module")
+def commands() -> dict[str, str]:
+    found = server_commands()
+    if isinstance(found, str):
+        pytest.skip(f"real MCP servers unavailable: {found}")
+    return found
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A throwaway git repository (one commit, one untracked file) and a path for a database."""
+    root = tmp_path_factory.mktemp("mcp-real")
+    repo = root / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.org", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "README.md").write_text("hello\n")
+    subprocess.run([*git, "add", "README.md"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "first"], check=True)
+    (repo / "untracked_note.txt").write_text("new\n")
+    return root
+
+
+def real_servers(commands: dict[str, str], workspace: Path) -> dict[str, Any]:
+    return {
+        "time": {"command": commands["mcp-server-time"], "args": ["--local-timezone", "UTC"]},
+        "git": {
+            "command": commands["mcp-server-git"],
+            "args": ["--repository", str(workspace / "repo")],
+        },
+        "sqlite": {
+            "command": commands["mcp-server-sqlite"],
+            "args": ["--db-path", str(workspace / "test.db")],
+        },
+    }
+
+
+@pytest.fixture(scope="module")
+def five(commands: dict[str, str], workspace: Path) -> dict[str, Any]:
+    """Five servers: three from PyPI, the FastMCP test server and the raw test server."""
+    servers = real_servers(commands, workspace)
+    servers["calc"] = python_server("fastmcp_server.py")
+    servers["raw"] = python_server("raw_server.py")
+    return {"mcpServers": servers}
+
+
+@pytest.fixture(scope="module")
+def warm_cache(five: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tool lists an earlier run left: every server started once, listed, stopped."""
+    directory = tmp_path_factory.mktemp("mcp-real-cache")
+    servers = McpServers(five, cache_dir=str(directory))
+    servers.close()
+    assert servers.unavailable == {}
+    return directory
+
+
+@pytest.fixture
+def hub(five: dict[str, Any], warm_cache: Path, tmp_path: Path) -> Iterator[McpServers]:
+    cache = tmp_path / "cache"
+    shutil.copytree(warm_cache, cache)
+    servers = McpServers(five, cache_dir=str(cache), discover="cache")
+    yield servers
+    servers.close()
+
+
+def agent_over(hub: McpServers, model: ScriptedChatModel) -> Any:
+    """An agent over the hub's scopes that navigates with `load_context` only."""
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(hub.scopes, **NAVIGATION_ONLY),
+        McpConnectMiddleware(hub),
+    ]
+    return create_agent(model, middleware=middleware)
+
+
+def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
+    return [m for m in result["messages"] if isinstance(m, ToolMessage)]
+
+
+def test_five_servers_start_no_process_until_a_scope_is_loaded(hub: McpServers) -> None:
+    before = set(child_pids())
+    seen: list[int] = []
+
+    def first(messages: list[BaseMessage], tools: list[str]) -> Any:
+        seen.append(len(set(child_pids()) - before))
+        return calls(tool_call("load_context", {"name": "time"}))
+
+    model = ScriptedChatModel(
+        script=[first, calls(tool_call("get_current_time", {"timezone": "UTC"})), say("noon")]
+    )
+    agent = agent_over(hub, model)
+    assert [s.name for s in hub.scopes] == ["time", "git", "sqlite", "calc", "raw"]
+    assert len(hub.tools) == 2 + 12 + 6 + 4 + 5
+    result = agent.invoke({"messages": [("user", "What time is it in UTC?")]})
+    assert seen == [0]  # five servers configured, none started before the scope was loaded
+    assert json.loads(str(tool_messages(result)[-1].content))["timezone"] == "UTC"
+    assert len(set(child_pids()) - before) == 1 and hub.connected() == ["time"]
+    hub.close()
+    assert wait_for(lambda: set(child_pids()) <= before)
+
+
+def test_git_and_sqlite_servers_through_the_agent(hub: McpServers, workspace: Path) -> None:
+    repo = str(workspace / "repo")
+    script = [
+        calls(tool_call("load_context", {"name": "git"})),
+        calls(tool_call("git_status", {"repo_path": repo})),
+        calls(tool_call("load_context", {"name": "sqlite"})),
+        calls(tool_call("create_table", {"query": "CREATE TABLE t (n INTEGER)"})),
+        calls(tool_call("write_query", {"query": "INSERT INTO t (n) VALUES (42)"})),
+        calls(tool_call("read_query", {"query": "SELECT n FROM t"})),
+        say("done"),
+    ]
+    model = ScriptedChatModel(script=script)
+    agent = agent_over(hub, model)
+    result = agent.invoke({"messages": [("user", "status, then a table")]})
+    _, status, _, created, written, read = tool_messages(result)
+    assert "untracked_note.txt" in str(status.content)
+    assert all(m.status != "error" for m in (created, written, read)), [
+        m.content for m in (created, written, read)
+    ]
+    assert "42" in str(read.content)
+    assert sorted(hub.connected()) == ["git", "sqlite"]
+
+
+async def _independent_tools(server: dict[str, Any]) -> list[dict[str, Any]]:
+    """`tools/list` straight from the MCP SDK, as an OpenAI tools array (not our code path)."""
+    params = StdioServerParameters(command=server["command"], args=server["args"])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        listed = await session.list_tools()
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t.name,
+                "description": t.description or "",
+                "parameters": t.inputSchema,
+            },
+        }
+        for t in listed.tools
+    ]
+
+
+def test_audit_of_three_real_servers_matches_an_independent_count(
+    commands: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    import bpe_openai
+
+    servers = real_servers(commands, workspace)
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    arrays = [asyncio.run(_independent_tools(s)) for s in servers.values()]
+    independent = len(
+        bpe_openai.get_encoding("o200k_base").encode(
+            json.dumps([t for a in arrays for t in a], ensure_ascii=False)
+        )
+    )
+    target = load_target(str(path), mcp_timeout=60)
+    assert target.scopes is not None and sorted(target.scopes) == ["git", "sqlite", "time"]
+    figures = audit(target, counter=get_counter("o200k_base"), suggest=0)
+    assert abs(figures.eager_tokens_per_call - independent) <= 0.01 * independent
+    assert figures.n_tools == sum(len(a) for a in arrays)
+
+    out = tmp_path / "figures.json"
+    assert main(["audit", str(path), "--json", str(out), "--suggest", "0"]) == 0
+    assert json.loads(out.read_text())["eager_tokens_per_call"] == figures.eager_tokens_per_call
+
+
+def test_audit_names_a_server_that_does_not_start(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    config = {
+        "mcpServers": {
+            "calc": python_server("fastmcp_server.py"),
+            "broken": python_server("raw_server.py", "--fail-start"),
+        }
+    }
+    path.write_text(json.dumps(config))
+    target = load_target(str(path))
+    assert [s.server for s in target.specs] == ["calc"] * 4
+    assert any("'broken' left out" in note and "refusing to start" in note for note in target.notes)
