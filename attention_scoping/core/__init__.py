@@ -1,0 +1,1 @@
+"""Framework-free building blocks: no LangChain import."""
