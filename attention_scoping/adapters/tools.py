@@ -59,6 +59,7 @@ def specs_from_tools(tools: Iterable[ToolLike | Mapping[str, Any]]) -> list[Tool
         out.append(ToolSpec(name, name, str(fn.get("description", "")), dict(params)))
     return out
 
+
 __all__ = [
     "SUMMARY_MAX_CHARS",
     "ToolLike",

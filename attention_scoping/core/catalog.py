@@ -34,7 +34,6 @@ class CatalogError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-
 @dataclass(frozen=True)
 class Query:
     """A labelled query: the user text and the catalog ids of the tools that answer it."""
@@ -170,7 +169,6 @@ def load_openai_tools(path: str | Path) -> list[ToolSpec]:
             raise CatalogError(p, None, f"tool #{index + 1} has no 'name'")
         specs.append((None, _spec(p, None, record)))
     return _unique(p, specs)
-
 
 
 def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:

@@ -17,7 +17,6 @@ SUMMARY_MAX_CHARS = 200
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
-
 def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
     """First sentence of `text` on one line, cut at `max_chars` (summaries stay short)."""
     flat = " ".join(text.split())
@@ -28,6 +27,7 @@ def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
         return first
     cut = first[: max_chars - 1].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "…"
+
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -61,4 +61,3 @@ class ToolSpec:
         """Top-level parameter names of the schema, in order."""
         props = self.parameters.get("properties")
         return list(props) if isinstance(props, Mapping) else []
-

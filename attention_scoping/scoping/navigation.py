@@ -13,10 +13,10 @@ from pydantic import Field, WithJsonSchema, create_model
 
 from attention_scoping.core.errors import ErrorCode, render_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+from attention_scoping.scoping.prompts import module_layer
 
 STATE_KEY = "active_context"
 """The state key holding the active scope name (None: unscoped)."""
-
 
 
 def scope_tools(catalog: ScopeCatalog, scope: str | None) -> list[str]:
@@ -25,10 +25,14 @@ def scope_tools(catalog: ScopeCatalog, scope: str | None) -> list[str]:
     return own + [t for t in catalog.always_on if t not in own]
 
 
-def loaded_payload(catalog: ScopeCatalog, scope: str, previous: str | None) -> dict[str, Any]:
-    """Breadcrumb for a successful switch: what is active, what can be called, what to do."""
+def loaded_payload(
+    catalog: ScopeCatalog, scope: str, previous: str | None, *, with_module: bool = False
+) -> dict[str, Any]:
+    """Breadcrumb for a successful switch: what is active, what can be called, what to do;
+    with `with_module`, also the scope's prompt module (cache-stable delivery: the module is
+    appended to the conversation instead of swapped into the system prompt)."""
     already = scope == previous
-    return {
+    payload: dict[str, Any] = {
         "status": "ok",
         "active_context": scope,
         "previous_context": previous,
@@ -43,6 +47,9 @@ def loaded_payload(catalog: ScopeCatalog, scope: str, previous: str | None) -> d
             f"Call {LOAD_CONTEXT} again only if the request needs another context."
         ),
     }
+    if with_module:
+        payload["prompt_module"] = module_layer(catalog, scope)
+    return payload
 
 
 def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, Any]:
@@ -58,19 +65,25 @@ def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, 
 
 
 def switch_command(
-    catalog: ScopeCatalog, scope: str, previous: str | None, tool_call_id: str
+    catalog: ScopeCatalog,
+    scope: str,
+    previous: str | None,
+    tool_call_id: str,
+    *,
+    with_module: bool = False,
 ) -> Command[Any]:
     """The state update of a successful `load_context`: new scope plus its breadcrumb message."""
     message = ToolMessage(
-        render_payload(loaded_payload(catalog, scope, previous)),
+        render_payload(loaded_payload(catalog, scope, previous, with_module=with_module)),
         tool_call_id=tool_call_id,
         name=LOAD_CONTEXT,
     )
     return Command(update={STATE_KEY: scope, "messages": [message]})
 
 
-def make_load_context_tool(catalog: ScopeCatalog) -> BaseTool:
-    """Build the `load_context(name)` tool for `catalog` (scope names as a JSON-schema enum).
+def make_load_context_tool(catalog: ScopeCatalog, *, with_module: bool = False) -> BaseTool:
+    """Build the `load_context(name)` tool for `catalog` (scope names as a JSON-schema enum);
+    with `with_module`, its result carries the scope's prompt module.
 
     The tool returns a `Command` that sets `active_context`; the middleware validates the name
     first so a wrong one gets a structured error listing the valid scopes.
@@ -92,7 +105,7 @@ def make_load_context_tool(catalog: ScopeCatalog) -> BaseTool:
     )
 
     def load_context(name: str, tool_call_id: str, previous: str | None = None) -> Command[Any]:
-        return switch_command(catalog, name, previous, tool_call_id)
+        return switch_command(catalog, name, previous, tool_call_id, with_module=with_module)
 
     return StructuredTool.from_function(
         load_context,

@@ -172,7 +172,8 @@ class Scoping(SessionStrategy):
             servers.setdefault(spec.server or "other", []).append(spec.name)
         self.server_of = {s.name: s.server or "other" for s in specs}
         self.mw = AttentionScopingMiddleware(
-            [Scope(n, SCOPE_DESCRIPTIONS.get(n, ""), tools=t) for n, t in servers.items()]
+            [Scope(n, SCOPE_DESCRIPTIONS.get(n, ""), tools=t) for n, t in servers.items()],
+            module_delivery="load_context" if module_in_messages else "system_prompt",
         )
         self.schema["load_context"] = to_provider_schema(self.mw.load_context_tool)
         self.module_in_messages = module_in_messages
@@ -196,22 +197,20 @@ class Scoping(SessionStrategy):
         return self.schemas(self.mw.visible_tool_names(state))
 
     def system(self) -> str:
-        """The three layers (index, core, module), or index and core only (mode b)."""
-        layers = self.mw.prompt_layers({"active_context": self.active}, BASE_PROMPT)
-        return layers.stable_prefix if self.module_in_messages else layers.render()
+        """The system prompt the middleware sends (the module swapped in, or fixed: mode b)."""
+        return self.mw.prompt_layers({"active_context": self.active}, BASE_PROMPT).render()
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Switch scope first when the tool lives elsewhere."""
         from attention_scoping.scoping.navigation import loaded_payload
-        from attention_scoping.scoping.prompts import module_layer
 
         server = self.server_of[tool]
         if server != self.active:
             conv.send(self.tools(), self.system())
             call_id = conv.tool_call("load_context", {"name": server})
-            payload = loaded_payload(self.mw.catalog, server, self.active)
-            if self.module_in_messages:
-                payload["prompt_module"] = module_layer(self.mw.catalog, server)
+            payload = loaded_payload(
+                self.mw.catalog, server, self.active, with_module=self.module_in_messages
+            )
             conv.tool_result(call_id, "load_context", render_payload(payload))
             self.active = server
             self.count("scope switches")
@@ -244,14 +243,12 @@ class ScopingDeferral(Scoping):
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Switch scope (loading its definitions once per session) when needed, then call."""
         from attention_scoping.scoping.navigation import loaded_payload
-        from attention_scoping.scoping.prompts import module_layer
 
         server = self.server_of[tool]
         if server != self.active:
             conv.send(self.tools(), self.system())
             call_id = conv.tool_call("load_context", {"name": server})
-            payload = loaded_payload(self.mw.catalog, server, self.active)
-            payload["prompt_module"] = module_layer(self.mw.catalog, server)
+            payload = loaded_payload(self.mw.catalog, server, self.active, with_module=True)
             names = [n for n in self.mw.catalog.scopes[server].tools if n not in self.loaded]
             content = render_payload(payload)
             if names:
