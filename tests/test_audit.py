@@ -68,7 +68,7 @@ def test_catalog_target_with_servers_as_scopes() -> None:
     assert figures.methods[0].session_tokens == eager * 10
     scoped = figures.methods[1]
     assert scoped.tool_tokens_per_call < eager
-    assert 0 < scoped.cacheable_share < 1  # index and core stay, module and tools change
+    assert 0 < scoped.cacheable_share < 1  # load_context stays; scope tools and all after change
     assert (
         figures.methods[-1].name.startswith("gateway") and figures.methods[-1].cacheable_share == 1
     )

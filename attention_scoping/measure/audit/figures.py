@@ -53,7 +53,8 @@ class MethodFigure:
     prompt_tokens_per_call: float
     session_tokens: float
     cacheable_share: float
-    """Share of the request (system prompt, then tools) identical from one call to the next."""
+    """Share of the request (tools array, then system prompt: provider order) identical from
+    one call to the next."""
     note: str = ""
 
 
@@ -150,8 +151,9 @@ def _tool_schema(tool: BaseTool) -> dict[str, Any]:
 
 
 def _request(prompt: str, schemas: Sequence[dict[str, Any]]) -> str:
-    """A request's fixed part in the order the middlewares build it: prompt, then tools."""
-    return prompt + "\n" + tools_json(schemas)
+    """A request's fixed part in provider order (tools array, then system prompt): what a
+    prompt cache matches, so a change in the tools array breaks the system prompt too."""
+    return tools_json(schemas) + "\n" + prompt
 
 
 def _share(first: str, second: str, counter: TokenCounter) -> float:

@@ -87,9 +87,10 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
         if m.note:
             console.print(f"[dim]{m.name}: {m.note}[/]")
     console.print(
-        "[dim]cacheable prefix: the share of the request (system prompt, then tools array, the "
-        "order the middlewares use) that is identical to the previous call's, which a "
-        "provider's prompt cache can reuse.[/]"
+        "[dim]cacheable prefix: the share of the request (tools array, then system prompt: "
+        "the order providers render and cache) that is identical to the previous call's, which "
+        "a provider's prompt cache can reuse; billed cost per task: attention-scoping simulate "
+        "--sessions (docs/cost.md).[/]"
     )
 
     if f.suggested_scopes:
