@@ -173,6 +173,15 @@ def _user_turn_starts(messages: Sequence[BaseMessage]) -> list[int]:
     return [i for i, m in enumerate(messages) if _is_user_turn(m)]
 
 
+def turn_key(messages: Sequence[BaseMessage]) -> list[Any]:
+    """Identifies the current user turn: the position and id of its user message (JSON-able,
+    so it can live in checkpointed state)."""
+    starts = _user_turn_starts(messages)
+    if not starts:
+        return [-1, None]
+    return [starts[-1], getattr(messages[starts[-1]], "id", None)]
+
+
 def intent_text(messages: Sequence[BaseMessage], turns: int = 1) -> str:
     """The user's intent: the text of the last `turns` user messages (never tool output)."""
     starts = _user_turn_starts(messages)

@@ -14,8 +14,8 @@ prefix cache can reuse:
   scope's tool definitions to the conversation (once per scope and session).
 - per_call_gate: the shipped gate deciding before every call; a refused tool is promoted on
   the next call.
-- turn_gate: the gate decides once per user turn and keeps that set for every call of the
-  turn (mode a); a refusal adds the refused tool.
+- turn_gate: `ToolAttentionMiddleware(decide_per="turn")`: the gate decides once per user
+  turn and keeps that set for every call of the turn (mode a); a refusal adds the tool.
 - grow_only_gate: mode a plus grow-only disclosure (a tool once sent stays, appended at the
   end of the tools array) up to a token budget, then one reset (mode c).
 - gateway: three fixed tools (search / schema / execute); what the model fetches stays in the
@@ -362,8 +362,8 @@ class TurnGate(_Gated):
         self.shown = self.decide(conv)
 
     def after_refusal(self, conv: Conversation, tool: str) -> None:
-        """Add the refused tool (and whatever else the gate now promotes)."""
-        self.shown = self.ordered({*self.shown, *self.decide(conv)})
+        """Add the refused tool, drop nothing (as `ToolAttentionMiddleware(decide_per="turn")`)."""
+        self.shown = self.ordered({*self.shown, tool})
 
 
 class GrowOnlyGate(_Gated):
