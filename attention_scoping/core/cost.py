@@ -284,6 +284,15 @@ def render_request(
     for message in messages:
         text = _message_text(message)
         blocks.append(Block("message", text, count(text)))
+    return assemble(blocks, breakpoints=breakpoints)
+
+
+def assemble(blocks: Sequence[Block], *, breakpoints: Breakpoints = "auto") -> Request:
+    """A request from blocks already in provider order (projections build blocks directly).
+
+    Raises:
+        ValueError: more than 4 breakpoints, or one outside the request.
+    """
     if breakpoints == "auto":
         marks = auto_breakpoints(blocks)
     elif breakpoints == "none":

@@ -78,6 +78,9 @@ class AuditFigures:
     suggested_scopes: list[dict[str, Any]] = field(default_factory=list)
     suggestion_method: str = ""
     notes: list[str] = field(default_factory=list)
+    billed_per_session: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Method -> price model -> billed input-token equivalents of the projected session
+    (`measure.audit.billing`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able figures."""
@@ -220,6 +223,9 @@ def audit(
         _scoping(target, schemas, figures, c)
     _gating(specs, schemas, each, ranked, k, pool_budget, figures, c)
     _gateway(specs, figures, c)
+    from attention_scoping.measure.audit.billing import project_bills
+
+    figures.billed_per_session = project_bills(figures)
 
     count = (
         suggest if suggest is not None else (0 if target.scopes else max(2, round(len(specs) / 10)))
