@@ -88,9 +88,8 @@ class SessionBenchmark:
         p = self.price.name
         eager = self.strategy("eager").billed_per_task[p]
         out: dict[str, Any] = {}
-        for s in [*self.strategies, self.strategy("recommended")]:
-            key = "recommended" if s is self.strategy("recommended") and s.name in out else s.name
-            out[key] = {
+        for s in self.strategies:
+            out[s.name] = {
                 "billed_input_per_task": round(s.billed_per_task[p], 1),
                 "input_tokens_per_task": round(s.input_tokens_per_task, 1),
                 "cache_hit_ratio": round(s.hit_ratio[p], 4),
@@ -103,8 +102,8 @@ class SessionBenchmark:
                 "cumulative_billed_by_turn": [round(v, 1) for v in s.curve[p]],
                 "billed_by_price_model": {k: round(v, 1) for k, v in s.billed_per_task.items()},
                 "description": s.description,
-                **({"strategy": s.name} if key == "recommended" else {}),
             }
+        out["recommended"] = {**out[RECOMMENDED], "strategy": RECOMMENDED}
         return {
             "price_model": p,
             "n_sessions": self.n_sessions,
