@@ -361,6 +361,26 @@ def test_tool_choice_naming_a_hidden_tool_is_reconciled() -> None:
     assert [t["function"]["name"] for t in stub.requests[0]["tools"]] == ["load_context"]
 
 
+def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
+    from attention_scoping import ToolAttentionMiddleware
+
+    @wrap_model_call
+    def force_shout(request: Any, handler: Any) -> Any:
+        return handler(request.override(tool_choice="shout"))
+
+    ran: list[tuple[str, Any]] = []
+    tools = make_tools(ran)
+    gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
+    with OpenAIStub([{"content": "ok"}]) as stub:
+        agent = create_agent(
+            chat_model(stub), tools=list(tools.values()), middleware=[force_shout, gate]
+        )
+        agent.invoke({"messages": [("user", "add 1 and 2")]})
+    assert stub.rejections == [], stub.rejections
+    assert stub.tool_names(0) == ["add"]
+    assert stub.requests[0]["tool_choice"] == "required"
+
+
 # -- async -----------------------------------------------------------------------------------
 
 

@@ -210,9 +210,30 @@ def test_active_context_from_input_and_default_scope(scopes: list[Scope]) -> Non
     assert result.get("active_context") is None  # the default is not written to state
 
 
-def test_unknown_active_context_in_input_is_a_clear_error(scopes: list[Scope]) -> None:
+def test_unknown_active_context_in_input_is_a_clear_error_when_asked(
+    scopes: list[Scope],
+) -> None:
     with pytest.raises(UnknownScopeError, match=r"'weather'.*valid scopes: 'math', 'text'"):
-        run(scopes, [say("hi")], active_context="weather")
+        model = ScriptedChatModel(script=[say("hi")])
+        agent = create_agent(
+            model, middleware=[AttentionScopingMiddleware(scopes, invalid_context="raise")]
+        )
+        agent.invoke({"messages": [HumanMessage("go")], "active_context": "weather"})
+
+
+def test_stale_active_context_degrades_to_the_default_scope(
+    scopes: list[Scope], caplog: Any
+) -> None:
+    model = ScriptedChatModel(script=[say("hi")])
+    agent = create_agent(
+        model, middleware=[AttentionScopingMiddleware(scopes, default_scope="math")]
+    )
+    with caplog.at_level(logging.WARNING):
+        result = agent.invoke({"messages": [HumanMessage("go")], "active_context": "weather"})
+    assert "load_context" in model.recorded[0]["tools"]
+    assert "add" in model.recorded[0]["tools"]  # the default scope's tools
+    assert result["active_context"] == "math"  # the state is repaired
+    assert "unknown active_context 'weather'" in caplog.text
 
 
 def test_always_on_tools_and_unscoped_policy(

@@ -60,12 +60,36 @@ def specs_from_tools(tools: Iterable[ToolLike | Mapping[str, Any]]) -> list[Tool
     return out
 
 
+def forced_tool_name(choice: Any) -> str | None:
+    """The tool a `tool_choice` forces by name, if any ('auto', 'required'... force none)."""
+    if isinstance(choice, str):
+        return None if choice in {"auto", "none", "any", "required"} else choice
+    if isinstance(choice, Mapping):
+        fn = choice.get("function")
+        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+            return str(fn["name"])
+        if isinstance(choice.get("name"), str):
+            return str(choice["name"])
+    return None
+
+
+def visible_tool_choice(choice: Any, tools: Iterable[ToolLike | Mapping[str, Any]]) -> Any:
+    """`choice`, or `"required"` when it forces a tool that is not in `tools`: a provider
+    rejects a request whose `tool_choice` names a tool it was not sent."""
+    forced = forced_tool_name(choice)
+    if forced is None or forced in {tool_name(t) for t in tools}:
+        return choice
+    return "required"
+
+
 __all__ = [
     "SUMMARY_MAX_CHARS",
     "ToolLike",
     "as_base_tool",
+    "forced_tool_name",
     "specs_from_tools",
     "summarize",
     "to_provider_schema",
     "tool_name",
+    "visible_tool_choice",
 ]

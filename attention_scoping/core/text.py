@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any, Literal
@@ -104,3 +105,15 @@ def lexical_tokens(text: str) -> list[str]:
         for w in (t.lower() for t in _WORD.findall(words))
         if w not in STOP_WORDS and not w.isdigit()
     ]
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (terminal escape sequences among them) written out as
+    `\\x1b`-style escapes, so catalog text printed to a terminal cannot drive it."""
+    return "".join(
+        ch if ch in "\t\n" or unicodedata.category(ch) != "Cc" else _escaped(ch) for ch in text
+    )
+
+
+def _escaped(ch: str) -> str:
+    return ch.encode("unicode_escape").decode("ascii")

@@ -17,6 +17,7 @@ SUMMARY_MAX_CHARS = 200
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
+
 def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
     """First sentence of `text` on one line, cut at `max_chars` (summaries stay short)."""
     flat = " ".join(text.split())
@@ -27,7 +28,6 @@ def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
         return first
     cut = first[: max_chars - 1].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "…"
-
 
 @dataclass(frozen=True)
 class ToolSpec:
@@ -61,3 +61,26 @@ class ToolSpec:
         """Top-level parameter names of the schema, in order."""
         props = self.parameters.get("properties")
         return list(props) if isinstance(props, Mapping) else []
+
+
+
+def tool_object_name(tool: object) -> str:
+    """The name a model calls `tool` by, for a tool object or a plain function, without
+    converting it (LangChain names a function's tool after the function).
+
+    Raises:
+        TypeError: `tool` is a provider tool dict (it cannot run locally) or not a tool.
+    """
+    if isinstance(tool, Mapping):
+        fn = tool.get("function")
+        name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name", tool.get("type"))
+        msg = f"provider tool dict {name!r} cannot be executed locally"
+        raise TypeError(msg)
+    name = getattr(tool, "name", None)
+    if isinstance(name, str) and not callable(name):
+        return name
+    function_name = getattr(tool, "__name__", None)
+    if callable(tool) and isinstance(function_name, str):
+        return function_name
+    msg = f"not a tool: {tool!r}"
+    raise TypeError(msg)

@@ -9,19 +9,24 @@ the current task (sticky), at most k of each.
 
 from __future__ import annotations
 
-import difflib
-import json
+import heapq
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-
+from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.messages import (
+    MessageLike,
+    text_of,
+    tool_calls_of,
+    tool_error_code,
+    user_turn_starts,
+)
 from attention_scoping.core.text import split_identifier
 from attention_scoping.gating.preconditions import Precondition, unmet
 
-NOT_AVAILABLE = "tool_not_available"
+NOT_AVAILABLE = ErrorCode.TOOL_NOT_AVAILABLE
 """Error code of a call to a known tool whose schema was not sent; it is promoted next call."""
 
 Reason = Literal[
@@ -164,74 +169,59 @@ def _row(v: Verdict) -> dict[str, Any]:
 # -- what the history says ---------------------------------------------------------------------
 
 
-def _is_user_turn(message: BaseMessage) -> bool:
-    """A real user message (synthetic nudges added by the runtime do not count)."""
-    return isinstance(message, HumanMessage) and not message.additional_kwargs.get("synthetic")
-
-
-def _user_turn_starts(messages: Sequence[BaseMessage]) -> list[int]:
-    return [i for i, m in enumerate(messages) if _is_user_turn(m)]
-
-
-def turn_key(messages: Sequence[BaseMessage]) -> list[Any]:
+def turn_key(messages: Sequence[MessageLike]) -> list[Any]:
     """Identifies the current user turn: the position and id of its user message (JSON-able,
     so it can live in checkpointed state)."""
-    starts = _user_turn_starts(messages)
+    starts = user_turn_starts(messages)
     if not starts:
         return [-1, None]
     return [starts[-1], getattr(messages[starts[-1]], "id", None)]
 
 
-def intent_text(messages: Sequence[BaseMessage], turns: int = 1) -> str:
+def intent_text(messages: Sequence[MessageLike], turns: int = 1) -> str:
     """The user's intent: the text of the last `turns` user messages (never tool output)."""
-    starts = _user_turn_starts(messages)
-    chosen = [messages[i].text for i in starts[-max(1, turns) :]]
+    starts = user_turn_starts(messages)
+    chosen = [text_of(messages[i]) for i in starts[-max(1, turns) :]]
     return "\n".join(t for t in chosen if t.strip())
 
 
-def used_tools(messages: Sequence[BaseMessage], turns: int) -> list[str]:
+def used_tools(messages: Sequence[MessageLike], turns: int) -> list[str]:
     """Tools the model called during the last `turns` user turns (the current task)."""
     if turns <= 0:
         return []
-    starts = _user_turn_starts(messages)
+    starts = user_turn_starts(messages)
     begin = starts[-turns] if len(starts) >= turns else 0
     out: list[str] = []
     for message in messages[begin:]:
-        if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                if call["name"] not in out:
-                    out.append(call["name"])
+        for call in tool_calls_of(message):
+            if call["name"] not in out:
+                out.append(call["name"])
     return out
 
 
-def requested_tools(messages: Sequence[BaseMessage]) -> list[str]:
+def requested_tools(messages: Sequence[MessageLike]) -> list[str]:
     """Tools refused as `tool_not_available` since the last user message (promoted now)."""
-    starts = _user_turn_starts(messages)
+    starts = user_turn_starts(messages)
     begin = starts[-1] if starts else 0
     out: list[str] = []
     for message in messages[begin:]:
-        if (
-            isinstance(message, ToolMessage)
-            and message.status == "error"
-            and message.name
-            and _error_code(message) == NOT_AVAILABLE
-            and message.name not in out
-        ):
-            out.append(message.name)
+        name = getattr(message, "name", None)
+        if name and tool_error_code(message) == NOT_AVAILABLE and name not in out:
+            out.append(name)
     return out
 
 
-def _error_code(message: ToolMessage) -> str | None:
-    if not isinstance(message.content, str) or not message.content.startswith("{"):
-        return None
-    try:
-        body = json.loads(message.content)
-    except json.JSONDecodeError:
-        return None
-    return body.get("error") if isinstance(body, dict) else None
-
-
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")
+
+
+MAX_FUZZY_TOKENS = 256
+"""Most identifier-like tokens of a message checked for near-exact names (exact ones are all
+looked up): a 100 KB message stays a few milliseconds over thousands of tools."""
+
+
+def _deletions(word: str) -> set[str]:
+    """`word` and every string one character shorter (a symmetric-deletion neighbourhood)."""
+    return {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}
 
 
 class NameMatcher:
@@ -242,6 +232,9 @@ class NameMatcher:
     words are left to the ranking: "refund the payment" describes a tool, it does not name it.
     Only distinctive names count (at least two words once split), so a tool called `search` is
     not promoted by every message containing "search".
+
+    Near-exact matching uses a deletion index (one edit, found in time linear in the token), and
+    results are memoised per message, since every model call of a turn asks again.
     """
 
     def __init__(self, names: Sequence[str]) -> None:
@@ -250,21 +243,48 @@ class NameMatcher:
         for name in names:
             if len(split_identifier(name).split()) >= 2:
                 self.by_key.setdefault(name.lower(), name)
+        self._near: dict[str, set[str]] = {}
+        for key in self.by_key:
+            for variant in _deletions(key):
+                self._near.setdefault(variant, set()).add(key)
+        self._memo: dict[str, list[str]] = {}
 
     def __call__(self, text: str) -> list[str]:
         """Names mentioned in `text` (exact identifiers first, then near-exact ones)."""
-        found: list[str] = []
+        cached = self._memo.get(text)
+        if cached is not None:
+            return list(cached)
+        found = self._find(text)
+        if len(self._memo) >= 32:
+            self._memo.clear()
+        self._memo[text] = found
+        return list(found)
+
+    def _find(self, text: str) -> list[str]:
         tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
-        for token in sorted(tokens):
-            name = self.by_key.get(token)
-            if name is not None and name not in found:
-                found.append(name)
-        written = [t for t in tokens if t not in self.by_key and re.search(r"[_.\-]", t)]
-        for token in sorted(written):
-            close = difflib.get_close_matches(token, list(self.by_key), n=1, cutoff=0.9)
-            if close and self.by_key[close[0]] not in found:
-                found.append(self.by_key[close[0]])
+        found = [self.by_key[key] for key in sorted(tokens & self.by_key.keys())]
+        written = [
+            t for t in tokens if t not in self.by_key and ("_" in t or "." in t or "-" in t)
+        ]
+        for token in heapq.nsmallest(MAX_FUZZY_TOKENS, written):
+            close = self._closest(token)
+            if close is not None and self.by_key[close] not in found:
+                found.append(self.by_key[close])
         return found
+
+    def _closest(self, token: str) -> str | None:
+        """The name key one edit away from `token` (a typo, a missing or doubled character, two
+        swapped ones) and long enough for that edit to leave it 90 % similar, if any."""
+        best: tuple[int, str] | None = None
+        for variant in _deletions(token):
+            for key in self._near.get(variant, ()):
+                longest = max(len(key), len(token))
+                if key == token or 1 - 1 / longest < 0.9:
+                    continue
+                rank = (abs(len(key) - len(token)), key)
+                if best is None or rank < best:
+                    best = rank
+        return best[1] if best is not None else None
 
 
 def named_tools(text: str, names: Iterable[str]) -> list[str]:
@@ -315,10 +335,10 @@ def decide(
             fixed[name] = Verdict(name, True, "pinned")
     candidates = set(inputs.candidates)
     slots = k
-    for name in inputs.named:
-        if name in candidates and name not in fixed:
-            fixed[name] = Verdict(name, True, "named_by_user")
-            slots -= 1
+    named = [n for n in inputs.named if n in candidates and n not in fixed]
+    for name in named[:k]:  # surplus named tools stay in the summary pool: k schemas at most
+        fixed[name] = Verdict(name, True, "named_by_user")
+        slots -= 1
     # Requested and sticky tools come on top of the ranked ones (at most k of each), so a
     # retry or a follow-up does not push the best match for the intent out.
     for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):

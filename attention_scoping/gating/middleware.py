@@ -23,8 +23,9 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import tool_name
+from attention_scoping.adapters.tools import tool_name, visible_tool_choice
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.gating.disclosure import (
@@ -314,6 +315,9 @@ class ToolAttentionMiddleware(
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
         text, tokens = self.pool(candidates)
         overrides: dict[str, Any] = {"tools": tools}
+        choice = visible_tool_choice(request.tool_choice, tools)
+        if choice != request.tool_choice:
+            overrides["tool_choice"] = choice  # a provider rejects a choice it was not sent
         if text:
             base = request.system_message.text if request.system_message is not None else ""
             overrides["system_message"] = SystemMessage("\n\n".join(p for p in (base, text) if p))
@@ -338,7 +342,7 @@ class ToolAttentionMiddleware(
         shown = self.held_tools(request.state, decision)
         update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
         if self.decide_per == "turn":
-            messages = list(request.state.get("messages", []))
+            messages: list[Any] = list(request.state.get("messages", []))
             update["gate_turn"] = {"turn": turn_key(messages), "shown": shown}
         return Command(update=update)
 
@@ -369,8 +373,9 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision = self.prepare_request(request)
+        response = repair_response(handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(
-            model_response=handler(narrowed), command=self._command(request, decision)
+            model_response=response, command=self._command(request, decision)
         )
 
     @override
@@ -381,7 +386,7 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         narrowed, decision = await asyncio.to_thread(self.prepare_request, request)
-        response = await handler(narrowed)
+        response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(
             model_response=response, command=self._command(request, decision)
         )

@@ -10,18 +10,26 @@ from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
     ContextT,
+    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import ToolLike, tool_name
-from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes
+from attention_scoping.adapters.tools import (
+    ToolLike,
+    as_base_tool,
+    tool_name,
+    visible_tool_choice,
+)
+from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
 from attention_scoping.scoping.gate import review_call, sibling_calls
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
 from attention_scoping.scoping.prompts import (
@@ -42,20 +50,8 @@ ModuleDelivery = Literal["system_prompt", "load_context"]
 or appended in the `load_context` result so the system prompt never changes (cache-stable)."""
 
 UnscopedPolicy = Literal["hide", "show"]
+InvalidContextPolicy = Literal["default", "raise"]
 """What to do with registered tools that no scope names: hide them (default) or always show."""
-
-
-def _forced_tool(choice: Any) -> str | None:
-    """The tool a `tool_choice` forces by name, if any ('auto', 'required'... force none)."""
-    if isinstance(choice, str):
-        return None if choice in {"auto", "none", "any", "required"} else choice
-    if isinstance(choice, Mapping):
-        fn = choice.get("function")
-        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
-            return fn["name"]
-        if isinstance(choice.get("name"), str):
-            return choice["name"]
-    return None
 
 
 class ScopingState(AgentState[ResponseT]):
@@ -107,6 +103,7 @@ class AttentionScopingMiddleware(
         core_prompt: str = DEFAULT_CORE,
         index_header: str = INDEX_HEADER,
         unscoped_tools: UnscopedPolicy = "hide",
+        invalid_context: InvalidContextPolicy = "default",
         emit_events: bool = True,
         module_delivery: ModuleDelivery = "system_prompt",
         name: str | None = None,
@@ -126,6 +123,9 @@ class AttentionScopingMiddleware(
             index_header: First line(s) of the capability index.
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
                 a warning is logged once) or `"show"` (treated as always-on).
+            invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
+                an old checkpoint): `"default"` uses the default scope, logs a warning and
+                repairs the state; `"raise"` raises `UnknownScopeError`.
             emit_events: Emit a `{"type": "scope", ...}` custom stream event per model call.
             module_delivery: `"system_prompt"` swaps the active scope's module into the system
                 prompt; `"load_context"` returns it in the `load_context` result instead, so the
@@ -161,6 +161,10 @@ class AttentionScopingMiddleware(
         self.core_prompt = core_prompt
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools
+        if invalid_context not in ("default", "raise"):
+            msg = f"invalid_context must be 'default' or 'raise', not {invalid_context!r}"
+            raise ValueError(msg)
+        self.invalid_context: InvalidContextPolicy = invalid_context
         """Policy for registered tools outside every scope."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
@@ -170,9 +174,13 @@ class AttentionScopingMiddleware(
             self.catalog, with_module=module_delivery == "load_context"
         )
         """The `load_context` tool registered with the agent."""
-        self.tools = [self.load_context_tool, *self.catalog.tool_objects.values()]
+        self.tools = [
+            self.load_context_tool,
+            *(as_base_tool(t) for t in self.catalog.tool_objects.values()),
+        ]
         self._name = name
         self._warned: set[str] = set()
+        self._warned_contexts: set[str] = set()
 
     @property
     def name(self) -> str:
@@ -182,8 +190,31 @@ class AttentionScopingMiddleware(
     # -- pure helpers shared by the middleware hooks and the graph nodes ---------------------
 
     def active_scope(self, state: Mapping[str, Any]) -> str | None:
-        """The scope in force for `state` (its `active_context`, else the default scope)."""
-        return self.catalog.resolve(state.get(STATE_KEY))
+        """The scope in force for `state` (its `active_context`, else the default scope).
+
+        Raises:
+            UnknownScopeError: the state's value is no scope and `invalid_context="raise"`.
+        """
+        value = state.get(STATE_KEY)
+        try:
+            return self.catalog.resolve(value)
+        except UnknownScopeError as exc:
+            if self.invalid_context == "raise":
+                raise
+            key = repr(value)[:200]
+            if key not in self._warned_contexts:
+                self._warned_contexts.add(key)
+                logger.warning("%s Using the default scope %r.", exc, self.catalog.default_scope)
+            return self.catalog.default_scope
+
+    def _repair(self, state: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The state update that replaces an invalid `active_context`, or None."""
+        value = state.get(STATE_KEY)
+        if value is None or value == "":
+            return None
+        if isinstance(value, str) and value in self.catalog.scopes:
+            return None
+        return {STATE_KEY: self.catalog.default_scope}
 
     def prompt_layers(
         self, state: Mapping[str, Any], user_prompt: str | None = None
@@ -255,11 +286,10 @@ class AttentionScopingMiddleware(
                     }
                 )
         overrides: dict[str, Any] = {}
-        forced = _forced_tool(request.tool_choice)
-        if forced is not None and forced not in {tool_name(t) for t in tools}:
-            # A choice naming a tool this scope hides would make the provider reject the call.
-            logger.debug("tool_choice %r is hidden in scope %r; using 'required'", forced, scope)
-            overrides["tool_choice"] = "required"
+        choice = visible_tool_choice(request.tool_choice, tools)
+        if choice != request.tool_choice:
+            logger.debug("tool_choice %r is hidden in scope %r", request.tool_choice, scope)
+            overrides["tool_choice"] = choice
         return request.override(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
         )
@@ -291,7 +321,8 @@ class AttentionScopingMiddleware(
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ModelResponse[ResponseT]:
         """Call the model with the scoped tools and the three-layer prompt."""
-        return handler(self.prepare_request(request))
+        prepared = self.prepare_request(request)
+        return self._finish(request, handler(prepared))
 
     @override
     async def awrap_model_call(
@@ -300,4 +331,15 @@ class AttentionScopingMiddleware(
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
-        return await handler(self.prepare_request(request))
+        prepared = self.prepare_request(request)
+        return self._finish(request, await handler(prepared))
+
+    def _finish(self, request: ModelRequest[ContextT], response: Any) -> Any:
+        """Repair the model's tool calls (unique ids, invalid JSON answered) and the state."""
+        response = repair_response(response, thread_call_ids(request.messages))
+        update = self._repair(request.state)
+        if update is None:
+            return response
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attention_scoping.measure.audit.figures import AuditFigures
+from attention_scoping.measure.display import plain
 
 SCOPE_ROWS = 15
 """Scopes listed one by one; above this, the heaviest ones and a summary line."""
@@ -61,7 +62,8 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
     """Print the audit: headline, heaviest tools, scopes, per-method comparison, suggestions."""
     f = figures
     console.print(
-        f"[bold]{f.target}[/]: {f.n_tools:,} tools; sending all of them costs "
+        f"[bold]{plain(f.target)}[/]: {f.n_tools:,} tool{'s' if f.n_tools != 1 else ''}; "
+        "sending all of them costs "
         f"[bold]{f.eager_tokens_per_call:,}[/] tokens per model call ({f.tokenizer}); "
         f"a tool costs {f.mean_tool_tokens:,.0f} on average (median {f.median_tool_tokens:,.0f})."
     )
@@ -70,7 +72,7 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
     heavy.add_column("tokens", justify="right")
     heavy.add_column("share of all", justify="right")
     for row in f.heaviest:
-        heavy.add_row(row["name"], f"{row['tokens']:,}", f"{row['share']:.1%}")
+        heavy.add_row(plain(row["name"]), f"{row['tokens']:,}", f"{row['share']:.1%}")
     console.print(heavy)
 
     if f.scopes:
@@ -83,7 +85,8 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
         for column in ("scope", "tools", "tool tokens / call", "prompt tokens / call"):
             scopes.add_column(column, justify="left" if column == "scope" else "right")
         for s in shown:
-            scopes.add_row(s.name, str(s.n_tools), f"{s.tool_tokens:,}", f"{s.prompt_tokens:,}")
+            tokens = (f"{s.tool_tokens:,}", f"{s.prompt_tokens:,}")
+            scopes.add_row(plain(s.name), str(s.n_tools), *tokens)
         console.print(scopes)
 
     compare = Table(title=f"Per model call, and over a session of {f.turns} calls")
@@ -133,8 +136,8 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
             table.add_column(column, justify="right" if column in ("tools", "tokens") else "left")
         for group in f.suggested_scopes:
             tools = group["tools"]
-            examples = ", ".join(tools[:4]) + (", …" if len(tools) > 4 else "")
-            table.add_row(group["name"], str(len(tools)), f"{group['tokens']:,}", examples)
+            examples = plain(", ".join(tools[:4]) + (", …" if len(tools) > 4 else ""))
+            table.add_row(plain(group["name"]), str(len(tools)), f"{group['tokens']:,}", examples)
         console.print(table)
         console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
     for note in f.notes:

@@ -202,7 +202,7 @@ class Scoping(SessionStrategy):
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Switch scope first when the tool lives elsewhere."""
-        from attention_scoping.scoping.navigation import loaded_payload
+        from attention_scoping.scoping.breadcrumbs import loaded_payload
 
         server = self.server_of[tool]
         if server != self.active:
@@ -242,7 +242,7 @@ class ScopingDeferral(Scoping):
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Switch scope (loading its definitions once per session) when needed, then call."""
-        from attention_scoping.scoping.navigation import loaded_payload
+        from attention_scoping.scoping.breadcrumbs import loaded_payload
 
         server = self.server_of[tool]
         if server != self.active:
