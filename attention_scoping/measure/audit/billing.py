@@ -13,9 +13,12 @@ the same on real multi-turn sessions.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from attention_scoping.core.cost import PRICE_MODELS, Block, assemble, session_cost
-from attention_scoping.measure.audit.figures import AuditFigures, MethodFigure
+
+if TYPE_CHECKING:  # figures.audit() calls project_bills: no import cycle at run time
+    from attention_scoping.measure.audit.figures import AuditFigures, MethodFigure
 
 CONVERSATION_PER_CALL = 600
 """Tokens each call adds to the conversation (the model's tool call and the tool's result)."""
