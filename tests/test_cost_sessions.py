@@ -87,6 +87,17 @@ def test_scoping_stable_prompt_keeps_the_system_prompt(
     assert len(swapped) > 1
 
 
+def test_scoping_sends_the_active_scope_tools(strategies: dict[str, SessionStrategy]) -> None:
+    """After load_context, the calls carry load_context and the scope's tools (and only them)."""
+    strategy = strategies["scoping"]
+    for conv, _ in _play(strategy):
+        for request in conv.requests:
+            names = [json.loads(t)["function"]["name"] for t in _kinds(request, "tool")]
+            assert names[0] == "load_context"
+            assert len({strategy.server_of[n] for n in names[1:]}) <= 1  # type: ignore[attr-defined]
+        assert max(len(_kinds(r, "tool")) for r in conv.requests) > 1
+
+
 def test_turn_gate_keeps_the_prefix_within_a_turn(strategies: dict[str, SessionStrategy]) -> None:
     """Mode a: within a user turn, every call appends to the previous one unless the model
     was refused a tool (then the tools array grows once)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
@@ -74,6 +75,11 @@ TRACE_DEPTH = 3
 DecidePer = Literal["call", "turn"]
 """How often the gate decides: before every model call, or once per user turn (cache-stable:
 every call of a turn gets the same tools array, grown only by tools the model was refused)."""
+
+
+def _fingerprint(names: Sequence[str]) -> str:
+    """A short, stable identifier of a candidate list (kept in state instead of the list)."""
+    return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:16]
 
 
 class GateState(AgentState[ResponseT]):
@@ -294,12 +300,19 @@ class ToolAttentionMiddleware(
             return "", 0
         return text, tokens
 
-    def held_tools(self, state: Mapping[str, Any], decision: Decision) -> list[str]:
+    def held_tools(
+        self, state: Mapping[str, Any], decision: Decision, candidates: Sequence[str]
+    ) -> list[str]:
         """The tools this call shows: the decision, or with `decide_per="turn"` the tools
-        decided at this turn's first call plus the ones refused since (promoted now)."""
+        decided at this turn's first call plus the ones refused since (promoted now). A new
+        candidate set (a scope switch inside the turn) gets a new decision."""
         held = state.get("gate_turn") if self.decide_per == "turn" else None
         messages = list(state.get("messages", []))
-        if not isinstance(held, Mapping) or held.get("turn") != turn_key(messages):
+        if (
+            not isinstance(held, Mapping)
+            or held.get("turn") != turn_key(messages)
+            or held.get("candidates") != _fingerprint(candidates)
+        ):
             return list(decision.shown)
         kept = list(held.get("shown") or [])
         fresh = set(decision.shown)
@@ -310,9 +323,9 @@ class ToolAttentionMiddleware(
     ) -> tuple[ModelRequest[ContextT], Decision]:
         """Narrow `request` to the promoted tools and append the summary pool to the prompt."""
         decision = self.decide(request.state, request.tools)
-        shown = set(self.held_tools(request.state, decision))
-        tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
+        shown = set(self.held_tools(request.state, decision, candidates))
+        tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
         text, tokens = self.pool(candidates)
         overrides: dict[str, Any] = {"tools": tools}
         choice = visible_tool_choice(request.tool_choice, tools)
@@ -339,11 +352,16 @@ class ToolAttentionMiddleware(
 
     def _command(self, request: ModelRequest[Any], decision: Decision) -> Command[Any]:
         trace = decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1))
-        shown = self.held_tools(request.state, decision)
+        candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
+        shown = self.held_tools(request.state, decision, candidates)
         update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
         if self.decide_per == "turn":
             messages: list[Any] = list(request.state.get("messages", []))
-            update["gate_turn"] = {"turn": turn_key(messages), "shown": shown}
+            update["gate_turn"] = {
+                "turn": turn_key(messages),
+                "candidates": _fingerprint(candidates),
+                "shown": shown,
+            }
         return Command(update=update)
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:

@@ -192,9 +192,11 @@ class Scoping(SessionStrategy):
         self.active = None
 
     def tools(self) -> list[dict[str, Any]]:
-        """load_context plus the active scope's tools, in the middleware's order."""
+        """load_context plus the active scope's tools, as the middleware filters a request's
+        tools (load_context first, then the registered tools in order)."""
         state = {"active_context": self.active}
-        return self.schemas(self.mw.visible_tool_names(state))
+        registered = self.schemas(["load_context", *self.order])
+        return self.schemas(self.mw.visible_tool_names(state, registered))
 
     def system(self) -> str:
         """The system prompt the middleware sends (the module swapped in, or fixed: mode b)."""
