@@ -64,7 +64,8 @@ def test_sessions_have_exact_turns_and_grow_by_prefix() -> None:
 def test_eager_and_stable_strategies_only_append(strategies: dict[str, SessionStrategy]) -> None:
     """Eager and the deferral strategies never change the tools array or the system prompt:
     every call's request is the previous one plus new messages."""
-    for name in ("eager", "gate_deferral", "scoping_deferral", "gateway", "native_tool_search"):
+    stable = ("eager", "gate_deferral", "lazy_deferral", "scoping_deferral", "gateway")
+    for name in (*stable, "gateway_with_pool", "native_tool_search"):
         for conv, _ in _play(strategies[name]):
             for before, after in zip(conv.requests, conv.requests[1:], strict=False):
                 assert _appends(before, after), name

@@ -21,7 +21,9 @@ from attention_scoping.measure.simulate.session_strategies import (
     Eager,
     GateDeferral,
     Gateway,
+    GatewayWithPool,
     GrowOnlyGate,
+    LazyDeferral,
     NativeToolSearch,
     PerCallGate,
     Scoping,
@@ -32,9 +34,9 @@ from attention_scoping.measure.simulate.session_strategies import (
 )
 from attention_scoping.measure.simulate.sessions import TURN_GAP_SECONDS, build_sessions
 
-RECOMMENDED = "scoping_stable_prompt"
+RECOMMENDED = "gateway"
 """The strategy docs/cost.md recommends (reported again under the name `recommended`): the
-cheapest measured, at full needed-tool exposure (see docs/cost.md for the figures)."""
+cheapest shipped configuration measured at full needed-tool exposure (docs/cost.md)."""
 
 GROW_BUDGET = 8000
 """Schema tokens the grow-only tools array may reach before its reset (about 20 tools)."""
@@ -200,8 +202,10 @@ def build_strategies(
         TurnGate(specs, gate),
         GrowOnlyGate(specs, gate, budget=GROW_BUDGET, count=counter.count),
         Gateway(specs, searching),
+        GatewayWithPool(specs, searching, gate.pool([s.name for s in specs])[0]),
         NativeToolSearch(specs, searching),
         GateDeferral(specs, gate),
+        LazyDeferral(specs, gate),
     ]
 
 

@@ -20,9 +20,14 @@ prefix cache can reuse:
   end of the tools array) up to a token budget, then one reset (mode c).
 - gateway: three fixed tools (search / schema / execute); what the model fetches stays in the
   history.
+- gateway_with_pool: the gateway with the summary pool in its fixed system prompt: schema,
+  then execute (no search).
 - native_tool_search: the provider's own tool search (Anthropic's tool search tool, OpenAI's
   `defer_loading`): every tool deferred, one search call per undiscovered tool, the 3 tools
   found expanded into the conversation.
+- lazy_deferral: every tool deferred, nothing loaded ahead; the summary pool in the fixed
+  system prompt lists every tool; the first call of a tool is answered with its definition
+  (appended), and the model calls again.
 - gate_deferral: every tool deferred (`defer_loading`), the gate choosing which to load: at
   the start of each user turn the tools it promotes are appended to the conversation as a
   tool result (no extra call); the system prompt (with the summary pool) and the tools array
@@ -449,6 +454,20 @@ class GateDeferral(_Gated):
         """Not used: refusals are handled in `use`."""
 
 
+class LazyDeferral(GateDeferral):
+    """Every tool deferred and nothing loaded up front: the summary pool in the (fixed) system
+    prompt names every tool; the first call of a tool is answered with its definition."""
+
+    name = "lazy_deferral"
+    description = (
+        "all tools deferred, the summary pool in a fixed system prompt; a tool's definition is "
+        "appended with the answer to its first call (one extra call per new tool, no ranking)"
+    )
+
+    def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
+        """Load nothing ahead: tools are loaded on first use."""
+
+
 class _Searching(SessionStrategy):
     """Shared by the gateway and the provider's tool search: ranked search over the catalog."""
 
@@ -538,6 +557,26 @@ class Gateway(_Searching):
         call_id = conv.tool_call("execute_tool", args)
         conv.tool_result(call_id, "execute_tool", tool_output(tool, spec.server or "", key))
         self.exposure[outcome] += 1
+
+
+class GatewayWithPool(Gateway):
+    """The gateway with the gate's summary pool in its fixed system prompt: the model knows
+    every tool's name, so it fetches the schema directly (no search) and then executes."""
+
+    name = "gateway_with_pool"
+    description = (
+        "3 fixed gateway tools + the summary pool in the fixed system prompt: get_tool_schema "
+        "then execute_tool (no search)"
+    )
+
+    def __init__(self, specs: Sequence[ToolSpec], gateway: Any, pool: str) -> None:
+        """`pool`: the summary pool text (`ToolAttentionMiddleware.pool`)."""
+        super().__init__(specs, gateway)
+        self._system = f"{self._system}\n\n{pool}" if pool else self._system
+
+    def discover(self, conv: Conversation, turn: Turn, tool: str) -> bool:
+        """The pool names the tool: nothing to search."""
+        return True
 
 
 class NativeToolSearch(_Searching):
