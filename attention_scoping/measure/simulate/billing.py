@@ -34,9 +34,10 @@ from attention_scoping.measure.simulate.session_strategies import (
 )
 from attention_scoping.measure.simulate.sessions import TURN_GAP_SECONDS, build_sessions
 
-RECOMMENDED = "gateway"
+RECOMMENDED = "gateway_with_pool"
 """The strategy docs/cost.md recommends (reported again under the name `recommended`): the
-cheapest shipped configuration measured at full needed-tool exposure (docs/cost.md)."""
+cheapest configuration of shipped parts measured at full needed-tool exposure (`ToolGateway`
+with the summary pool in a fixed system prompt; docs/cost.md)."""
 
 GROW_BUDGET = 8000
 """Schema tokens the grow-only tools array may reach before its reset (about 20 tools)."""
@@ -202,7 +203,7 @@ def build_strategies(
         TurnGate(specs, gate),
         GrowOnlyGate(specs, gate, budget=GROW_BUDGET, count=counter.count),
         Gateway(specs, searching),
-        GatewayWithPool(specs, searching, gate.pool([s.name for s in specs])[0]),
+        GatewayWithPool(specs, searching),
         NativeToolSearch(specs, searching),
         GateDeferral(specs, gate),
         LazyDeferral(specs, gate),

@@ -62,6 +62,13 @@ BASE_PROMPT = (
 
 MISSED = "I could not find a tool for that."
 
+GATEWAY_POOL_HEADER = (
+    "# Tools behind the gateway\n"
+    "Every tool you can run (name: what it does). Fetch its schema with get_tool_schema once, "
+    "then call execute_tool; search_tool_catalog only if none of these fits."
+)
+"""Header of the summary pool in the gateway's system prompt (docs/cost.md shows the setup)."""
+
 TOOL_SEARCH = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 """The provider's tool-search tool (Anthropic's server tool; its own size is not public)."""
 
@@ -569,10 +576,13 @@ class GatewayWithPool(Gateway):
         "then execute_tool (no search)"
     )
 
-    def __init__(self, specs: Sequence[ToolSpec], gateway: Any, pool: str) -> None:
-        """`pool`: the summary pool text (`ToolAttentionMiddleware.pool`)."""
+    def __init__(self, specs: Sequence[ToolSpec], gateway: Any) -> None:
+        """Append the catalog's one-line summaries (`GATEWAY_POOL_HEADER`) to the prompt."""
+        from attention_scoping.gating.disclosure import pool_text
+
         super().__init__(specs, gateway)
-        self._system = f"{self._system}\n\n{pool}" if pool else self._system
+        lines = [(s.name, s.summary) for s in specs]
+        self._system = f"{self._system}\n\n{pool_text(lines, GATEWAY_POOL_HEADER)}"
 
     def discover(self, conv: Conversation, turn: Turn, tool: str) -> bool:
         """The pool names the tool: nothing to search."""
