@@ -1,8 +1,8 @@
 """A longer property-based fuzzing run of the agents than CI's (see docs/reliability.md).
 
 Runs `tests/test_fuzz_agents.py` with more examples per agent and prints the count and time.
-`python benchmarks/fuzz_agents.py --examples 5000` (CI runs 700 per agent, derandomised; this
-run is randomised unless `--derandomize` is given).
+`python benchmarks/fuzz_agents.py --examples 5000` (CI runs 700 per agent; both runs are
+derandomised, so a larger count explores further along the same sequence).
 """
 
 from __future__ import annotations

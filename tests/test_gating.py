@@ -8,14 +8,17 @@ from typing import Any
 import numpy as np
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
 from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.core.messages import intent_text
 from attention_scoping.gating import ToolAttentionMiddleware, explain
-from attention_scoping.gating.gate import GateInputs, decide, intent_text, named_tools
+from attention_scoping.gating.gate import GateInputs, decide, named_tools
 from attention_scoping.gating.ranking import BM25Ranker
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import NAVIGATION_ONLY
 
 RAN: list[str] = []
 
@@ -271,7 +274,11 @@ def test_composes_inside_scoping() -> None:
     model = ScriptedChatModel(
         script=[calls(tool_call("load_context", {"name": "money"}, "c1")), say("ok")]
     )
-    create_agent(model, middleware=[AttentionScopingMiddleware(scopes), gate(k=1)]).invoke(
+    stack: list[AgentMiddleware[Any, Any]] = [
+        AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY),
+        gate(k=1),
+    ]
+    create_agent(model, middleware=stack).invoke(
         {"messages": [HumanMessage("refund the payment please")]}
     )
     assert model.recorded[0]["tools"] == ["load_context"]  # gate sees only the scoped list

@@ -8,29 +8,17 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import Counter
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.adapters.hygiene import INVALID_ARGUMENTS_KEY, repair_message
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
-
-
-def assert_thread_valid(messages: list[BaseMessage]) -> None:
-    """Every tool call has a unique id and exactly one answer; no answer is orphaned."""
-    asked: list[str] = []
-    for message in messages:
-        if isinstance(message, AIMessage):
-            assert not message.invalid_tool_calls
-            asked += [c["id"] for c in message.tool_calls]
-    assert len(asked) == len(set(asked)), asked
-    answered = Counter(m.tool_call_id for m in messages if isinstance(m, ToolMessage))
-    assert dict(answered) == dict.fromkeys(asked, 1)
+from tests.thread_support import assert_thread_valid
 
 
 def body(message: ToolMessage) -> dict[str, Any]:
@@ -145,4 +133,3 @@ def test_repair_leaves_a_clean_message_alone() -> None:
     assert fixed is not None
     assert fixed.tool_calls[0]["id"] == "call_0"
     assert INVALID_ARGUMENTS_KEY in fixed.tool_calls[0]["args"]
-

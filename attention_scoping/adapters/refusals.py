@@ -45,12 +45,16 @@ class RefusesToolCalls:
         """A refusal for `request`, or None when the call may run."""
         raise NotImplementedError
 
+    def tool_result(self, request: ToolCallRequest, result: ToolResult) -> ToolResult:
+        """What the call answers once it ran (the tool's result unless a subclass adds to it)."""
+        return result
+
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
     ) -> ToolResult:
         """Run the call unless `review_tool_call` refuses it."""
         refusal = self._refusal(request)
-        return refusal if refusal is not None else handler(request)
+        return refusal if refusal is not None else self.tool_result(request, handler(request))
 
     async def awrap_tool_call(
         self,
@@ -59,4 +63,6 @@ class RefusesToolCalls:
     ) -> ToolResult:
         """Async form of `wrap_tool_call`."""
         refusal = self._refusal(request)
-        return refusal if refusal is not None else await handler(request)
+        if refusal is not None:
+            return refusal
+        return self.tool_result(request, await handler(request))

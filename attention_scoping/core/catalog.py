@@ -9,13 +9,13 @@ input with an error naming the file and line, never a traceback from deep inside
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.core.tool import ToolSpec
 
 REQUIRED_TOOL_FIELDS = ("id", "name", "description", "parameters")
@@ -226,8 +226,7 @@ def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
             raise CatalogError(p, number, "field 'gold_ids' must be a non-empty list of strings")
         for gid in gold:
             if gid not in ids:
-                close = difflib.get_close_matches(gid, list(ids), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean_hint(gid, ids)
                 raise CatalogError(p, number, f"gold id {gid!r} is not in the catalog{hint}")
         key = str(qid)
         if key in seen:

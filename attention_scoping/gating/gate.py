@@ -18,7 +18,6 @@ from typing import Any, Literal
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import (
     MessageLike,
-    text_of,
     tool_calls_of,
     tool_error_code,
     user_turn_starts,
@@ -176,13 +175,6 @@ def turn_key(messages: Sequence[MessageLike]) -> list[Any]:
     if not starts:
         return [-1, None]
     return [starts[-1], getattr(messages[starts[-1]], "id", None)]
-
-
-def intent_text(messages: Sequence[MessageLike], turns: int = 1) -> str:
-    """The user's intent: the text of the last `turns` user messages (never tool output)."""
-    starts = user_turn_starts(messages)
-    chosen = [text_of(messages[i]) for i in starts[-max(1, turns) :]]
-    return "\n".join(t for t in chosen if t.strip())
 
 
 def used_tools(messages: Sequence[MessageLike], turns: int) -> list[str]:

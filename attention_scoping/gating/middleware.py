@@ -27,6 +27,7 @@ from typing_extensions import override
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import tool_name, visible_tool_choice
+from attention_scoping.core.messages import intent_text
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.gating.disclosure import (
@@ -41,7 +42,6 @@ from attention_scoping.gating.gate import (
     GateInputs,
     NameMatcher,
     decide,
-    intent_text,
     requested_tools,
     turn_key,
     used_tools,

@@ -6,12 +6,12 @@ without converting them; the middleware turns them into LangChain tools once.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.core.tool import tool_object_name
 
 if TYPE_CHECKING:
@@ -36,8 +36,7 @@ class UnknownScopeError(ValueError):
 
 def _closest(value: str, valid: Iterable[str]) -> str:
     """A ' (did you mean ...?)' hint, or an empty string."""
-    match = difflib.get_close_matches(value, list(valid), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    return did_you_mean_hint(value, valid)
 
 
 def _listing(values: Iterable[str], limit: int = 40) -> str:
