@@ -368,9 +368,12 @@ class AttentionScopingMiddleware(
             or (not isinstance(t, dict) and t.name in offered)
         ]
         user_prompt = request.system_message.text if request.system_message is not None else None
+        module_scope = (
+            self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
+        )
         layers = build_layers(
             self.catalog,
-            plan.scope,
+            module_scope,
             index=self.index,
             framework_core=self.core_prompt,
             user_prompt=user_prompt,
