@@ -203,6 +203,23 @@ def _one_line(text: str, limit: int = 160) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def usage_text(message: Any) -> str | None:
+    """What a model call was billed for, from LangChain's `usage_metadata`: input tokens, the
+    part read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic
+    `cache_read_input_tokens`), the part written to it (Anthropic), and output tokens."""
+    usage = getattr(message, "usage_metadata", None)
+    if not usage:
+        return None
+    details = usage.get("input_token_details") or {}
+    total = int(usage.get("input_tokens", 0))
+    read = int(details.get("cache_read", 0) or 0)
+    written = int(details.get("cache_creation", 0) or 0)
+    share = f" = {read / total:.0%}" if total else ""
+    text = f"input {total:,} tokens (cached {read:,}{share}"
+    text += f", cache write {written:,})" if written else ")"
+    return text + f", output {int(usage.get('output_tokens', 0)):,}"
+
+
 class TurnView:
     """Renders one turn: per model call the active context, visible tools and tool tokens."""
 
@@ -298,7 +315,10 @@ class TurnView:
         return {"type": "reject", "message": reason}, reason
 
     def message(self, message: Any) -> None:
-        """Tool calls, tool results (dimmed) and the final answer."""
+        """Tool calls, tool results (dimmed) and the final answer; per model call, its usage."""
+        usage = usage_text(message) if isinstance(message, AIMessage) else None
+        if usage is not None:
+            self.console.print(Text(f"    $ {usage}", style="dim cyan"))
         if isinstance(message, AIMessage) and message.tool_calls:
             for call in message.tool_calls:
                 args = ", ".join(f"{k}={v!r}" for k, v in call["args"].items())

@@ -52,13 +52,14 @@ ToolResult = ToolMessage | Command[Any]
 
 class ScopedAgentState(TypedDict):
     """State for a hand-built agent using this package's middleware: messages, the active scope,
-    and the private keys of the gate (`gate_exposed`, `gate_trace`) and of the hesitation
-    middleware (`hesitation`). Subclass it to add your own keys."""
+    and the private keys of the gate (`gate_exposed`, `gate_trace`, `gate_turn`) and of the
+    hesitation middleware (`hesitation`). Subclass it to add your own keys."""
 
     messages: Annotated[list[AnyMessage], add_messages]
     active_context: NotRequired[str | None]
     gate_exposed: NotRequired[list[str] | None]
     gate_trace: NotRequired[dict[str, Any] | None]
+    gate_turn: NotRequired[dict[str, Any] | None]
     hesitation: NotRequired[dict[str, Any]]
 
 

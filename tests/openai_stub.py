@@ -24,6 +24,11 @@ Script entries, consumed one per accepted `POST /v1/chat/completions`:
 - a callable `(request_body) -> spec` (either of the above), for replies that depend on the
   request.
 
+With `prompt_cache=True`, a reply spec without `usage` gets usage computed from the request the
+way OpenAI bills it: `prompt_tokens` of the request rendered in provider order (tools, system,
+messages) and `prompt_tokens_details.cached_tokens` by OpenAI's prefix rule (>= 1,024 tokens,
+128-token steps), from `attention_scoping.core.cost` (so clients' cached-token paths are tested).
+
 Requests are validated the way the real API does where it matters for a tool-calling client
 (message order around tool calls, tool message content types, tool schemas, `tool_choice` and
 `parallel_tool_calls` without tools, ...). An invalid request gets HTTP 400 in OpenAI's error
@@ -50,6 +55,7 @@ TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 ROLES = {"system", "developer", "user", "assistant", "tool", "function"}
 USER_PART_TYPES = {"text", "image_url", "input_audio", "file"}
 TOOL_CHOICE_MODES = {"none", "auto", "required"}
+SYSTEM_ROLES = {"system", "developer"}
 
 
 class RequestError(Exception):
@@ -411,6 +417,7 @@ class OpenAIStub:
         api_key: str | None = None,
         validate: bool = True,
         chunk_size: int = 7,
+        prompt_cache: bool = False,
     ) -> None:
         """Prepare the server (it starts on `start()` or `with`).
 
@@ -420,6 +427,7 @@ class OpenAIStub:
             api_key: When set, requests without `Authorization: Bearer <api_key>` get a 401.
             validate: Reject invalid requests with 400 as the real API does.
             chunk_size: Characters per SSE delta when streaming content and arguments.
+            prompt_cache: Report usage with cached tokens by OpenAI's prefix rule.
         """
         self.script: list[ScriptEntry] = list(script)
         self.model = model
@@ -435,6 +443,12 @@ class OpenAIStub:
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._cache: Any = None
+        if prompt_cache:
+            from attention_scoping.core.cost import PromptCache, price_model
+
+            self._cache = PromptCache(price_model("openai"))
+        self._started = time.monotonic()
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -536,7 +550,27 @@ class OpenAIStub:
                     )["error"],
                 }
             entry = self.script.pop(0)
-        return entry(body) if callable(entry) else entry
+            usage = self._cached_usage(body) if self._cache is not None else None
+        spec = entry(body) if callable(entry) else entry
+        if usage is not None and "status" not in spec and "usage" not in spec:
+            spec = {**spec, "usage": usage}
+        return spec
+
+    def _cached_usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """Usage of `body` under OpenAI's automatic prompt caching (called under the lock)."""
+        from attention_scoping.core.cost import render_request
+        from attention_scoping.core.tokens import get_counter
+
+        messages = body.get("messages") or []
+        system = [str(m.get("content") or "") for m in messages if m.get("role") in SYSTEM_ROLES]
+        rest = [m for m in messages if m.get("role") not in SYSTEM_ROLES]
+        request = render_request(body.get("tools") or [], system, rest, get_counter().count)
+        cost = self._cache.call(request, time.monotonic() - self._started)
+        return {
+            "prompt_tokens": cost.input_tokens,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": cost.cache_read_tokens},
+        }
 
     def _message(self, spec: ReplySpec) -> tuple[dict[str, Any], str]:
         calls = []

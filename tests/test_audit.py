@@ -69,11 +69,16 @@ def test_catalog_target_with_servers_as_scopes() -> None:
     assert figures.methods[0].session_tokens == eager * 10
     scoped = figures.methods[1]
     assert scoped.tool_tokens_per_call < eager
-    assert 0 < scoped.cacheable_share < 1  # index and core stay, module and tools change
+    assert 0 < scoped.cacheable_share < 1  # load_context stays; scope tools and all after change
     assert (
         figures.methods[-1].name.startswith("gateway") and figures.methods[-1].cacheable_share == 1
     )
     assert figures.suggested_scopes == []  # scopes exist
+    bills = figures.billed_per_session
+    assert bills["eager (all tools)"]["none"] == 10 * eager + 600 * sum(range(1, 11))
+    per_call, per_turn = bills["gated (k=2)"], bills["gated (k=2), decided per turn"]
+    assert per_turn["anthropic"] < per_call["anthropic"]  # fewer tools-array changes
+    assert bills["eager (all tools)"]["anthropic"] < bills["eager (all tools)"]["none"]
 
 
 def test_openai_tools_target_and_lexical_suggestions() -> None:

@@ -153,3 +153,23 @@ def test_stall_is_hidden_nudged_and_shown_dimmed(
     assert out.count("Would you like to proceed?") == 1
     assert "(nudge 1/2): To run the calculation" in out
     assert stub.requests[2]["messages"][-1]["role"] == "user"  # the nudge turn
+
+
+def test_example_agent_shows_cached_tokens_per_call(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With a server that reports cached tokens, each model call shows its usage."""
+    script = [
+        {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
+        {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
+        {"content": "47 times 83 is 3901."},
+    ]
+    with OpenAIStub(script, prompt_cache=True) as stub:
+        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("$ input")]
+    assert len(lines) == 3
+    assert "(cached 0)" in lines[0] or "(cached 0 =" in lines[0]
+    # the third call repeats the second call's tools, system prompt and messages
+    assert "cached 0 " not in lines[2] and "cached 0)" not in lines[2]

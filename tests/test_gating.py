@@ -372,3 +372,37 @@ def test_name_matching_is_bounded_and_memoised_on_huge_messages() -> None:
     assert 1 < len(found) <= 1 + MAX_FUZZY_TOKENS  # near misses found, within the bound
     assert matcher(near_misses + " service_7_do_thing_7") == found  # memoised, same answer
     assert matcher("refund_paymnt") == []  # nothing close in this catalog
+
+
+def _turn_script() -> list[Any]:
+    return [
+        calls(tool_call("convert_currency", {"query": "10 EUR"}, "c1")),  # known, not sent
+        calls(tool_call("convert_currency", {"query": "10 EUR"}, "c2")),
+        calls(tool_call("send_email", {"query": "Bob"}, "c3")),
+        say("done"),
+        say("next turn"),
+    ]
+
+
+def test_decide_per_turn_keeps_the_tools_array_within_a_turn() -> None:
+    """Cache-stable mode: one decision per user turn; a refused tool is appended to it and
+    nothing is dropped, so each call's tools array extends the previous one's."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    model = ScriptedChatModel(script=_turn_script())
+    agent = agent_for(model, gate(k=2, decide_per="turn"), checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    agent.invoke({"messages": [HumanMessage("send an email to Bob about the invoice")]}, config)
+    arrays = [r["tools"] for r in model.recorded]
+    first = arrays[0]
+    assert len(first) == 2 and "convert_currency" not in first
+    assert arrays[1] == [*first, "convert_currency"]
+    assert arrays[1] == arrays[2] == arrays[3]  # the rest of the turn: byte-identical tools
+    assert RAN == ["convert_currency", "send_email"]
+    agent.invoke({"messages": [HumanMessage("what is the weather forecast")]}, config)
+    assert {"get_weather", "get_forecast"} <= set(model.recorded[4]["tools"])  # a new decision
+
+
+def test_decide_per_must_be_call_or_turn() -> None:
+    with pytest.raises(ValueError, match="decide_per must be 'call' or 'turn'"):
+        gate(decide_per="session")

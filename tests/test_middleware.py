@@ -382,3 +382,45 @@ def test_two_named_instances_compose(scopes: list[Scope], toolbox: dict[str, Bas
     )
     assert (outer.name, inner.name) == ("outer", "inner")
     create_agent(ScriptedChatModel(script=[]), middleware=[outer, inner])  # no duplicate-name error
+
+
+def test_module_in_load_context_keeps_the_system_prompt_byte_identical(
+    scopes: list[Scope], ledger: Ledger
+) -> None:
+    """Cache-stable mode: the scope's module arrives in the load_context result (appended to
+    the conversation), so every call of the session sees the same system prompt."""
+    model, result = run(
+        scopes,
+        [
+            calls(tool_call("load_context", {"name": "math"}, "c1")),
+            calls(tool_call("multiply", {"a": 47, "b": 83}, "c2")),
+            calls(tool_call("load_context", {"name": "text"}, "c3")),
+            say("done"),
+        ],
+        system_prompt="You are concise.",
+        mw={"module_delivery": "load_context"},
+    )
+    systems = {r["system"] for r in model.recorded}
+    assert len(systems) == 1
+    (system,) = systems
+    assert "You are concise." in system and "Use add and multiply" not in system
+    crumbs = [payload(m) for m in tool_messages(result) if m.name == "load_context"]
+    assert (
+        crumbs[0]["prompt_module"] == "# Active context: math\nUse add and multiply for arithmetic."
+    )
+    assert crumbs[1]["prompt_module"].startswith("# Active context: text")
+    assert [r["tools"] for r in model.recorded][1] == ["load_context", "add", "multiply"]
+    assert ledger.names() == ["multiply"]
+
+
+def test_module_delivery_default_swaps_the_module_and_bad_values_fail(scopes: list[Scope]) -> None:
+    model, result = run(
+        scopes,
+        [calls(tool_call("load_context", {"name": "math"}, "c1")), say("done")],
+    )
+    assert "Use add and multiply" in model.recorded[1]["system"]
+    assert "prompt_module" not in payload(tool_messages(result)[0])
+    with pytest.raises(
+        ValueError, match="module_delivery must be 'system_prompt' or 'load_context'"
+    ):
+        AttentionScopingMiddleware(scopes, module_delivery="messages")  # type: ignore[arg-type]

@@ -170,6 +170,15 @@ def _row(v: Verdict) -> dict[str, Any]:
 # -- what the history says ---------------------------------------------------------------------
 
 
+def turn_key(messages: Sequence[MessageLike]) -> list[Any]:
+    """Identifies the current user turn: the position and id of its user message (JSON-able,
+    so it can live in checkpointed state)."""
+    starts = user_turn_starts(messages)
+    if not starts:
+        return [-1, None]
+    return [starts[-1], getattr(messages[starts[-1]], "id", None)]
+
+
 def used_tools(messages: Sequence[MessageLike], turns: int) -> list[str]:
     """Tools the model called during the last `turns` user turns (the current task)."""
     if turns <= 0:

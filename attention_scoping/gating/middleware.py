@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -42,6 +43,7 @@ from attention_scoping.gating.gate import (
     NameMatcher,
     decide,
     requested_tools,
+    turn_key,
     used_tools,
 )
 from attention_scoping.gating.index import ToolIndex
@@ -71,11 +73,23 @@ TRACE_DEPTH = 3
 """The stored trace keeps every shown tool and hidden ones ranked up to TRACE_DEPTH x k."""
 
 
+DecidePer = Literal["call", "turn"]
+"""How often the gate decides: before every model call, or once per user turn (cache-stable:
+every call of a turn gets the same tools array, grown only by tools the model was refused)."""
+
+
+def _fingerprint(names: Sequence[str]) -> str:
+    """A short, stable identifier of a candidate list (kept in state instead of the list)."""
+    return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:16]
+
+
 class GateState(AgentState[ResponseT]):
     """State of `ToolAttentionMiddleware`: what the last model call was shown, and why."""
 
     gate_exposed: NotRequired[Annotated[list[str] | None, PrivateStateAttr]]
     gate_trace: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+    gate_turn: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
+    """With `decide_per="turn"`: the user turn the held decision belongs to, and its tools."""
 
 
 class ToolAttentionMiddleware(
@@ -120,6 +134,7 @@ class ToolAttentionMiddleware(
         tools: Iterable[BaseTool] | None = None,
         cache: VectorCache | None = None,
         emit_events: bool = True,
+        decide_per: DecidePer = "call",
         name: str | None = None,
     ) -> None:
         """Configure the gate.
@@ -146,6 +161,10 @@ class ToolAttentionMiddleware(
             tools: Tools to index up front (also the `catalog` pool before they are seen).
             cache: Where tool vectors are cached (default `~/.cache/attention-scoping`).
             emit_events: Write a `{"type": "gate", ...}` custom stream event per model call.
+            decide_per: `"call"` decides before every model call; `"turn"` decides at the first
+                call of each user turn and keeps that tools array for the turn's later calls,
+                adding only tools the model was refused, so a provider's prompt cache keeps the
+                turn's prefix (see docs/cost.md).
             name: Middleware name, to use two gates in one agent.
 
         Raises:
@@ -159,6 +178,10 @@ class ToolAttentionMiddleware(
                 f"pool_budget_tokens={pool_budget_tokens}"
             )
             raise ValueError(msg)
+        if decide_per not in ("call", "turn"):
+            msg = f"decide_per must be 'call' or 'turn', not {decide_per!r}"
+            raise ValueError(msg)
+        self.decide_per: DecidePer = decide_per
         if summary_pool not in ("auto", "catalog", "scope", "off"):
             msg = f"summary_pool must be 'auto', 'catalog', 'scope' or 'off', not {summary_pool!r}"
             raise ValueError(msg)
@@ -283,15 +306,33 @@ class ToolAttentionMiddleware(
             return "", 0
         return text, tokens
 
+    def held_tools(
+        self, state: Mapping[str, Any], decision: Decision, candidates: Sequence[str]
+    ) -> list[str]:
+        """The tools this call shows: the decision, or with `decide_per="turn"` the tools
+        decided at this turn's first call plus the ones refused since (promoted now). A new
+        candidate set (a scope switch inside the turn) gets a new decision."""
+        held = state.get("gate_turn") if self.decide_per == "turn" else None
+        messages = list(state.get("messages", []))
+        if (
+            not isinstance(held, Mapping)
+            or held.get("turn") != turn_key(messages)
+            or held.get("candidates") != _fingerprint(candidates)
+        ):
+            return list(decision.shown)
+        kept = list(held.get("shown") or [])
+        fresh = set(decision.shown)
+        return kept + [n for n in requested_tools(messages) if n in fresh and n not in kept]
+
     def prepare_request(
         self, request: ModelRequest[ContextT]
     ) -> tuple[ModelRequest[ContextT], Decision]:
         """Narrow `request` to the promoted tools and append the summary pool to the prompt."""
         decision = self.decide(request.state, request.tools)
-        shown = set(decision.shown)
-        tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
         marked = [tool_name(t) for t in request.tools if not isinstance(t, dict) and is_pinned(t)]
+        shown = set(self.held_tools(request.state, decision, candidates))
+        tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
         text, tokens = self.pool(candidates, marked)
         overrides: dict[str, Any] = {"tools": tools}
         choice = visible_tool_choice(request.tool_choice, tools)
@@ -307,7 +348,7 @@ class ToolAttentionMiddleware(
                     {
                         "type": "gate",
                         "intent": decision.intent,
-                        "shown": list(decision.shown),
+                        "shown": [n for n in candidates if n in shown],
                         "candidates": len(candidates),
                         "pool_tokens": tokens,
                         "ranker": self.ranker_name,
@@ -316,9 +357,19 @@ class ToolAttentionMiddleware(
                 )
         return request.override(**overrides), decision
 
-    def _command(self, decision: Decision) -> Command[Any]:
+    def _command(self, request: ModelRequest[Any], decision: Decision) -> Command[Any]:
         trace = decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1))
-        return Command(update={"gate_exposed": list(decision.shown), "gate_trace": trace})
+        candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
+        shown = self.held_tools(request.state, decision, candidates)
+        update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
+        if self.decide_per == "turn":
+            messages: list[Any] = list(request.state.get("messages", []))
+            update["gate_turn"] = {
+                "turn": turn_key(messages),
+                "candidates": _fingerprint(candidates),
+                "shown": shown,
+            }
+        return Command(update=update)
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """A refusal when the call's tool was not sent or its precondition fails, else None."""
@@ -348,7 +399,9 @@ class ToolAttentionMiddleware(
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision = self.prepare_request(request)
         response = repair_response(handler(narrowed), thread_call_ids(request.messages))
-        return ExtendedModelResponse(model_response=response, command=self._command(decision))
+        return ExtendedModelResponse(
+            model_response=response, command=self._command(request, decision)
+        )
 
     @override
     async def awrap_model_call(
@@ -359,7 +412,9 @@ class ToolAttentionMiddleware(
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         narrowed, decision = await asyncio.to_thread(self.prepare_request, request)
         response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
-        return ExtendedModelResponse(model_response=response, command=self._command(decision))
+        return ExtendedModelResponse(
+            model_response=response, command=self._command(request, decision)
+        )
 
 
 def explain(trace: Mapping[str, Any] | None, name: str) -> str:

@@ -199,6 +199,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
     )
     sim.add_argument("--quiet", action="store_true", help="no progress bars")
+    cost = sim.add_argument_group(
+        "billed cost per task (session mode)",
+        "With --sessions: multi-turn sessions, every strategy billed on a simulated provider "
+        "prompt cache (see docs/cost.md).",
+    )
+    cost.add_argument(
+        "--sessions", type=_positive, default=None, metavar="N", help="sessions to play"
+    )
+    cost.add_argument(
+        "--turns", type=_positive, default=None, metavar="T", help="user turns per session (10)"
+    )
+    cost.add_argument(
+        "--price",
+        default=None,
+        metavar="MODEL",
+        help="price model: anthropic (default), anthropic-1h, openai, none",
+    )
+    cost.add_argument("--cache-read", type=float, default=None, metavar="X", help="read price")
+    cost.add_argument("--cache-write", type=float, default=None, metavar="X", help="write price")
+    cost.add_argument("--ttl", type=float, default=None, metavar="S", help="cache lifetime (s)")
+    cost.add_argument(
+        "--min-cacheable", type=int, default=None, metavar="N", help="shortest cached prefix"
+    )
+    cost.add_argument(
+        "--turn-gap", type=float, default=None, metavar="S", help="seconds between turns (60)"
+    )
+    cost.add_argument("--plot", metavar="PATH.png", help="cumulative cost against turns")
     return parser
 
 
@@ -302,11 +329,77 @@ def run_audit_command(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+SESSION_OPTIONS = (
+    "turns",
+    "price",
+    "cache_read",
+    "cache_write",
+    "ttl",
+    "min_cacheable",
+    "turn_gap",
+    "plot",
+)
+"""Options of the session mode: they need --sessions."""
+
+
+def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping simulate --sessions N`: billed input per task, per strategy."""
+    from attention_scoping.core.cost import PriceModelError, price_model
+    from attention_scoping.measure.bench.progress import ProgressBars
+    from attention_scoping.measure.simulate import billing, session_report
+    from attention_scoping.measure.simulate.sessions import TURN_GAP_SECONDS
+
+    _check_output(args.json_path)
+    _check_output(args.plot, ".png")
+    if args.export:
+        msg = "--export belongs to the task mode; leave out --sessions to export"
+        raise UsageError(msg)
+    if args.turn_gap is not None and args.turn_gap < 0:
+        msg = f"--turn-gap must be >= 0 seconds, got {args.turn_gap:g}"
+        raise UsageError(msg)
+    try:
+        price = price_model(
+            args.price or "anthropic",
+            cache_read=args.cache_read,
+            cache_write=args.cache_write,
+            ttl_s=args.ttl,
+            min_cacheable=args.min_cacheable,
+        )
+    except PriceModelError as exc:
+        raise UsageError(str(exc)) from None
+    with ProgressBars(enabled=not args.quiet) as bars:
+        result = billing.run_sessions(
+            price=price,
+            seed=args.seed,
+            n_sessions=args.sessions,
+            turns=args.turns or 10,
+            counter=get_counter(args.encoding),
+            ranker=args.ranker,
+            cache=_cache(args.cache_dir),
+            turn_gap_s=TURN_GAP_SECONDS if args.turn_gap is None else args.turn_gap,
+            progress=bars,
+        )
+    session_report.render(result, console)
+    if args.json_path:
+        billing.write_json(result, args.json_path)
+        console.print(f"figures written to {args.json_path}")
+    if args.plot:
+        session_report.plot(result, args.plot)
+        console.print(f"plot written to {args.plot}")
+    return 0
+
+
 def run_simulate_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping simulate`."""
     from attention_scoping.measure.bench.progress import ProgressBars
     from attention_scoping.measure.simulate import export, render, run_simulation, write_json
 
+    if args.sessions is not None:
+        return run_sessions_command(args, console)
+    given = [f"--{o.replace('_', '-')}" for o in SESSION_OPTIONS if getattr(args, o) is not None]
+    if given:
+        msg = f"{', '.join(given)} need --sessions N (the billed-cost session mode)"
+        raise UsageError(msg)
     _check_output(args.json_path)
     with ProgressBars(enabled=not args.quiet) as bars:
         result = run_simulation(

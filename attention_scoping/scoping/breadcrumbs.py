@@ -11,6 +11,7 @@ from typing import Any
 
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+from attention_scoping.scoping.prompts import module_layer
 
 STATE_KEY = "active_context"
 """The state key holding the active scope name (None: unscoped)."""
@@ -23,10 +24,14 @@ def scope_tools(catalog: ScopeCatalog, scope: str | None) -> list[str]:
     return own + [t for t in catalog.always_on if t not in own]
 
 
-def loaded_payload(catalog: ScopeCatalog, scope: str, previous: str | None) -> dict[str, Any]:
-    """Breadcrumb for a successful switch: what is active, what can be called, what to do."""
+def loaded_payload(
+    catalog: ScopeCatalog, scope: str, previous: str | None, *, with_module: bool = False
+) -> dict[str, Any]:
+    """Breadcrumb for a successful switch: what is active, what can be called, what to do;
+    with `with_module`, also the scope's prompt module (cache-stable delivery: the module is
+    appended to the conversation instead of swapped into the system prompt)."""
     already = scope == previous
-    return {
+    payload: dict[str, Any] = {
         "status": "ok",
         "active_context": scope,
         "previous_context": previous,
@@ -41,6 +46,9 @@ def loaded_payload(catalog: ScopeCatalog, scope: str, previous: str | None) -> d
             f"Call {LOAD_CONTEXT} again only if the request needs another context."
         ),
     }
+    if with_module:
+        payload["prompt_module"] = module_layer(catalog, scope)
+    return payload
 
 
 _SHOWN_CHARS = 200

@@ -52,6 +52,10 @@ logger = logging.getLogger(__name__)
 UNSCOPED_NAMES_SHOWN = 10
 """How many hidden unscoped tools the one warning names (the rest are counted)."""
 
+ModuleDelivery = Literal["system_prompt", "load_context"]
+"""Where a scope's prompt module reaches the model: swapped into the system prompt (default),
+or appended in the `load_context` result so the system prompt never changes (cache-stable)."""
+
 UnscopedPolicy = Literal["hide", "show"]
 """What to do with registered tools that no scope names: hide them (default) or always show."""
 InvalidContextPolicy = Literal["default", "raise"]
@@ -135,6 +139,7 @@ class AttentionScopingMiddleware(
         ranker: Any = "auto",
         on_foreign_tool: ForeignToolPolicy = "refuse",
         emit_events: bool = True,
+        module_delivery: ModuleDelivery = "system_prompt",
         name: str | None = None,
     ) -> None:
         """Validate the scopes and build the `load_context` tool.
@@ -178,6 +183,11 @@ class AttentionScopingMiddleware(
                 refusal naming the `load_context` call to make) or `"switch"` (load that
                 scope and run the call, for models that call the tool they need directly).
             emit_events: Emit a `{"type": "scope", ...}` custom stream event per model call.
+            module_delivery: `"system_prompt"` swaps the active scope's module into the system
+                prompt; `"load_context"` returns it in the `load_context` result instead, so the
+                system prompt stays byte-identical for the whole session and a provider's prompt
+                cache keeps it and the conversation after it (see docs/cost.md). The module of
+                the default scope (or the no-context note) stays in the system prompt.
             name: Middleware name, to use two instances in one agent.
 
         Raises:
@@ -196,6 +206,14 @@ class AttentionScopingMiddleware(
         if unscoped_tools not in ("hide", "show"):
             msg = f"unscoped_tools must be 'hide' or 'show', not {unscoped_tools!r}"
             raise ValueError(msg)
+        if module_delivery not in ("system_prompt", "load_context"):
+            msg = (
+                f"module_delivery must be 'system_prompt' or 'load_context', not "
+                f"{module_delivery!r}"
+            )
+            raise ValueError(msg)
+        self.module_delivery: ModuleDelivery = module_delivery
+        """Where the active scope's prompt module is delivered."""
         self.core_prompt = core_prompt
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools
@@ -223,7 +241,9 @@ class AttentionScopingMiddleware(
         """Whether a scope event is written to the custom stream per model call."""
         self.index = capability_index(self.catalog, index_header)
         """The capability index layer (fixed for the middleware's lifetime)."""
-        self.load_context_tool: BaseTool = make_load_context_tool(self.catalog)
+        self.load_context_tool: BaseTool = make_load_context_tool(
+            self.catalog, with_module=module_delivery == "load_context"
+        )
         """The `load_context` tool registered with the agent."""
         self.tools = [
             self.load_context_tool,
@@ -270,10 +290,16 @@ class AttentionScopingMiddleware(
     def prompt_layers(
         self, state: Mapping[str, Any], user_prompt: str | None = None
     ) -> PromptLayers:
-        """The three prompt layers the model gets for `state` (for UIs, tests and audits)."""
+        """The three prompt layers the model gets for `state` (for UIs, tests and audits);
+        with `module_delivery="load_context"` the module layer is the default scope's, always."""
+        scope = (
+            self.catalog.resolve(None)
+            if self.module_delivery == "load_context"
+            else self.active_scope(state)
+        )
         return build_layers(
             self.catalog,
-            self.active_scope(state),
+            scope,
             index=self.index,
             framework_core=self.core_prompt,
             user_prompt=user_prompt,
@@ -364,9 +390,12 @@ class AttentionScopingMiddleware(
             or (not isinstance(t, dict) and t.name in offered)
         ]
         user_prompt = request.system_message.text if request.system_message is not None else None
+        module_scope = (
+            self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
+        )
         layers = build_layers(
             self.catalog,
-            plan.scope,
+            module_scope,
             index=self.index,
             framework_core=self.core_prompt,
             user_prompt=user_prompt,

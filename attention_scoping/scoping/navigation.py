@@ -19,19 +19,26 @@ from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 
 
 def switch_command(
-    catalog: ScopeCatalog, scope: str, previous: str | None, tool_call_id: str
+    catalog: ScopeCatalog,
+    scope: str,
+    previous: str | None,
+    tool_call_id: str,
+    *,
+    with_module: bool = False,
 ) -> Command[Any]:
-    """The state update of a successful `load_context`: new scope plus its breadcrumb message."""
+    """The state update of a successful `load_context`: new scope plus its breadcrumb message
+    (with `with_module`, the scope's prompt module travels in it)."""
     message = ToolMessage(
-        render_payload(loaded_payload(catalog, scope, previous)),
+        render_payload(loaded_payload(catalog, scope, previous, with_module=with_module)),
         tool_call_id=tool_call_id,
         name=LOAD_CONTEXT,
     )
     return Command(update={STATE_KEY: scope, "messages": [message]})
 
 
-def make_load_context_tool(catalog: ScopeCatalog) -> BaseTool:
-    """Build the `load_context(name)` tool for `catalog` (scope names as a JSON-schema enum).
+def make_load_context_tool(catalog: ScopeCatalog, *, with_module: bool = False) -> BaseTool:
+    """Build the `load_context(name)` tool for `catalog` (scope names as a JSON-schema enum);
+    with `with_module`, its result carries the scope's prompt module.
 
     The tool returns a `Command` that sets `active_context`; the middleware validates the name
     first so a wrong one gets a structured error listing the valid scopes.
@@ -53,7 +60,7 @@ def make_load_context_tool(catalog: ScopeCatalog) -> BaseTool:
     )
 
     def load_context(name: str, tool_call_id: str, previous: str | None = None) -> Command[Any]:
-        return switch_command(catalog, name, previous, tool_call_id)
+        return switch_command(catalog, name, previous, tool_call_id, with_module=with_module)
 
     return StructuredTool.from_function(
         load_context,

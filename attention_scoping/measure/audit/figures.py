@@ -53,7 +53,8 @@ class MethodFigure:
     prompt_tokens_per_call: float
     session_tokens: float
     cacheable_share: float
-    """Share of the request (system prompt, then tools) identical from one call to the next."""
+    """Share of the request (tools array, then system prompt: provider order) identical from
+    one call to the next."""
     note: str = ""
 
 
@@ -77,6 +78,9 @@ class AuditFigures:
     suggested_scopes: list[dict[str, Any]] = field(default_factory=list)
     suggestion_method: str = ""
     notes: list[str] = field(default_factory=list)
+    billed_per_session: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Method -> price model -> billed input-token equivalents of the projected session
+    (`measure.audit.billing`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able figures."""
@@ -150,8 +154,9 @@ def _tool_schema(tool: BaseTool) -> dict[str, Any]:
 
 
 def _request(prompt: str, schemas: Sequence[dict[str, Any]]) -> str:
-    """A request's fixed part in the order the middlewares build it: prompt, then tools."""
-    return prompt + "\n" + tools_json(schemas)
+    """A request's fixed part in provider order (tools array, then system prompt): what a
+    prompt cache matches, so a change in the tools array breaks the system prompt too."""
+    return tools_json(schemas) + "\n" + prompt
 
 
 def _share(first: str, second: str, counter: TokenCounter) -> float:
@@ -218,6 +223,9 @@ def audit(
         _scoping(target, schemas, figures, c)
     _gating(specs, schemas, each, ranked, k, pool_budget, figures, c)
     _gateway(specs, figures, c)
+    from attention_scoping.measure.audit.billing import project_bills
+
+    figures.billed_per_session = project_bills(figures)
 
     count = (
         suggest if suggest is not None else (0 if target.scopes else max(2, round(len(specs) / 10)))

@@ -43,15 +43,49 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
         if m.note:
             console.print(f"[dim]{m.name}: {m.note}[/]")
     console.print(
-        "[dim]cacheable prefix: the share of the request (system prompt, then tools array, the "
-        "order the middlewares use) that is identical to the previous call's, which a "
-        "provider's prompt cache can reuse.[/]"
+        "[dim]cacheable prefix: the share of the request (tools array, then system prompt: "
+        "the order providers render and cache) that is identical to the previous call's, which "
+        "a provider's prompt cache can reuse; billed cost per task: attention-scoping simulate "
+        "--sessions (docs/cost.md).[/]"
     )
+    _billed(f, console, price)
     if f.suggested_scopes:
         console.print(_suggestions(f))
         console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
     for note in f.notes:
         console.print(f"[yellow]note:[/] {note}")
+
+
+def _billed(f: AuditFigures, console: Console, price: float | None) -> None:
+    """The projected session's billed input under each price model (provider prompt caching)."""
+    from attention_scoping.measure.audit.billing import CALLS_PER_SCOPE, CONVERSATION_PER_CALL
+
+    if not f.billed_per_session:
+        return
+    models = list(next(iter(f.billed_per_session.values())))
+    eager = next((v for k, v in f.billed_per_session.items() if k.startswith("eager")), None)
+    table = Table(title=f"Billed input per session of {f.turns} calls (projection, prompt caching)")
+    table.add_column("method")
+    for model in models:
+        table.add_column(model, justify="right")
+    table.add_column("vs eager (anthropic)", justify="right")
+    if price is not None:
+        table.add_column(f"anthropic @ ${price:g}/M", justify="right")
+    for name, bills in f.billed_per_session.items():
+        cells = [name, *(f"{bills[m]:,.0f}" for m in models)]
+        base = eager.get("anthropic") if eager else None
+        cells.append(f"{bills['anthropic'] / base:.1%}" if base else "")
+        if price is not None:
+            cells.append(_money(bills["anthropic"], price))
+        table.add_row(*cells)
+    console.print(table)
+    console.print(
+        f"[dim]billed input: input-token equivalents (cache reads and writes at each price "
+        f"model's multipliers). Projection: 2 calls per user turn, {CONVERSATION_PER_CALL} "
+        f"tokens of conversation per call, a scope switch every {CALLS_PER_SCOPE} calls, a new "
+        "gate set per call (or per turn). Measured on real sessions: attention-scoping "
+        "simulate --sessions 20 (docs/cost.md).[/]"
+    )
 
 
 def _heaviest(f: AuditFigures) -> Table:

@@ -107,27 +107,40 @@ def _state(rng: random.Random, turns: list[Turn]) -> dict[str, Any]:
     return {"db_write_access": True if needs else rng.random() < 0.5}
 
 
-def _session(rng: random.Random) -> list[Turn]:
+def next_turn(
+    rng: random.Random, servers: list[str], previous: Turn, last_slot: str | None
+) -> tuple[Turn, str | None]:
+    """The session's next turn after `previous`: small talk, a vague follow-up that repeats
+    the previous tool, a two-tool request or a new request (and the slot it filled)."""
+    roll = rng.random()
+    if roll < 0.15:
+        return Turn(rng.choice(CHIT_CHAT), kind="small talk"), last_slot
+    if roll < 0.40 and previous.tools:
+        name = previous.tools[-1]
+        _, slot = _request(name, rng)
+        slot = slot or last_slot or "term"
+        value = rng.choice(VALUES[slot])
+        return Turn(rng.choice(FOLLOW_UPS).format(value=value), (name,), "follow-up"), last_slot
+    if roll < 0.55:
+        return _multi(rng, servers, 2), last_slot
+    name = rng.choice(_server_tools(rng.choice(servers)))
+    text, slot = _request(name, rng)
+    return Turn(text, (name,)), slot
+
+
+def first_turn(rng: random.Random) -> tuple[list[str], Turn]:
+    """A session's one to three servers and its opening request."""
     servers = rng.sample(list(SERVERS), rng.randint(1, 3))
-    turns: list[Turn] = [_single(rng, servers)]
+    return servers, _single(rng, servers)
+
+
+def _session(rng: random.Random) -> list[Turn]:
+    servers, first = first_turn(rng)
+    turns: list[Turn] = [first]
     last_slot: str | None = None
     for _ in range(rng.randint(*SESSION_TURNS) - 1):
-        roll = rng.random()
-        previous = turns[-1]
-        if roll < 0.15:
-            turns.append(Turn(rng.choice(CHIT_CHAT), kind="small talk"))
-        elif roll < 0.40 and previous.tools:
-            name = previous.tools[-1]
-            _, slot = _request(name, rng)
-            slot = slot or last_slot or "term"
-            value = rng.choice(VALUES[slot])
-            turns.append(Turn(rng.choice(FOLLOW_UPS).format(value=value), (name,), "follow-up"))
-        elif roll < 0.55:
-            turns.append(_multi(rng, servers, 2))
-        else:
-            name = rng.choice(_server_tools(rng.choice(servers)))
-            text, last_slot = _request(name, rng)
-            turns.append(Turn(text, (name,)))
+        turn, last_slot = next_turn(rng, servers, turns[-1], last_slot)
+        turns.append(turn)
     return turns
 
 
