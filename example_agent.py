@@ -33,8 +33,9 @@ from rich.text import Text
 from agents import CORE_PROMPT, build_scopes
 from agents.tour import TOUR_TURNS, tour_model
 from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware
-from attention_scoping.hesitation import HesitationMiddleware
-from attention_scoping.tax import get_counter, tool_tokens
+from attention_scoping.core.tokens import get_counter
+from attention_scoping.hesitation.middleware import HesitationMiddleware
+from attention_scoping.measure.tax import tool_tokens
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "openai/gpt-4o-mini"

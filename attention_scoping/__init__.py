@@ -1,19 +1,57 @@
-"""attention-scoping: show an LLM agent only the tools and prompt text that matter now."""
+"""attention-scoping: show an LLM agent only the tools and prompt text that matter now.
 
-from attention_scoping.approval import ApprovalGate, ApprovalMiddleware
-from attention_scoping.gateway import ToolGateway
-from attention_scoping.hesitation import HesitationMiddleware
-from attention_scoping.middleware import AttentionScopingMiddleware, ScopingState
-from attention_scoping.navigation import STATE_KEY
-from attention_scoping.prompts import PromptLayers, load_prompt_dir, read_prompt
-from attention_scoping.radar import Hesitation, detect_hesitation
-from attention_scoping.scopes import (
-    LOAD_CONTEXT,
-    Scope,
-    ScopeCatalog,
-    ScopeConfigError,
-    UnknownScopeError,
-)
+The public names below load lazily (PEP 562): `import attention_scoping.ledger` or the radar never
+imports LangChain, and `ToolAttentionMiddleware` needs the `gate` extra only when it is used.
+Old module paths of 0.1 (`attention_scoping.scopes`, `.middleware`, ...) keep working with a
+`DeprecationWarning` (see `attention_scoping._compat`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+from attention_scoping import _compat
+
+if TYPE_CHECKING:
+    from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
+    from attention_scoping.gateway.tools import ToolGateway
+    from attention_scoping.gating.middleware import ToolAttentionMiddleware
+    from attention_scoping.hesitation.middleware import HesitationMiddleware
+    from attention_scoping.hesitation.radar import Hesitation, detect_hesitation
+    from attention_scoping.scoping.catalog import (
+        LOAD_CONTEXT,
+        Scope,
+        ScopeCatalog,
+        ScopeConfigError,
+        UnknownScopeError,
+    )
+    from attention_scoping.scoping.middleware import AttentionScopingMiddleware, ScopingState
+    from attention_scoping.scoping.navigation import STATE_KEY
+    from attention_scoping.scoping.prompts import PromptLayers, load_prompt_dir, read_prompt
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "LOAD_CONTEXT": "scoping.catalog",
+    "STATE_KEY": "scoping.navigation",
+    "ApprovalGate": "approval.middleware",
+    "ApprovalMiddleware": "approval.middleware",
+    "AttentionScopingMiddleware": "scoping.middleware",
+    "Hesitation": "hesitation.radar",
+    "HesitationMiddleware": "hesitation.middleware",
+    "PromptLayers": "scoping.prompts",
+    "Scope": "scoping.catalog",
+    "ScopeCatalog": "scoping.catalog",
+    "ScopeConfigError": "scoping.catalog",
+    "ScopingState": "scoping.middleware",
+    "ToolAttentionMiddleware": "gating.middleware",
+    "ToolGateway": "gateway.tools",
+    "UnknownScopeError": "scoping.catalog",
+    "detect_hesitation": "hesitation.radar",
+    "load_prompt_dir": "scoping.prompts",
+    "read_prompt": "scoping.prompts",
+}
 
 __all__ = [
     "LOAD_CONTEXT",
@@ -36,19 +74,27 @@ __all__ = [
     "read_prompt",
 ]
 
-__version__ = "0.1.0"
+GATE_EXTRA_HINT = "pip install -e '.[gate]' (from a clone of the repository)"
+"""How to install the gate's optional dependencies (the package installs from its repository)."""
 
-_GATING = {"ToolAttentionMiddleware"}
+_compat.install()
 
 
 def __getattr__(name: str) -> object:
-    """Gating needs numpy (the `gate` extra): import it only when asked for."""
-    if name in _GATING:
-        try:
-            from attention_scoping.gating import ToolAttentionMiddleware
-        except ImportError as exc:
-            msg = f"{name} needs the 'gate' extra: pip install 'attention-scoping[gate]' ({exc})"
-            raise ImportError(msg) from exc
-        return ToolAttentionMiddleware
-    msg = f"module 'attention_scoping' has no attribute {name!r}"
-    raise AttributeError(msg)
+    """Import a public name's module on first use; the gate's extra gets a clear error."""
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        msg = f"module 'attention_scoping' has no attribute {name!r}"
+        raise AttributeError(msg) from None
+    try:
+        return getattr(importlib.import_module(f"attention_scoping.{module}"), name)
+    except ImportError as exc:
+        if not module.startswith("gating."):
+            raise
+        msg = f"{name} needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
+        raise ImportError(msg) from exc
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

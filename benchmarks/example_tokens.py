@@ -19,7 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo's ag
 
 from agents import CORE_PROMPT, build_scopes
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.tax import ENCODINGS, get_counter, tool_tokens
+from attention_scoping.core.tokens import ENCODINGS, get_counter
+from attention_scoping.measure.tax import tool_tokens
 
 
 def main() -> None:

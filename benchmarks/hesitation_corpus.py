@@ -31,7 +31,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from attention_scoping.radar import detect_hesitation  # noqa: E402
+from attention_scoping.hesitation.radar import detect_hesitation  # noqa: E402
 
 DEFAULT_CORPUS = ROOT / "tests" / "hesitation_corpus.jsonl"
 BLIND_DEV_CORPUS = ROOT / "tests" / "hesitation_blind_dev.jsonl"

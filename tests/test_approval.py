@@ -12,7 +12,7 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from attention_scoping.approval import ApprovalGate, ApprovalMiddleware, write_tool_names
+from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware, write_tool_names
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.test_scheduled_jobs_scenario import ARGS, SECRET, FakeClock, make_gateway

@@ -6,13 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.bench import METHODS, resolve_methods, run_bench
-from attention_scoping.bench.methods import gate_specs
-from attention_scoping.bench.report import plot, to_json
-from attention_scoping.catalog import ToolSpec, load_catalog, load_queries
+from attention_scoping.core.catalog import load_catalog, load_queries
+from attention_scoping.core.tokens import get_counter
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
-from attention_scoping.tax import get_counter, tool_tokens
+from attention_scoping.measure.bench import METHODS, resolve_methods, run_bench
+from attention_scoping.measure.bench.methods import gate_specs
+from attention_scoping.measure.bench.report import plot, to_json
+from attention_scoping.measure.tax import tool_tokens
 
 DATA = Path(__file__).resolve().parent / "data"
 

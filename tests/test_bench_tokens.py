@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.catalog import load_catalog
+from attention_scoping.core.catalog import load_catalog
+from attention_scoping.core.tokens import get_counter
 from attention_scoping.gating import ToolAttentionMiddleware
-from attention_scoping.tax import (
+from attention_scoping.measure.tax import (
     call_tokens,
-    get_counter,
     layer_tokens,
     session_tax,
     shared_prefix_tokens,

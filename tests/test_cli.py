@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.cli import main
+from attention_scoping.measure.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
 CATALOG = str(DATA / "tiny_catalog.jsonl")
@@ -152,7 +152,7 @@ def test_simulate_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_console_script_is_installed() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "attention_scoping.cli", "--help"],
+        [sys.executable, "-m", "attention_scoping.measure.cli", "--help"],
         capture_output=True,
         text=True,
         check=False,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping.gateway import (
+from attention_scoping.gateway.tools import (
     CatalogEntry,
     GatewayConfigError,
     ToolGateway,
@@ -80,16 +81,16 @@ def test_lexical_fallback_ranks_by_name_and_description(gateway: ToolGateway) ->
 
 
 def test_default_ranker_comes_from_gating_when_available(monkeypatch: Any) -> None:
-    import attention_scoping.gating as gating
+    import attention_scoping.gating.catalog_ranker as catalog_ranker
 
     def default_ranker() -> Any:
         return fixed_ranker(["get_weather"])
 
-    monkeypatch.setattr(gating, "default_ranker", default_ranker, raising=False)
+    monkeypatch.setattr(catalog_ranker, "default_ranker", default_ranker)
     ranker, label = resolve_ranker(None)
     assert label == "gating.default_ranker"
     assert ranker("x", [CatalogEntry.from_tool(t) for t in other_tools()]) == [("get_weather", 1.0)]
-    monkeypatch.delattr(gating, "default_ranker")
+    monkeypatch.setitem(sys.modules, "attention_scoping.gating.catalog_ranker", None)
     assert resolve_ranker(None) == (lexical_ranker, "lexical (fallback)")
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from attention_scoping.catalog import ToolSpec
+from attention_scoping.core.text import lexical_tokens, split_identifier, tool_text
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ranking
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import (
@@ -25,7 +26,6 @@ from attention_scoping.gating.ranking import (
     build_ranker,
     top_rows,
 )
-from attention_scoping.gating.text import lexical_tokens, split_identifier, tool_text
 
 SPECS = [
     ToolSpec(

@@ -15,8 +15,8 @@ from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.hesitation import HesitationGraphState, HesitationMiddleware
-from attention_scoping.nodes import make_model_node, make_tool_node
+from attention_scoping.graph import make_model_node, make_tool_node
+from attention_scoping.hesitation.middleware import HesitationGraphState, HesitationMiddleware
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.test_scheduled_jobs_scenario import (
     ARGS,

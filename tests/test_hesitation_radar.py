@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 
-from attention_scoping.radar import (
+from attention_scoping.hesitation.radar import (
     DEFAULT_MARKERS,
     HesitationMarkers,
     detect_hesitation,

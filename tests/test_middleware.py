@@ -234,7 +234,7 @@ def test_always_on_tools_and_unscoped_policy(
     ledger.ran.clear()
     model = ScriptedChatModel(script=list(script))
     agent = create_agent(model, tools=[knowledge], middleware=[AttentionScopingMiddleware(scopes)])
-    with caplog.at_level(logging.WARNING, logger="attention_scoping.middleware"):
+    with caplog.at_level(logging.WARNING, logger="attention_scoping.scoping.middleware"):
         result = agent.invoke({"messages": [HumanMessage("go")]})
     assert model.recorded[0]["tools"] == ["load_context"]
     assert payload(tool_messages(result)[0])["error"] == "unknown_tool"

@@ -11,7 +11,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import tools_condition
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
+from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
 

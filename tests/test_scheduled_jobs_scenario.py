@@ -12,9 +12,9 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from attention_scoping.approval import WRITE_TOOLS_PROMPT, ApprovalGate
-from attention_scoping.gateway import GATEWAY_PROMPT, CatalogEntry, ToolGateway
-from attention_scoping.hesitation import HesitationMiddleware
+from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalGate
+from attention_scoping.gateway.tools import GATEWAY_PROMPT, CatalogEntry, ToolGateway
+from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 

@@ -4,24 +4,52 @@ Pure parts (`gate`, `text`, `bm25`, `preconditions`, `disclosure`) work anywhere
 `cache` and `ranking` need numpy (the `gate` extra adds the default MiniLM ONNX encoder).
 """
 
-from attention_scoping.gating.catalog_ranker import CatalogRanker, default_ranker
-from attention_scoping.gating.encoders import (
-    Encoder,
-    EncoderUnavailableError,
-    HashingEncoder,
-    LangChainEncoder,
-    MiniLMOnnxEncoder,
-    SentenceTransformerEncoder,
-)
-from attention_scoping.gating.gate import Decision, Verdict
-from attention_scoping.gating.middleware import GateState, ToolAttentionMiddleware, explain
-from attention_scoping.gating.ranking import (
-    BM25Ranker,
-    DenseRanker,
-    HybridRanker,
-    Ranker,
-    build_ranker,
-)
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_scoping._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from attention_scoping.gating.catalog_ranker import CatalogRanker, default_ranker
+    from attention_scoping.gating.encoders import (
+        Encoder,
+        EncoderUnavailableError,
+        HashingEncoder,
+        LangChainEncoder,
+        MiniLMOnnxEncoder,
+        SentenceTransformerEncoder,
+    )
+    from attention_scoping.gating.gate import Decision, Verdict
+    from attention_scoping.gating.middleware import GateState, ToolAttentionMiddleware, explain
+    from attention_scoping.gating.ranking import (
+        BM25Ranker,
+        DenseRanker,
+        HybridRanker,
+        Ranker,
+        build_ranker,
+    )
+
+_EXPORTS = {
+    "BM25Ranker": "ranking",
+    "build_ranker": "ranking",
+    "CatalogRanker": "catalog_ranker",
+    "Decision": "gate",
+    "default_ranker": "catalog_ranker",
+    "DenseRanker": "ranking",
+    "Encoder": "encoders",
+    "EncoderUnavailableError": "encoders",
+    "explain": "middleware",
+    "GateState": "middleware",
+    "HashingEncoder": "encoders",
+    "HybridRanker": "ranking",
+    "LangChainEncoder": "encoders",
+    "MiniLMOnnxEncoder": "encoders",
+    "Ranker": "ranking",
+    "SentenceTransformerEncoder": "encoders",
+    "ToolAttentionMiddleware": "middleware",
+    "Verdict": "gate",
+}
 
 __all__ = [
     "BM25Ranker",
@@ -43,3 +71,5 @@ __all__ = [
     "default_ranker",
     "explain",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from attention_scoping.catalog import ToolSpec
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating.ranking import Ranker, RankerSpec, build_ranker, top_rows
 
 

@@ -246,7 +246,7 @@ class HashingEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Counts of hashed words (and adjacent pairs), normalized."""
-        from attention_scoping.gating.text import lexical_tokens
+        from attention_scoping.core.text import lexical_tokens
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):

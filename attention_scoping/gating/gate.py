@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
+from attention_scoping.core.text import split_identifier
 from attention_scoping.gating.preconditions import Precondition, unmet
-from attention_scoping.gating.text import split_identifier
 
 NOT_AVAILABLE = "tool_not_available"
 """Error code of a call to a known tool whose schema was not sent; it is promoted next call."""

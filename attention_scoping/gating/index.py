@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 from langchain_core.tools import BaseTool
 
-from attention_scoping.catalog import ToolSpec, specs_from_tools
+from attention_scoping.adapters.tools import specs_from_tools, tool_name
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating.ranking import Ranker
-from attention_scoping.toolspec import tool_name
 
 
 class ToolIndex:

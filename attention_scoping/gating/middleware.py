@@ -23,6 +23,10 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
+from attention_scoping.adapters.tools import tool_name
+from attention_scoping.core.tokens import get_counter
+from attention_scoping.core.tool import summarize
 from attention_scoping.gating.disclosure import (
     PoolMode,
     not_available_payload,
@@ -42,10 +46,7 @@ from attention_scoping.gating.gate import (
 from attention_scoping.gating.index import ToolIndex
 from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
-from attention_scoping.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.scopes import LOAD_CONTEXT
-from attention_scoping.tax import get_counter
-from attention_scoping.toolspec import summarize, tool_name
+from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 if TYPE_CHECKING:
     from attention_scoping.gating.cache import VectorCache

@@ -15,7 +15,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from attention_scoping.catalog import ToolSpec
+from attention_scoping.core.text import Representation, tool_text
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating.bm25 import BM25Index
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import (
@@ -25,7 +26,6 @@ from attention_scoping.gating.encoders import (
     LangChainEncoder,
     MiniLMOnnxEncoder,
 )
-from attention_scoping.gating.text import Representation, tool_text
 
 logger = logging.getLogger(__name__)
 

@@ -10,25 +10,54 @@ Coordinator(ledger).receipt(task_id)   # status, content_sha256, affected_ids
 ```
 """
 
-from attention_scoping.ledger.interface import (
-    AlreadyCompletedError,
-    EventKind,
-    Lease,
-    LeaseLostError,
-    LedgerError,
-    LedgerEvent,
-    Receipt,
-    TaskExistsError,
-    TaskInfo,
-    TaskLedger,
-    TaskStatus,
-    UnknownTaskError,
-    content_sha256,
-)
-from attention_scoping.ledger.postgres import PostgresLedger
-from attention_scoping.ledger.roles import Coordinator, Worker, WorkResult
-from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS
-from attention_scoping.ledger.sqlite import SqliteLedger
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_scoping._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from attention_scoping.ledger.interface import (
+        AlreadyCompletedError,
+        EventKind,
+        Lease,
+        LeaseLostError,
+        LedgerError,
+        LedgerEvent,
+        Receipt,
+        TaskExistsError,
+        TaskInfo,
+        TaskLedger,
+        TaskStatus,
+        UnknownTaskError,
+        content_sha256,
+    )
+    from attention_scoping.ledger.postgres import PostgresLedger
+    from attention_scoping.ledger.roles import Coordinator, Worker, WorkResult
+    from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS
+    from attention_scoping.ledger.sqlite import SqliteLedger
+
+_EXPORTS = {
+    "DEFAULT_MAX_ATTEMPTS": "sql",
+    "AlreadyCompletedError": "interface",
+    "content_sha256": "interface",
+    "Coordinator": "roles",
+    "EventKind": "interface",
+    "Lease": "interface",
+    "LeaseLostError": "interface",
+    "LedgerError": "interface",
+    "LedgerEvent": "interface",
+    "PostgresLedger": "postgres",
+    "Receipt": "interface",
+    "SqliteLedger": "sqlite",
+    "TaskExistsError": "interface",
+    "TaskInfo": "interface",
+    "TaskLedger": "interface",
+    "TaskStatus": "interface",
+    "UnknownTaskError": "interface",
+    "Worker": "roles",
+    "WorkResult": "roles",
+}
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
@@ -51,3 +80,5 @@ __all__ = [
     "Worker",
     "content_sha256",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

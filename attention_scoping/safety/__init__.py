@@ -11,72 +11,139 @@
 The framework-free core (`manifests`, `tokens`, `intents`, `journal`) imports no LangChain.
 """
 
-from attention_scoping.safety.adapters import (
-    capability_from_tool,
-    manifest_prompt,
-    manifest_scope,
-    manifest_tools,
-)
-from attention_scoping.safety.agents import create_manifest_agent
-from attention_scoping.safety.canonical import (
-    CanonicalJSONError,
-    canonical_json,
-    intent_hash,
-    sha256_hex,
-    tool_call_hash,
-)
-from attention_scoping.safety.intents import (
-    DuplicateIntentError,
-    IntentError,
-    IntentGuard,
-    Outcome,
-    OutcomeUnknownError,
-    PreflightError,
-    Proposal,
-    Reconciliation,
-    UnresolvedIntentError,
-)
-from attention_scoping.safety.journal import (
-    IntentJournal,
-    MemoryIntentJournal,
-    SqliteIntentJournal,
-)
-from attention_scoping.safety.keys import SECRET_ENV, SecretConfigError, resolve_secret
-from attention_scoping.safety.manifests import (
-    MAX_NAME_LENGTH,
-    SEPARATOR,
-    ArgumentError,
-    Capability,
-    CapabilityManifest,
-    ManifestConfigError,
-    ManifestRegistry,
-    UnknownToolError,
-    WriteNotGuardedError,
-)
-from attention_scoping.safety.middleware import ManifestMiddleware, default_account
-from attention_scoping.safety.payloads import CONFIRMATION_FIELD
-from attention_scoping.safety.records import Intent, IntentRecord, IntentStatus
-from attention_scoping.safety.token_stores import (
-    CodeRecord,
-    MemoryTokenStore,
-    SqliteTokenStore,
-    TokenStore,
-)
-from attention_scoping.safety.tokens import (
-    ConfirmationCode,
-    ExpiredTokenError,
-    IntentMismatchError,
-    MalformedTokenError,
-    ReplayedTokenError,
-    RevokedCodeError,
-    TamperedTokenError,
-    TokenClaims,
-    TokenError,
-    TokenIssuer,
-    UnknownCodeError,
-    WrongTokenKindError,
-)
-from attention_scoping.safety.validation import ArgumentProblem
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_scoping._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from attention_scoping.safety.adapters import (
+        capability_from_tool,
+        manifest_prompt,
+        manifest_scope,
+        manifest_tools,
+    )
+    from attention_scoping.safety.agents import create_manifest_agent
+    from attention_scoping.safety.canonical import (
+        CanonicalJSONError,
+        canonical_json,
+        intent_hash,
+        sha256_hex,
+        tool_call_hash,
+    )
+    from attention_scoping.safety.intents import (
+        DuplicateIntentError,
+        IntentError,
+        IntentGuard,
+        Outcome,
+        OutcomeUnknownError,
+        PreflightError,
+        Proposal,
+        Reconciliation,
+        UnresolvedIntentError,
+    )
+    from attention_scoping.safety.journal import (
+        IntentJournal,
+        MemoryIntentJournal,
+        SqliteIntentJournal,
+    )
+    from attention_scoping.safety.keys import SECRET_ENV, SecretConfigError, resolve_secret
+    from attention_scoping.safety.manifests import (
+        MAX_NAME_LENGTH,
+        SEPARATOR,
+        ArgumentError,
+        Capability,
+        CapabilityManifest,
+        ManifestConfigError,
+        ManifestRegistry,
+        UnknownToolError,
+        WriteNotGuardedError,
+    )
+    from attention_scoping.safety.middleware import ManifestMiddleware, default_account
+    from attention_scoping.safety.payloads import CONFIRMATION_FIELD
+    from attention_scoping.safety.records import Intent, IntentRecord, IntentStatus
+    from attention_scoping.safety.token_stores import (
+        CodeRecord,
+        MemoryTokenStore,
+        SqliteTokenStore,
+        TokenStore,
+    )
+    from attention_scoping.safety.tokens import (
+        ConfirmationCode,
+        ExpiredTokenError,
+        IntentMismatchError,
+        MalformedTokenError,
+        ReplayedTokenError,
+        RevokedCodeError,
+        TamperedTokenError,
+        TokenClaims,
+        TokenError,
+        TokenIssuer,
+        UnknownCodeError,
+        WrongTokenKindError,
+    )
+    from attention_scoping.safety.validation import ArgumentProblem
+
+_EXPORTS = {
+    "CONFIRMATION_FIELD": "payloads",
+    "MAX_NAME_LENGTH": "manifests",
+    "SECRET_ENV": "keys",
+    "SEPARATOR": "manifests",
+    "ArgumentError": "manifests",
+    "ArgumentProblem": "validation",
+    "canonical_json": "canonical",
+    "CanonicalJSONError": "canonical",
+    "Capability": "manifests",
+    "capability_from_tool": "adapters",
+    "CapabilityManifest": "manifests",
+    "CodeRecord": "token_stores",
+    "ConfirmationCode": "tokens",
+    "create_manifest_agent": "agents",
+    "default_account": "middleware",
+    "DuplicateIntentError": "intents",
+    "ExpiredTokenError": "tokens",
+    "Intent": "records",
+    "intent_hash": "canonical",
+    "IntentError": "intents",
+    "IntentGuard": "intents",
+    "IntentJournal": "journal",
+    "IntentMismatchError": "tokens",
+    "IntentRecord": "records",
+    "IntentStatus": "records",
+    "MalformedTokenError": "tokens",
+    "manifest_prompt": "adapters",
+    "manifest_scope": "adapters",
+    "manifest_tools": "adapters",
+    "ManifestConfigError": "manifests",
+    "ManifestMiddleware": "middleware",
+    "ManifestRegistry": "manifests",
+    "MemoryIntentJournal": "journal",
+    "MemoryTokenStore": "token_stores",
+    "Outcome": "intents",
+    "OutcomeUnknownError": "intents",
+    "PreflightError": "intents",
+    "Proposal": "intents",
+    "Reconciliation": "intents",
+    "ReplayedTokenError": "tokens",
+    "resolve_secret": "keys",
+    "RevokedCodeError": "tokens",
+    "SecretConfigError": "keys",
+    "sha256_hex": "canonical",
+    "SqliteIntentJournal": "journal",
+    "SqliteTokenStore": "token_stores",
+    "TamperedTokenError": "tokens",
+    "TokenClaims": "tokens",
+    "TokenError": "tokens",
+    "TokenIssuer": "tokens",
+    "TokenStore": "token_stores",
+    "tool_call_hash": "canonical",
+    "UnknownCodeError": "tokens",
+    "UnknownToolError": "manifests",
+    "UnresolvedIntentError": "intents",
+    "WriteNotGuardedError": "manifests",
+    "WrongTokenKindError": "tokens",
+}
 
 __all__ = [
     "CONFIRMATION_FIELD",
@@ -137,3 +204,5 @@ __all__ = [
     "sha256_hex",
     "tool_call_hash",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from attention_scoping.navigation import render_payload
+from attention_scoping.core.errors import render_payload
 from attention_scoping.safety import payloads
 from attention_scoping.safety.manifests import (
     ArgumentError,
@@ -28,7 +28,7 @@ from attention_scoping.safety.manifests import (
 )
 
 if TYPE_CHECKING:
-    from attention_scoping.scopes import Scope
+    from attention_scoping.scoping.catalog import Scope
 
 __all__ = [
     "capability_from_tool",
@@ -114,7 +114,7 @@ def manifest_tools(manifest: CapabilityManifest) -> list[BaseTool]:
 
 def manifest_scope(manifest: CapabilityManifest) -> Scope:
     """The manifest as an attention-scoping `Scope` named after its namespace."""
-    from attention_scoping.scopes import Scope
+    from attention_scoping.scoping.catalog import Scope
 
     return Scope(
         manifest.namespace,

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
     from attention_scoping.safety.intents import IntentRecord, Reconciliation
-    from attention_scoping.scopes import Scope
+    from attention_scoping.scoping.catalog import Scope
 
 __all__ = [
     "MAX_NAME_LENGTH",

@@ -25,7 +25,8 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import ToolMessage
 from typing_extensions import override
 
-from attention_scoping.navigation import render_payload
+from attention_scoping.adapters.tools import tool_name
+from attention_scoping.core.errors import render_payload
 from attention_scoping.safety import payloads
 from attention_scoping.safety.adapters import manifest_tools
 from attention_scoping.safety.intents import (
@@ -46,7 +47,6 @@ from attention_scoping.safety.manifests import (
 )
 from attention_scoping.safety.records import Intent
 from attention_scoping.safety.tokens import TokenError
-from attention_scoping.toolspec import tool_name
 
 if TYPE_CHECKING:
     from langgraph.types import Command

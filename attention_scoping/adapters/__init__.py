@@ -1,0 +1,43 @@
+"""Shared LangChain glue: tools of every accepted shape (`tools`) and the one way a gate refuses a
+tool call (`refusals`). Feature packages build their middleware on these.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_scoping._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
+    from attention_scoping.adapters.tools import (
+        ToolLike,
+        as_base_tool,
+        specs_from_tools,
+        to_provider_schema,
+        tool_name,
+    )
+
+_EXPORTS = {
+    "as_base_tool": "tools",
+    "refusal_message": "refusals",
+    "RefusesToolCalls": "refusals",
+    "specs_from_tools": "tools",
+    "to_provider_schema": "tools",
+    "tool_name": "tools",
+    "ToolLike": "tools",
+    "ToolResult": "refusals",
+}
+
+__all__ = [
+    "RefusesToolCalls",
+    "ToolLike",
+    "ToolResult",
+    "as_base_tool",
+    "refusal_message",
+    "specs_from_tools",
+    "to_provider_schema",
+    "tool_name",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

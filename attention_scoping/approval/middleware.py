@@ -1,0 +1,395 @@
+"""Approval of write tools by a human, with signed single-use tokens bound to the exact call.
+
+The model never asks "would you like me to proceed?": it calls the write tool, and the runtime
+pauses the graph with LangGraph `interrupt` and asks the human. The interrupt carries an
+approval token (`appr_...`, from `attention_scoping.safety.tokens`): HMAC-signed, expiring,
+single-use and bound to the hash of the tool name plus the canonical JSON of the arguments. The
+human (their UI) answers with the token; the call runs only if the token verifies for exactly
+the arguments about to run. Tampered, expired, replayed tokens and arguments changed after
+approval are refused with a clear message, and an edit gets a new token and a new question.
+
+The interrupt value follows `HumanInTheLoopMiddleware`'s per-call shape (`type:
+"tool_approval"`, `tool_call_id`, `name`, `args`, `description`) plus the token, so a UI built for
+HITL needs one addition: send the token back.
+
+Resume values:
+    - `{"type": "approve", "token": "appr_..."}` (or the bare token string)
+    - `{"type": "edit", "args": {...}}` (HITL's `{"edited_action": {"name", "args"}}` works too):
+      validated, then asked again with a new token
+    - `{"type": "reject", "message": "..."}`
+
+`ApprovalGate` is used by `ToolGateway.execute_tool`; `ApprovalMiddleware` gives tools bound
+directly to the model (e.g. the tools of a scope) the same flow.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain.agents.middleware.types import AgentMiddleware, ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langgraph.types import interrupt
+from typing_extensions import override
+
+from attention_scoping.adapters.refusals import refusal_message
+from attention_scoping.adapters.tools import tool_name
+from attention_scoping.safety.canonical import tool_call_hash
+from attention_scoping.safety.tokens import TokenError, TokenIssuer
+
+if TYPE_CHECKING:
+    from langgraph.types import Command
+
+    from attention_scoping.adapters.tools import ToolLike
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "APPROVAL_KIND",
+    "WRITE_TOOLS_PROMPT",
+    "Approval",
+    "ApprovalGate",
+    "ApprovalMiddleware",
+]
+
+APPROVAL_KIND = "appr"
+"""Token kind of approvals: tokens read `appr_<claims>.<signature>`."""
+
+WRITE_TOOLS_PROMPT = """\
+# Write tools
+Tools that change something (create, send, schedule, pay, delete) ask the user for approval \
+by themselves when you call them. So call them directly with complete arguments: do not ask the \
+user "should I proceed?", do not list their parameters in text, and do not wait for a \
+confirmation. Use sensible defaults for details the user did not give. If the user rejects a \
+call, do not retry it unless they ask."""
+"""Core-prompt text for agents with write tools: add it to your core (e.g.
+`AttentionScopingMiddleware(..., core_prompt=DEFAULT_CORE + "\\n\\n" + WRITE_TOOLS_PROMPT)`)."""
+
+Validate = Callable[[Mapping[str, Any]], "dict[str, Any] | None"]
+"""Edited arguments -> an error payload, or None when they are valid."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """The outcome of asking: the arguments to run and a receipt, or a refusal payload."""
+
+    arguments: dict[str, Any]
+    receipt: dict[str, Any] | None = None
+    refusal: dict[str, Any] | None = None
+
+    @property
+    def approved(self) -> bool:
+        """Whether the call may run."""
+        return self.refusal is None
+
+
+class ApprovalGate:
+    """Ask a human to approve one exact tool call, with a signed single-use token.
+
+    Example:
+        ```python
+        from attention_scoping.approval.middleware import ApprovalGate
+        from attention_scoping.safety.tokens import TokenIssuer
+        from attention_scoping.safety.token_stores import SqliteTokenStore
+
+        gate = ApprovalGate(TokenIssuer(store=SqliteTokenStore("approvals.db")), ttl=600)
+        gateway = ToolGateway(tools, approval=gate)
+        # the graph pauses; the UI shows interrupt.value and answers:
+        agent.invoke(Command(resume={"type": "approve", "token": value["approval_token"]}), cfg)
+        ```
+    """
+
+    def __init__(
+        self,
+        issuer: TokenIssuer | None = None,
+        *,
+        ttl: float = 600.0,
+        max_edits: int = 3,
+        description_prefix: str = "Approval required",
+    ) -> None:
+        """Configure the gate.
+
+        Args:
+            issuer: Signs and checks tokens; default `TokenIssuer()` (HMAC key from
+                `$ATTENTION_SCOPING_SECRET`, in-memory single-use store). Share one store
+                (`SqliteTokenStore`) when several processes resume graphs.
+            ttl: Seconds an approval token stays valid.
+            max_edits: Edits allowed for one call before it is refused.
+            description_prefix: First line of the text shown to the reviewer.
+
+        Raises:
+            SecretConfigError: no signing key configured, or a weak one.
+        """
+        if ttl <= 0:
+            msg = f"ttl must be positive, not {ttl!r}"
+            raise ValueError(msg)
+        if max_edits < 0:
+            msg = f"max_edits must be >= 0, not {max_edits!r}"
+            raise ValueError(msg)
+        self.issuer = issuer if issuer is not None else TokenIssuer()
+        self.ttl = ttl
+        self.max_edits = max_edits
+        self.description_prefix = description_prefix
+
+    # -- pure steps -------------------------------------------------------------------------
+
+    @staticmethod
+    def intent(tool: str, arguments: Mapping[str, Any]) -> str:
+        """The hash an approval is bound to: tool name + canonical JSON of the arguments."""
+        return tool_call_hash(tool, arguments)
+
+    def request(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        tool_call_id: str | None = None,
+        risk: str = "write",
+        description: str = "",
+    ) -> dict[str, Any]:
+        """The interrupt value for one call: HITL's per-call shape plus a fresh token."""
+        token = self.issuer.issue(
+            self.intent(tool, arguments), kind=APPROVAL_KIND, ttl=self.ttl, subject=tool
+        )
+        shown = json.dumps(dict(arguments), ensure_ascii=False, indent=2, sort_keys=True)
+        text = f"{self.description_prefix}: {tool} ({risk})"
+        if description:
+            text += f"\n{description}"
+        text += f"\n\nArguments:\n{shown}\n\nApprove to run it once with exactly these arguments."
+        return {
+            "type": "tool_approval",
+            "tool_call_id": tool_call_id,
+            "name": tool,
+            "args": dict(arguments),
+            "description": text,
+            "risk": risk,
+            "approval_token": token,
+            "expires_at": self.issuer.clock() + self.ttl,
+            "allowed_decisions": ["approve", "edit", "reject"],
+        }
+
+    def refusal(self, tool: str, reason: str, message: str) -> dict[str, Any]:
+        """Error payload for a call that was not approved; the model reads `next_step`."""
+        rejected = reason == "rejected"
+        return {
+            "error": "rejected_by_user" if rejected else "approval_refused",
+            "reason": reason,
+            "tool": tool,
+            "message": f"{message} Nothing was run.",
+            "next_step": (
+                f"Tell the user that {tool} was not run"
+                + ("" if rejected else f" because the approval was refused ({reason})")
+                + ". Do not call it again unless the user asks; a new call asks for a new "
+                "approval."
+            ),
+        }
+
+    def verify(
+        self, tool: str, arguments: Mapping[str, Any], token: Any
+    ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """Consume `token` for exactly (`tool`, `arguments`): (receipt, None) or (None, refusal)."""
+        if not isinstance(token, str) or not token:
+            return None, self.refusal(
+                tool,
+                "missing_token",
+                "An approval must carry the approval token from the request.",
+            )
+        try:
+            claims = self.issuer.consume(token, self.intent(tool, arguments), kind=APPROVAL_KIND)
+        except TokenError as exc:
+            logger.warning("approval of %s refused: %s (%s)", tool, exc.reason, exc)
+            return None, self.refusal(tool, exc.reason, f"The approval was refused: {exc}.")
+        receipt = {
+            "token_id": claims.token_id,
+            "approved_at": self.issuer.clock(),
+            "expires_at": claims.expires_at,
+        }
+        return receipt, None
+
+    # -- the LangGraph step -----------------------------------------------------------------
+
+    def obtain(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        tool_call_id: str | None = None,
+        risk: str = "write",
+        description: str = "",
+        validate: Validate | None = None,
+    ) -> Approval:
+        """Pause the graph until a human decides; must run inside a graph with a checkpointer.
+
+        On resume the node runs again from the start and `interrupt` returns the stored
+        decision, so nothing before it may have side effects (nothing here does: tokens are
+        verified when they are used, not when they are issued).
+        """
+        args = dict(arguments)
+        edited = False
+        for _round in range(self.max_edits + 1):
+            value = self.request(
+                tool, args, tool_call_id=tool_call_id, risk=risk, description=description
+            )
+            decision = interrupt(value)
+            kind, payload = _parse_decision(decision)
+            if kind == "approve":
+                offered = payload.get("args")
+                if offered is not None and offered != args:
+                    # The approved token is for `args`; anything else is a change after approval.
+                    receipt, refusal = self.verify(tool, offered, payload.get("token"))
+                    if refusal is None:  # cannot happen with a token for `args`; be strict
+                        refusal = self.refusal(tool, "intent_mismatch", "Arguments changed.")
+                    return Approval(dict(offered), refusal=refusal)
+                receipt, refusal = self.verify(tool, args, payload.get("token"))
+                if refusal is not None:
+                    return Approval(args, refusal=refusal)
+                assert receipt is not None
+                return Approval(args, receipt={**receipt, "edited": edited})
+            if kind == "reject":
+                reason = payload.get("message") or "the user rejected the call"
+                return Approval(
+                    args, refusal=self.refusal(tool, "rejected", f"The user rejected it: {reason}.")
+                )
+            if kind == "edit":
+                new_args = payload.get("args")
+                if not isinstance(new_args, Mapping):
+                    return Approval(
+                        args,
+                        refusal=self.refusal(
+                            tool, "invalid_decision", "An edit must carry the new arguments."
+                        ),
+                    )
+                problem = validate(new_args) if validate is not None else None
+                if problem is not None:
+                    return Approval(dict(new_args), refusal=problem)
+                args, edited = dict(new_args), True
+                continue  # an edit needs a new token: ask again for the edited call
+            return Approval(
+                args,
+                refusal=self.refusal(
+                    tool,
+                    "invalid_decision",
+                    f"Unrecognised decision {decision!r}; expected approve, edit or reject.",
+                ),
+            )
+        return Approval(
+            args,
+            refusal=self.refusal(tool, "too_many_edits", f"More than {self.max_edits} edits."),
+        )
+
+
+def _parse_decision(decision: Any) -> tuple[str, dict[str, Any]]:
+    """Normalize a resume value to (kind, payload)."""
+    if isinstance(decision, str):
+        return ("approve", {"token": decision}) if decision.startswith("appr_") else ("?", {})
+    if not isinstance(decision, Mapping):
+        return "?", {}
+    kind = str(decision.get("type", ""))
+    payload = dict(decision)
+    if kind == "edit" and "args" not in payload:
+        action = payload.get("edited_action")
+        if isinstance(action, Mapping):
+            payload["args"] = action.get("args")
+    return kind, payload
+
+
+class ApprovalMiddleware(AgentMiddleware):
+    """Token-backed approval for write tools bound directly to the model.
+
+    For tools behind a `ToolGateway` the gateway asks itself; this middleware covers tools the
+    model calls by name (a scope's tools, say). Place it last, after scoping and gating, so a
+    refused call never reaches a human. It plays the role of
+    `HumanInTheLoopMiddleware(interrupt_mode="per_call")` with the same interrupt shape, plus
+    the token.
+
+    Example:
+        ```python
+        approvals = ApprovalMiddleware(ApprovalGate(), tools=[refund, send_invoice])
+        agent = create_agent(model, middleware=[scoping, HesitationMiddleware(), approvals],
+                             checkpointer=InMemorySaver())
+        ```
+    """
+
+    def __init__(
+        self,
+        gate: ApprovalGate | None = None,
+        *,
+        tools: Iterable[str | ToolLike] | None = None,
+        name: str | None = None,
+    ) -> None:
+        """Args:
+        gate: The approval gate (default `ApprovalGate()`).
+        tools: Tools (or names) needing approval; default: every tool whose `metadata` says
+            `risk="write"` or `requires_approval=True`.
+        name: Middleware name, to add two instances to one agent.
+        """
+        super().__init__()
+        self.gate = gate if gate is not None else ApprovalGate()
+        self.write_tools: frozenset[str] | None = (
+            None
+            if tools is None
+            else frozenset(t if isinstance(t, str) else tool_name(t) for t in tools)
+        )
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """Node-name prefix."""
+        return self._name or type(self).__name__
+
+    def needs_approval(self, request: ToolCallRequest) -> bool:
+        """Whether this call must be approved."""
+        call_name = request.tool_call["name"]
+        if self.write_tools is not None:
+            return call_name in self.write_tools
+        meta = getattr(request.tool, "metadata", None) or {}
+        return meta.get("risk") == "write" or bool(meta.get("requires_approval"))
+
+    def _resolve(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
+        call = request.tool_call
+        outcome = self.gate.obtain(
+            call["name"],
+            call.get("args") or {},
+            tool_call_id=call.get("id"),
+            description=getattr(request.tool, "description", "") or "",
+        )
+        if outcome.refusal is not None:
+            return refusal_message(call, outcome.refusal)
+        return request.override(tool_call={**call, "args": outcome.arguments})
+
+    @override
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        """Ask for approval of write tools, then run the approved call."""
+        if not self.needs_approval(request):
+            return handler(request)
+        resolved = self._resolve(request)
+        return resolved if isinstance(resolved, ToolMessage) else handler(resolved)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        """Async form of `wrap_tool_call`."""
+        if not self.needs_approval(request):
+            return await handler(request)
+        resolved = self._resolve(request)
+        return resolved if isinstance(resolved, ToolMessage) else await handler(resolved)
+
+
+def write_tool_names(tools: Sequence[ToolLike]) -> list[str]:
+    """Names of tools whose metadata marks them as writes (for HITL `interrupt_on` too)."""
+    out: list[str] = []
+    for tool in tools:
+        meta = getattr(tool, "metadata", None) or {}
+        if meta.get("risk") == "write" or meta.get("requires_approval"):
+            out.append(tool_name(tool))
+    return out

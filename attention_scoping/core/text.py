@@ -1,0 +1,106 @@
+"""Tool text for ranking: identifier splitting, tool representations, lexical tokens."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any, Literal
+
+from attention_scoping.core.tool import ToolSpec
+
+Representation = Literal["name", "summary", "name_description", "full"]
+"""How a tool is turned into text for ranking.
+
+- `name`: the name split into words.
+- `summary`: split name + first sentence of the description (the seed's one-line summary).
+- `name_description`: split name + whole description.
+- `full` (default): split name + description + each parameter's name, description and enum
+  values (at most 10); the parameters say what the tool acts on, which is often what the user's
+  request names.
+"""
+
+_CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_SEPARATORS = re.compile(r"[_.\-/:\s]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
+
+STOP_WORDS = frozenset(
+    """
+    a an and are as at be but by can could do does for from had has have how i if in into is
+    it its me my of on or our please should so than that the their them then there these
+    they this to us was we were what when where which who whom why will with would you your
+    also just some any
+    """.split()
+)
+"""A short, generic English stop-word list for lexical matching."""
+
+
+def split_identifier(name: str) -> str:
+    """`getHTTPResponse` / `snake_case` / `dotted.name` / `kebab-case` -> lower-case words."""
+    text = _CAMEL_ACRONYM.sub(r"\1 \2", name)
+    text = _CAMEL_LOWER_UPPER.sub(r"\1 \2", text)
+    return " ".join(_SEPARATORS.sub(" ", text).lower().split())
+
+
+def _parameters(spec: ToolSpec) -> list[str]:
+    """One phrase per top-level parameter: words of its name, its description, its enum values."""
+    props = spec.parameters.get("properties")
+    if not isinstance(props, Mapping):
+        return []
+    out = []
+    for key, value in props.items():
+        value = value if isinstance(value, Mapping) else {}
+        phrase = split_identifier(str(key))
+        desc = " ".join(str(value.get("description", "")).split())
+        if desc:
+            phrase += f": {desc}"
+        items = value.get("items")
+        enum = value.get("enum") or (items.get("enum") if isinstance(items, Mapping) else None)
+        if isinstance(enum, list) and enum:
+            phrase += " (" + ", ".join(str(v) for v in enum[:10]) + ")"
+        out.append(phrase)
+    return out
+
+
+def tool_text(spec: ToolSpec, representation: Representation = "full") -> str:
+    """The text that stands for `spec` when matching a user's intent."""
+    name = split_identifier(spec.name)
+    description = " ".join(spec.description.split())
+    if representation == "name":
+        return name
+    if representation == "summary":
+        return f"{name}: {spec.summary}"
+    if representation == "name_description":
+        return f"{name}: {description}"
+    if representation == "full":
+        params = "; ".join(_parameters(spec))
+        return f"{name}: {description}" + (f" Parameters: {params}" if params else "")
+    msg = f"unknown representation {representation!r}; valid: name, summary, name_description, full"
+    raise ValueError(msg)
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    try:
+        import snowballstemmer
+    except ImportError:  # stemming is a refinement; matching works without it
+        return None
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    stemmer = _stemmer()
+    return stemmer.stemWord(word) if stemmer is not None else word
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """Words for lexical matching: identifiers split, lower-cased, stop words and bare numbers
+    dropped, English-stemmed (so 'forecasts' matches 'forecast')."""
+    words = " ".join(split_identifier(w) for w in text.split())
+    return [
+        _stem(w)
+        for w in (t.lower() for t in _WORD.findall(words))
+        if w not in STOP_WORDS and not w.isdigit()
+    ]

@@ -1,0 +1,249 @@
+"""Nodes for hand-built `StateGraph`s that run the same middleware hooks as `create_agent`.
+
+The nodes do not reimplement scoping: they call the middleware objects' `wrap_model_call` and
+`wrap_tool_call` hooks (sync or async), composed in list order with the first outermost, exactly
+as `create_agent` composes them.
+
+Example:
+    ```python
+    from langgraph.graph import START, StateGraph
+    from langgraph.prebuilt import tools_condition
+    from attention_scoping import AttentionScopingMiddleware
+    from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+
+    scoping = AttentionScopingMiddleware(scopes)
+    graph = StateGraph(ScopedAgentState)
+    graph.add_node("model", make_model_node(llm, middleware=[scoping], system_prompt="..."))
+    graph.add_node("tools", make_tool_node(middleware=[scoping]))
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges("model", tools_condition)
+    graph.add_edge("tools", "model")
+    app = graph.compile(checkpointer=InMemorySaver())
+    ```
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Annotated, Any, NotRequired, TypedDict
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+)
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.tools import BaseTool
+from langgraph.graph.message import add_messages
+from langgraph.prebuilt import ToolNode
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import get_runtime
+from langgraph.types import Command
+
+from attention_scoping.adapters.tools import ToolLike, as_base_tool
+
+ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+ToolResult = ToolMessage | Command[Any]
+
+
+class ScopedAgentState(TypedDict):
+    """State for a hand-built agent using this package's middleware: messages, the active scope,
+    and the private keys of the gate (`gate_exposed`, `gate_trace`) and of the hesitation
+    middleware (`hesitation`). Subclass it to add your own keys."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    active_context: NotRequired[str | None]
+    gate_exposed: NotRequired[list[str] | None]
+    gate_trace: NotRequired[dict[str, Any] | None]
+    hesitation: NotRequired[dict[str, Any]]
+
+
+def registered_tools(
+    tools: Iterable[ToolLike], middleware: Sequence[AgentMiddleware[Any, Any, Any]]
+) -> list[BaseTool]:
+    """Middleware tools first, then `tools`, as `BaseTool`s, one per name (as `create_agent`)."""
+    out: dict[str, BaseTool] = {}
+    for item in [t for m in middleware for t in getattr(m, "tools", [])] + list(tools):
+        tool = as_base_tool(item)
+        out.setdefault(tool.name, tool)
+    return list(out.values())
+
+
+def _normalize(result: Any, commands: list[Command[Any]]) -> ModelResponse[Any]:
+    """Turn any `wrap_model_call` result into a `ModelResponse`, collecting its command."""
+    if isinstance(result, ExtendedModelResponse):
+        if result.command is not None:
+            commands.append(result.command)
+        return result.model_response
+    if isinstance(result, AIMessage):
+        return ModelResponse(result=[result])
+    return result
+
+
+def _call_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+    model, messages = _bound(request)
+    return ModelResponse(result=[model.invoke(messages)])
+
+
+async def _acall_model(request: ModelRequest[Any]) -> ModelResponse[Any]:
+    model, messages = _bound(request)
+    return ModelResponse(result=[await model.ainvoke(messages)])
+
+
+def _bound(request: ModelRequest[Any]) -> tuple[Runnable[Any, Any], list[AnyMessage]]:
+    settings = dict(request.model_settings)
+    model: Runnable[Any, Any] = request.model
+    if request.tools:
+        model = request.model.bind_tools(request.tools, tool_choice=request.tool_choice, **settings)
+    elif settings:
+        model = request.model.bind(**settings)
+    system = [request.system_message] if request.system_message is not None else []
+    return model, [*system, *request.messages]
+
+
+def _update(response: ModelResponse[Any], commands: list[Command[Any]]) -> dict[str, Any]:
+    update: dict[str, Any] = {"messages": list(response.result)}
+    for command in commands:
+        extra = command.update if isinstance(command.update, dict) else {}
+        for key, value in extra.items():
+            if key == "messages":
+                update["messages"] = [*update["messages"], *value]
+            else:
+                update[key] = value
+    return update
+
+
+def make_model_node(
+    model: BaseChatModel,
+    tools: Iterable[ToolLike] = (),
+    *,
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    system_prompt: str | SystemMessage | None = None,
+) -> Runnable[dict[str, Any], dict[str, Any]]:
+    """A model node (sync and async) that runs the middleware's model-call hooks.
+
+    Args:
+        model: The chat model.
+        tools: Your tools; the middleware's own tools (e.g. `load_context`) are added.
+        middleware: Middleware objects, first = outermost, as in `create_agent`.
+        system_prompt: Your system prompt; scoping keeps it inside its core layer.
+
+    Returns:
+        A runnable to pass to `StateGraph.add_node`; it returns `{"messages": [...]}` plus any
+        state the middleware writes.
+    """
+    all_tools: list[BaseTool | dict[str, Any]] = list(registered_tools(tools, middleware))
+    wrappers = _hooked(middleware, "wrap_model_call", "awrap_model_call")
+    system = SystemMessage(system_prompt) if isinstance(system_prompt, str) else system_prompt
+
+    def request_for(state: dict[str, Any]) -> ModelRequest[Any]:
+        return ModelRequest(
+            model=model,
+            messages=list(state["messages"]),
+            system_message=system,
+            tools=list(all_tools),
+            state=state,  # type: ignore[arg-type]
+            runtime=get_runtime(),
+        )
+
+    def run(state: dict[str, Any]) -> dict[str, Any]:
+        commands: list[Command[Any]] = []
+        handler: ModelHandler = _call_model
+        for mw in reversed(wrappers):
+            handler = _wrap_sync(mw, handler, commands)
+        return _update(handler(request_for(state)), commands)
+
+    async def arun(state: dict[str, Any]) -> dict[str, Any]:
+        commands: list[Command[Any]] = []
+        handler: AsyncModelHandler = _acall_model
+        for mw in reversed(wrappers):
+            handler = _wrap_async(mw, handler, commands)
+        return _update(await handler(request_for(state)), commands)
+
+    return RunnableLambda(run, afunc=arun, name="model")
+
+
+def _wrap_sync(
+    mw: AgentMiddleware[Any, Any, Any], inner: ModelHandler, commands: list[Command[Any]]
+) -> ModelHandler:
+    def handler(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        return _normalize(mw.wrap_model_call(request, inner), commands)
+
+    return handler
+
+
+def _wrap_async(
+    mw: AgentMiddleware[Any, Any, Any], inner: AsyncModelHandler, commands: list[Command[Any]]
+) -> AsyncModelHandler:
+    async def handler(request: ModelRequest[Any]) -> ModelResponse[Any]:
+        return _normalize(await mw.awrap_model_call(request, inner), commands)
+
+    return handler
+
+
+def _hooked(
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]], *names: str
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """Middleware overriding any of the hooks `names` (a missing sync/async twin then raises
+    `NotImplementedError` on that path, as in `create_agent`)."""
+    return [
+        m
+        for m in middleware
+        if any(getattr(type(m), n) is not getattr(AgentMiddleware, n) for n in names)
+    ]
+
+
+def make_tool_node(
+    tools: Iterable[ToolLike] = (),
+    *,
+    middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    **tool_node_kwargs: Any,
+) -> ToolNode:
+    """A `ToolNode` running your tools and the middleware's, behind its tool-call hooks.
+
+    Args:
+        tools: Your tools; the middleware's own tools (e.g. `load_context`) are added.
+        middleware: Middleware objects, first = outermost, as in `create_agent`.
+        **tool_node_kwargs: Passed to `ToolNode` (e.g. `handle_tool_errors`).
+    """
+    wrappers = _hooked(middleware, "wrap_tool_call", "awrap_tool_call")
+
+    def wrap(
+        request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]
+    ) -> ToolResult:
+        handler = execute
+        for mw in reversed(wrappers):
+            handler = _bind_tool_hook(mw, handler)
+        return handler(request)
+
+    async def awrap(
+        request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
+    ) -> ToolResult:
+        handler = execute
+        for mw in reversed(wrappers):
+            handler = _bind_atool_hook(mw, handler)
+        return await handler(request)
+
+    return ToolNode(
+        registered_tools(tools, middleware),
+        wrap_tool_call=wrap if wrappers else None,
+        awrap_tool_call=awrap if wrappers else None,
+        **tool_node_kwargs,
+    )
+
+
+def _bind_tool_hook(
+    mw: AgentMiddleware[Any, Any, Any], inner: Callable[[ToolCallRequest], ToolResult]
+) -> Callable[[ToolCallRequest], ToolResult]:
+    return lambda request: mw.wrap_tool_call(request, inner)
+
+
+def _bind_atool_hook(
+    mw: AgentMiddleware[Any, Any, Any],
+    inner: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+) -> Callable[[ToolCallRequest], Awaitable[ToolResult]]:
+    return lambda request: mw.awrap_tool_call(request, inner)

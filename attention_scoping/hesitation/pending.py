@@ -1,0 +1,206 @@
+"""Which tool schemas the model has been shown and not yet acted on, and the nudge that follows.
+
+Pure functions over a message history (no model call, no graph): the hesitation middleware asks
+them, per model call, which schemas a stall could be about and what exact call to demand.
+
+- Gateway disclosures: every `get_tool_schema` result lists `disclosed` schemas; one stays
+  *pending* until an `execute_tool` call for that tool comes back with anything but
+  `invalid_arguments` / `unknown_tool` (an approval refusal or a rejection settles it too:
+  the model then has something real to report).
+- Bound tools: the schemas sent with this model call (promoted or visible tools). They count
+  only while no action tool has run in the current turn: after a real result, a message without
+  a tool call is a report, and a closing "want me to also...?" is an offer, not a stall.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from attention_scoping.adapters.tools import to_provider_schema, tool_name
+from attention_scoping.core.errors import NOT_RUN_ERRORS
+from attention_scoping.gateway.tools import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
+from attention_scoping.scoping.catalog import LOAD_CONTEXT
+
+__all__ = [
+    "META_TOOLS",
+    "Pending",
+    "bound_disclosures",
+    "current_turn",
+    "gateway_disclosures",
+    "nudge_text",
+]
+
+META_TOOLS = frozenset({LOAD_CONTEXT, SEARCH_TOOL_CATALOG, GET_TOOL_SCHEMA, EXECUTE_TOOL})
+"""Navigation and gateway tools: they disclose tools, they are not what a stall is about."""
+
+_UNSETTLED_ERRORS = frozenset({"invalid_arguments", "unknown_tool"})
+
+Via = Literal["gateway", "bound"]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A disclosed tool the model has not acted on yet."""
+
+    name: str
+    via: Via
+    schema: dict[str, Any] = field(hash=False, compare=False)
+    """`{"name", "parameters", "defaults"}`: what the radar compares the text with."""
+    requires_approval: bool = False
+    defaults: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def critical(self) -> list[str]:
+        """Required parameters without a default."""
+        params = self.schema.get("parameters") or {}
+        required = params.get("required") or []
+        props = params.get("properties") or {}
+        return [
+            p
+            for p in required
+            if p not in self.defaults
+            and not (isinstance(props.get(p), Mapping) and "default" in props[p])
+        ]
+
+    def call(self) -> str:
+        """The exact call the model should make."""
+        if self.via == "gateway":
+            return f"{EXECUTE_TOOL}(tool_name={json.dumps(self.name)}, arguments={{...}})"
+        return f"{self.name}(...)"
+
+
+def _payload(message: ToolMessage) -> dict[str, Any]:
+    try:
+        body = json.loads(message.text)
+    except (TypeError, ValueError):
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+def current_turn(messages: Sequence[BaseMessage]) -> tuple[int, str]:
+    """(index, key) of the last human message: the start of the user's turn."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if isinstance(message, HumanMessage):
+            return index, f"{index}:{message.id or ''}"
+    return -1, "-1:"
+
+
+def gateway_disclosures(
+    messages: Sequence[BaseMessage],
+    *,
+    schema_tool: str = GET_TOOL_SCHEMA,
+    execute_tool: str = EXECUTE_TOOL,
+) -> list[Pending]:
+    """Schemas disclosed by the gateway and not yet settled by an `execute_tool` result."""
+    pending: dict[str, Pending] = {}
+    call_target: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, AIMessage):
+            for call in message.tool_calls:
+                call_id = call.get("id")
+                if call.get("name") == execute_tool and call_id:
+                    target = (call.get("args") or {}).get("tool_name")
+                    if isinstance(target, str):
+                        call_target[call_id] = target
+        elif isinstance(message, ToolMessage) and message.name == schema_tool:
+            for item in _payload(message).get("disclosed") or []:
+                if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                    defaults = dict(item.get("defaults") or {})
+                    pending[item["name"]] = Pending(
+                        name=item["name"],
+                        via="gateway",
+                        schema={
+                            "name": item["name"],
+                            "parameters": item.get("parameters") or {},
+                            "defaults": defaults,
+                        },
+                        requires_approval=bool(item.get("requires_approval")),
+                        defaults=defaults,
+                    )
+        elif isinstance(message, ToolMessage) and message.name == execute_tool:
+            target = call_target.get(message.tool_call_id or "")
+            if target is not None and _payload(message).get("error") not in _UNSETTLED_ERRORS:
+                pending.pop(target, None)
+    return list(pending.values())
+
+
+def bound_disclosures(
+    tools: Iterable[Any],
+    messages: Sequence[BaseMessage],
+    *,
+    ignore: Iterable[str] = META_TOOLS,
+) -> list[Pending]:
+    """Schemas bound to this model call, while no action tool has run in the current turn."""
+    skip = set(ignore)
+    start, _ = current_turn(messages)
+    for message in messages[start + 1 :]:
+        if (
+            isinstance(message, ToolMessage)
+            and message.name not in skip
+            and not (message.status == "error" and _payload(message).get("error") in NOT_RUN_ERRORS)
+        ):
+            return []  # a tool really ran: a message without a tool call now is a report
+    out: list[Pending] = []
+    for tool in tools:
+        name = tool_name(tool)
+        if name in skip:
+            continue
+        try:
+            spec = to_provider_schema(tool)
+        except Exception:  # a provider built-in tool without a function schema
+            continue
+        fn = spec.get("function", spec)
+        meta = getattr(tool, "metadata", None) or {}
+        out.append(
+            Pending(
+                name=name,
+                via="bound",
+                schema={"name": name, "parameters": fn.get("parameters") or {}},
+                requires_approval=meta.get("risk") == "write"
+                or bool(meta.get("requires_approval")),
+            )
+        )
+    return out
+
+
+def _value(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
+    """The synthetic user turn after a stall: the exact call, the defaults, who approves.
+
+    Args:
+        pending: The disclosed tools the stall may be about.
+        tools: Names the radar found the message talking about (picked first).
+    """
+    named = [p for p in pending if p.name in tools] or list(pending)
+    focus = named[:3]
+    names = ", ".join(f"`{p.name}`" for p in focus)
+    lines = [
+        f"You already have the schema of {names}. Do not ask me to confirm, and do not list "
+        "parameters in text: make the tool call now."
+    ]
+    for p in focus:
+        text = f"Call {p.call()}"
+        if p.critical:
+            text += f", filling {', '.join(p.critical)} from my request"
+        if p.defaults:
+            text += "; for anything I did not specify use " + ", ".join(
+                f"{k}={_value(v)}" for k, v in p.defaults.items()
+            )
+        text += "."
+        if p.requires_approval:
+            text += f" {p.name} asks me for approval by itself when you call it."
+        lines.append(text)
+    lines.append(
+        "Infer every other value from the conversation. Only if a required value cannot be "
+        "inferred at all and has no default, ask me one short question about that value."
+    )
+    return "\n".join(lines)

@@ -1,0 +1,106 @@
+"""How `audit` figures are shown: rich tables on the terminal, and the `--json` document."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from attention_scoping.measure.audit.figures import AuditFigures
+
+SCOPE_ROWS = 15
+"""Scopes listed one by one; above this, the heaviest ones and a summary line."""
+
+
+def write_json(figures: AuditFigures, path: str | Path) -> None:
+    """Write the figures (at least `n_tools`, `tokenizer`, `eager_tokens_per_call`) as JSON."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(figures.as_dict(), indent=2) + "\n", encoding="utf-8")
+
+
+def _money(tokens: float, price: float | None) -> str:
+    return f"${tokens * price / 1e6:,.2f}" if price is not None else ""
+
+
+def render(figures: AuditFigures, console: Console, *, price: float | None = None) -> None:
+    """Print the audit: headline, heaviest tools, scopes, per-method comparison, suggestions."""
+    f = figures
+    console.print(
+        f"[bold]{f.target}[/]: {f.n_tools:,} tools; sending all of them costs "
+        f"[bold]{f.eager_tokens_per_call:,}[/] tokens per model call ({f.tokenizer}); "
+        f"a tool costs {f.mean_tool_tokens:,.0f} on average (median {f.median_tool_tokens:,.0f})."
+    )
+    heavy = Table(title=f"Heaviest {len(f.heaviest)} tools")
+    heavy.add_column("tool")
+    heavy.add_column("tokens", justify="right")
+    heavy.add_column("share of all", justify="right")
+    for row in f.heaviest:
+        heavy.add_row(row["name"], f"{row['tokens']:,}", f"{row['share']:.1%}")
+    console.print(heavy)
+
+    if f.scopes:
+        ordered = sorted(f.scopes, key=lambda s: -s.tool_tokens)
+        shown = ordered if len(ordered) <= SCOPE_ROWS else ordered[:SCOPE_ROWS]
+        title = f"Scopes from {f.scope_source}: {len(f.scopes):,}"
+        if len(ordered) > len(shown):
+            title += f" (the {len(shown)} heaviest)"
+        scopes = Table(title=title)
+        for column in ("scope", "tools", "tool tokens / call", "prompt tokens / call"):
+            scopes.add_column(column, justify="left" if column == "scope" else "right")
+        for s in shown:
+            scopes.add_row(s.name, str(s.n_tools), f"{s.tool_tokens:,}", f"{s.prompt_tokens:,}")
+        console.print(scopes)
+
+    compare = Table(title=f"Per model call, and over a session of {f.turns} calls")
+    columns = [
+        "method",
+        "tools sent",
+        "tool tokens",
+        "% of eager",
+        "prompt tokens",
+        f"session ({f.turns} calls)",
+        "cacheable prefix",
+    ]
+    if price is not None:
+        columns.append(f"session cost @ ${price:g}/M")
+    for column in columns:
+        compare.add_column(column, justify="left" if column == "method" else "right")
+    for m in f.methods:
+        share = m.tool_tokens_per_call / f.eager_tokens_per_call if f.eager_tokens_per_call else 0
+        cells = [
+            m.name,
+            f"{m.tools_per_call:,.0f}",
+            f"{m.tool_tokens_per_call:,.0f}",
+            f"{share:.1%}",
+            f"{m.prompt_tokens_per_call:,.0f}",
+            f"{m.session_tokens:,.0f}",
+            f"{m.cacheable_share:.0%}",
+        ]
+        if price is not None:
+            cells.append(_money(m.session_tokens, price))
+        compare.add_row(*cells)
+    console.print(compare)
+    for m in f.methods:
+        if m.note:
+            console.print(f"[dim]{m.name}: {m.note}[/]")
+    console.print(
+        "[dim]cacheable prefix: the share of the request (system prompt, then tools array, the "
+        "order the middlewares use) that is identical to the previous call's, which a "
+        "provider's prompt cache can reuse.[/]"
+    )
+
+    if f.suggested_scopes:
+        table = Table(title=f"Suggested scopes ({len(f.suggested_scopes)}; {f.suggestion_method})")
+        for column in ("scope", "tools", "tokens", "examples"):
+            table.add_column(column, justify="right" if column in ("tools", "tokens") else "left")
+        for group in f.suggested_scopes:
+            tools = group["tools"]
+            examples = ", ".join(tools[:4]) + (", …" if len(tools) > 4 else "")
+            table.add_row(group["name"], str(len(tools)), f"{group['tokens']:,}", examples)
+        console.print(table)
+        console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
+    for note in f.notes:
+        console.print(f"[yellow]note:[/] {note}")

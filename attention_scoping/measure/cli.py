@@ -1,0 +1,347 @@
+"""The `attention-scoping` command: `audit` (what a tool set costs per call, and what scoping,
+gating or the gateway would save), `bench` (does the gate still pick the right tool, at what
+cost) and `simulate` (the paper's 120-tool, six-server benchmark, seeded).
+
+Every input problem ends with a one-line `error: ...` naming the file and line, and exit
+status 2; never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+
+from attention_scoping.core.catalog import CatalogError
+from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
+
+EXIT_USAGE = 2
+"""Exit status for bad input (a malformed file, an unknown option value)."""
+
+
+class UsageError(Exception):
+    """A problem with the user's input that deserves one line, not a traceback."""
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        msg = f"expected comma-separated integers, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not values or min(values) < 1:
+        msg = f"expected integers >= 1, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return values
+
+
+def _float_list(text: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        msg = f"expected comma-separated numbers, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
+def _name_list(text: str) -> list[str]:
+    return [v.strip() for v in text.split(",") if v.strip()]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        msg = f"expected an integer, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if value < 1:
+        msg = f"expected an integer >= 1, got {value}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    from attention_scoping.measure.bench.methods import DEFAULT_METHODS, METHODS
+
+    parser = argparse.ArgumentParser(
+        prog="attention-scoping",
+        description=(
+            "Measure the tools tax of an agent's tool set, and what scoping and gating save."
+        ),
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    audit = sub.add_parser(
+        "audit",
+        help="tokens your tools cost per call, and what scoping / gating / the gateway would send",
+        description=(
+            "Audit a tool set. TARGET is a catalog .jsonl file, an OpenAI-style tools .json "
+            "file, or module:attribute naming a list of LangChain tools, a TOOL_SCOPES dict, "
+            "a list of Scope objects, or a function returning one of these."
+        ),
+    )
+    audit.add_argument("target", metavar="TARGET")
+    audit.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
+    audit.add_argument(
+        "--turns",
+        type=_positive,
+        default=20,
+        help="session length (model calls) for the projection (default 20)",
+    )
+    audit.add_argument(
+        "--k",
+        type=_positive,
+        default=None,
+        help="tools the gate promotes per call (default: the gate's)",
+    )
+    audit.add_argument(
+        "--top", type=_positive, default=10, help="heaviest tools to list (default 10)"
+    )
+    audit.add_argument(
+        "--suggest",
+        type=int,
+        default=None,
+        metavar="N",
+        help="number of suggested scopes (default: about one per 10 tools; 0 = none)",
+    )
+    audit.add_argument(
+        "--lexical",
+        action="store_true",
+        help="suggest scopes from TF-IDF vectors, without the sentence encoder",
+    )
+    audit.add_argument(
+        "--price",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="input price per million tokens, to show costs",
+    )
+    audit.add_argument(
+        "--json", dest="json_path", metavar="PATH", help="also write the figures as JSON"
+    )
+
+    bench = sub.add_parser(
+        "bench",
+        help="recall@k, hit@k, tokens per call and latency of the gate on labelled queries",
+        description="Benchmark the gate and its variants on a catalog and labelled queries.",
+    )
+    bench.add_argument(
+        "--catalog", required=True, metavar="C", help="catalog .jsonl (or tools .json)"
+    )
+    bench.add_argument("--queries", required=True, metavar="Q", help="labelled queries .jsonl")
+    bench.add_argument(
+        "--methods",
+        type=_name_list,
+        default=list(DEFAULT_METHODS),
+        help=f"comma-separated, from: {', '.join(METHODS)} (default: all)",
+    )
+    bench.add_argument(
+        "--k",
+        dest="ks",
+        type=_int_list,
+        default=[1, 3, 5, 10, 20],
+        help="k values (default 1,3,5,10,20)",
+    )
+    bench.add_argument(
+        "--thresholds",
+        type=_float_list,
+        default=[],
+        help="also run the default gate at these thresholds, e.g. 0,0.2,0.3,0.4,0.5",
+    )
+    bench.add_argument("--limit", type=_positive, default=None, help="use only the first N queries")
+    bench.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
+    bench.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
+    bench.add_argument(
+        "--plot", metavar="PATH.png", help="draw recall and tokens per call versus k"
+    )
+    bench.add_argument(
+        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
+    )
+    bench.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    sim = sub.add_parser(
+        "simulate",
+        help="the paper's simulated 120-tool, six-server, 500-task benchmark (seeded)",
+        description=(
+            "Generate the paper's 120-tool catalog and 500 tasks from a seed, run eager, "
+            "scoped, gated and gateway agents over them, and report the tools tax per call, "
+            "turn and session."
+        ),
+    )
+    sim.add_argument("--seed", type=int, default=0)
+    sim.add_argument("--tasks", type=_positive, default=500)
+    sim.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
+    sim.add_argument(
+        "--ranker",
+        default="default",
+        choices=["default", "dense", "bm25", "hashing"],
+        help="ranker of the gate and of the gateway's search (default: the shipped one)",
+    )
+    sim.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
+    sim.add_argument(
+        "--export", metavar="DIR", help="write the catalog and single-step queries (bench format)"
+    )
+    sim.add_argument(
+        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
+    )
+    sim.add_argument("--quiet", action="store_true", help="no progress bars")
+    return parser
+
+
+def _cache(directory: str | None) -> object | None:
+    if directory is None:
+        return None
+    from attention_scoping.gating.cache import VectorCache
+
+    return VectorCache(directory)
+
+
+def _check_output(path: str | None, suffix: str | None = None) -> None:
+    if path is None:
+        return
+    target = Path(path)
+    if suffix is not None and target.suffix.lower() != suffix:
+        msg = f"{path}: expected a {suffix} file name"
+        raise UsageError(msg)
+    if target.exists() and target.is_dir():
+        msg = f"{path}: is a directory, expected a file name"
+        raise UsageError(msg)
+
+
+def run_bench_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping bench`."""
+    from attention_scoping.core.catalog import load_catalog, load_queries
+    from attention_scoping.measure.bench import report
+    from attention_scoping.measure.bench.methods import resolve_methods
+    from attention_scoping.measure.bench.progress import ProgressBars
+    from attention_scoping.measure.bench.runner import run_bench
+
+    _check_output(args.json_path)
+    _check_output(args.plot, ".png")
+    try:
+        methods = resolve_methods(args.methods, args.thresholds)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if not methods:
+        msg = "no methods to run"
+        raise UsageError(msg)
+    specs = load_catalog(args.catalog)
+    queries = load_queries(args.queries, specs)
+    if args.limit:
+        queries = queries[: args.limit]
+    counter = get_counter(args.encoding)
+    with ProgressBars(enabled=not args.quiet) as bars:
+        result = run_bench(
+            specs,
+            queries,
+            methods,
+            ks=args.ks,
+            counter=counter,
+            cache=_cache(args.cache_dir),
+            progress=bars,
+        )
+    if not result.methods:
+        reasons = "; ".join(f"{n}: {r}" for n, r in result.skipped.items())
+        if "numpy" in reasons:
+            reasons = "gating needs the 'gate' extra: pip install 'attention-scoping[gate]'"
+        msg = f"no method could run ({reasons})"
+        raise UsageError(msg)
+    report.render(result, console)
+    if args.json_path:
+        report.write_json(result, args.json_path)
+        console.print(f"figures written to {args.json_path}")
+    if args.plot:
+        report.plot(result, args.plot)
+        console.print(f"plot written to {args.plot}")
+    return 0
+
+
+def run_audit_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping audit`."""
+    from attention_scoping.measure.audit import TargetError, audit, load_target, render, write_json
+    from attention_scoping.measure.bench.progress import ProgressBars
+
+    _check_output(args.json_path)
+    try:
+        target = load_target(args.target)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
+    with ProgressBars(enabled=sys.stderr.isatty()) as bars:
+        figures = audit(
+            target,
+            counter=get_counter(args.encoding),
+            turns=args.turns,
+            k=args.k,
+            top=args.top,
+            suggest=args.suggest,
+            embeddings=not args.lexical,
+            progress=bars,
+        )
+    render(figures, console, price=args.price)
+    if args.json_path:
+        write_json(figures, args.json_path)
+        console.print(f"figures written to {args.json_path}")
+    return 0
+
+
+def run_simulate_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping simulate`."""
+    from attention_scoping.measure.bench.progress import ProgressBars
+    from attention_scoping.measure.simulate import export, render, run_simulation, write_json
+
+    _check_output(args.json_path)
+    with ProgressBars(enabled=not args.quiet) as bars:
+        result = run_simulation(
+            seed=args.seed,
+            n_tasks=args.tasks,
+            counter=get_counter(args.encoding),
+            ranker=args.ranker,
+            cache=_cache(args.cache_dir),
+            progress=bars,
+        )
+    render(result, console)
+    if args.json_path:
+        write_json(result, args.json_path)
+        console.print(f"figures written to {args.json_path}")
+    if args.export:
+        paths = export(result, args.export)
+        console.print("exported " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+COMMANDS = {
+    "audit": run_audit_command,
+    "bench": run_bench_command,
+    "simulate": run_simulate_command,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `attention-scoping` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Piped output (a file, CI logs) gets wide tables instead of rich's 80-column default.
+    console = Console() if sys.stdout.isatty() else Console(width=160)
+    errors = Console(stderr=True)
+    logging.basicConfig(level=logging.WARNING, format="warning: %(message)s")
+    try:
+        return COMMANDS[args.command](args, console)
+    except (CatalogError, UsageError) as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return 130
+    except ImportError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    except OSError as exc:
+        errors.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,153 @@
+"""The enforced scope gate: decide whether a tool call may run in the current scope.
+
+Hiding a tool from the model does not stop it from running if the model calls it anyway, so
+every call is reviewed here before execution. A refusal is a structured payload the model can
+act on (what was wrong, which tools exist now, the exact next call).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+
+from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+from attention_scoping.scoping.navigation import scope_tools, unknown_context_payload
+
+
+def sibling_calls(messages: Sequence[BaseMessage], call_id: str | None) -> list[dict[str, Any]]:
+    """The tool calls of the model message that issued `call_id` (parallel calls of one step)."""
+    if call_id is None:
+        return []
+    for message in reversed(messages):
+        if isinstance(message, AIMessage) and message.tool_calls:
+            calls = list(message.tool_calls)
+            if any(c.get("id") == call_id for c in calls):
+                return [dict(c) for c in calls]
+    return []
+
+
+def accepted_switch(
+    catalog: ScopeCatalog, calls: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The `load_context` call of a step that takes effect: the first one naming a real scope."""
+    for call in calls:
+        if call.get("name") == LOAD_CONTEXT and _target(call) in catalog.scopes:
+            return call
+    return None
+
+
+def _where(scope: str | None) -> str:
+    return f"in the active context {scope!r}" if scope is not None else "while no context is active"
+
+
+def _target(call: Mapping[str, Any]) -> Any:
+    args = call.get("args")
+    return args.get("name") if isinstance(args, Mapping) else None
+
+
+def review_load_context(
+    catalog: ScopeCatalog, call: Mapping[str, Any], siblings: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
+    """Refusal payload for a bad `load_context` call, or None to let it run.
+
+    Refuses an unknown name, and every `load_context` of a step but the first valid one (two
+    switches in one step would race on `active_context`).
+    """
+    target = _target(call)
+    if target not in catalog.scopes:
+        return unknown_context_payload(catalog, target)
+    winner = accepted_switch(catalog, siblings)
+    if winner is not None and winner.get("id") != call.get("id"):
+        return {
+            "error": "one_context_per_step",
+            "requested": target,
+            "message": (
+                f"{LOAD_CONTEXT}({_target(winner)!r}) is already switching context in this step; "
+                "only one context can be active."
+            ),
+            "next_step": (
+                f"Use the tools of {_target(winner)!r} now; call {LOAD_CONTEXT}({target!r}) "
+                "later if the request still needs it."
+            ),
+        }
+    return None
+
+
+def review_call(
+    catalog: ScopeCatalog,
+    scope: str | None,
+    call: Mapping[str, Any],
+    siblings: Sequence[Mapping[str, Any]],
+    *,
+    extra_visible: frozenset[str] = frozenset(),
+) -> dict[str, Any] | None:
+    """Refusal payload for a tool call outside `scope`, or None when it may run.
+
+    Args:
+        catalog: The validated scopes.
+        scope: The resolved active scope (None: unscoped).
+        call: The tool call (`name`, `args`, `id`).
+        siblings: All calls of the same model message, `call` included.
+        extra_visible: Registered tools outside every scope that are shown anyway.
+    """
+    name = call.get("name", "")
+    if name == LOAD_CONTEXT:
+        return review_load_context(catalog, call, siblings)
+    visible = catalog.visible(scope)
+    if name in visible or name in extra_visible:
+        return None
+
+    switch = accepted_switch(catalog, siblings)
+    if switch is not None:
+        new_scope = _target(switch)
+        if name in catalog.visible(new_scope):
+            return {
+                "error": "context_switched_in_same_step",
+                "tool": name,
+                "active_context": new_scope,
+                "message": (
+                    f"{name!r} was not run: it was called in the same step as "
+                    f"{LOAD_CONTEXT}({new_scope!r}), before that context was loaded. "
+                    f"Context {new_scope!r} is now loaded."
+                ),
+                "available_tools": scope_tools(catalog, new_scope),
+                "next_step": f"Call {name} again now, with the same arguments.",
+            }
+
+    next_scope = _target(switch) if switch is not None else scope
+    available = scope_tools(catalog, next_scope) + sorted(extra_visible)
+    offering = catalog.scopes_offering(name)
+    if offering:
+        if len(offering) == 1:
+            step = f"Call {LOAD_CONTEXT}({offering[0]!r}) first, then call {name} again."
+        else:
+            choices = ", ".join(repr(s) for s in offering)
+            step = f"Call {LOAD_CONTEXT} with one of {choices} first, then call {name} again."
+        return {
+            "error": "tool_not_in_context",
+            "tool": name,
+            "active_context": scope,
+            "message": f"{name!r} is not available {_where(scope)}; it was not run.",
+            "available_tools": available,
+            "contexts_with_tool": list(offering),
+            "next_step": step,
+        }
+    hint = difflib.get_close_matches(name, available, n=1, cutoff=0.6)
+    return {
+        "error": "unknown_tool",
+        "tool": name,
+        "active_context": scope,
+        "message": (
+            f"There is no tool named {name!r} {_where(scope)}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + "; nothing was run."
+        ),
+        "available_tools": available,
+        "next_step": (
+            "Call one of the available tools, or call "
+            f"{LOAD_CONTEXT} to switch to the context that has what you need."
+        ),
+    }
