@@ -1,6 +1,7 @@
 """The `attention-scoping` command: `audit` (what a tool set costs per call, and what scoping,
 gating or the gateway would save), `bench` (does the gate still pick the right tool, at what
-cost) and `simulate` (the paper's 120-tool, six-server benchmark, seeded).
+cost), `simulate` (the paper's 120-tool, six-server benchmark, seeded) and `eval` (task
+success of a real model under each strategy; in `attention_scoping.measure.eval`).
 
 Every input problem ends with a one-line `error: ...` naming the file and line, and exit
 status 2; never a traceback.
@@ -190,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
     )
     sim.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    from attention_scoping.measure.eval.cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 
@@ -314,10 +319,18 @@ def run_simulate_command(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def run_eval_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping eval` (in `attention_scoping.measure.eval.cli`)."""
+    from attention_scoping.measure.eval.cli import run_eval_command as run
+
+    return run(args, console)
+
+
 COMMANDS = {
     "audit": run_audit_command,
     "bench": run_bench_command,
     "simulate": run_simulate_command,
+    "eval": run_eval_command,
 }
 
 
