@@ -1,7 +1,29 @@
-"""Tool calls written as text: find them (`parse`) and turn offered ones into real calls
+"""Tool calls written as text: find them (`parse`, pure) and turn offered ones into real calls
 (`TextToolCallMiddleware`), for small local models whose server does not parse their calls."""
 
-from attention_scoping.textcalls.parse import TextCall, find_text_calls, offered_calls, strip_calls
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_scoping._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from attention_scoping.textcalls.middleware import TextToolCallMiddleware, convert_text_calls
+    from attention_scoping.textcalls.parse import (
+        TextCall,
+        find_text_calls,
+        offered_calls,
+        strip_calls,
+    )
+
+_EXPORTS = {
+    "TextCall": "parse",
+    "TextToolCallMiddleware": "middleware",
+    "convert_text_calls": "middleware",
+    "find_text_calls": "parse",
+    "offered_calls": "parse",
+    "strip_calls": "parse",
+}
 
 __all__ = [
     "TextCall",
@@ -12,12 +34,4 @@ __all__ = [
     "strip_calls",
 ]
 
-
-def __getattr__(name: str) -> object:
-    """The middleware imports LangChain: load it only when asked for."""
-    if name in ("TextToolCallMiddleware", "convert_text_calls"):
-        from attention_scoping.textcalls import middleware
-
-        return getattr(middleware, name)
-    msg = f"module {__name__!r} has no attribute {name!r}"
-    raise AttributeError(msg)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -23,8 +23,8 @@ def _tool_names(tools: list[Any]) -> set[str]:
     names: set[str] = set()
     for tool in tools:
         if isinstance(tool, dict):
-            fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
-            name = fn.get("name")
+            inner = tool.get("function")
+            name = (inner if isinstance(inner, dict) else tool).get("name")
         else:
             name = getattr(tool, "name", None)
         if isinstance(name, str):

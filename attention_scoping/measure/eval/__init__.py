@@ -19,24 +19,24 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from attention_scoping.measure.eval.pricing import PriceModel
-    from attention_scoping.measure.eval.pricing import TokenPrices
-    from attention_scoping.measure.eval.results import EvalResult
-    from attention_scoping.measure.eval.results import StrategyFigures
-    from attention_scoping.measure.eval.results import TaskResult
-    from attention_scoping.measure.eval.runner import EvalOptions
-    from attention_scoping.measure.eval.runner import run_eval
-    from attention_scoping.measure.eval.strategies import DEFAULT_STRATEGIES
-    from attention_scoping.measure.eval.strategies import STRATEGIES
-    from attention_scoping.measure.eval.strategies import StrategyOptions
-    from attention_scoping.measure.eval.strategies import register_strategy
+    from attention_scoping.measure.eval.pricing import PriceModel, TokenPrices
+    from attention_scoping.measure.eval.results import EvalResult, StrategyFigures, TaskResult
+    from attention_scoping.measure.eval.runner import EvalOptions, run_eval
+    from attention_scoping.measure.eval.strategies import (
+        DEFAULT_STRATEGIES,
+        STRATEGIES,
+        StrategyOptions,
+        register_strategy,
+    )
     from attention_scoping.measure.eval.suite import Suite
-    from attention_scoping.measure.eval.tasks import EvalTask
-    from attention_scoping.measure.eval.tasks import Expect
-    from attention_scoping.measure.eval.tasks import TaskFileError
-    from attention_scoping.measure.eval.tasks import ToolCallMade
-    from attention_scoping.measure.eval.tasks import judge
-    from attention_scoping.measure.eval.tasks import load_tasks
+    from attention_scoping.measure.eval.tasks import (
+        EvalTask,
+        Expect,
+        TaskFileError,
+        ToolCallMade,
+        judge,
+        load_tasks,
+    )
 
 _EXPORTS = {
     "DEFAULT_STRATEGIES": "strategies",

@@ -43,7 +43,9 @@ def add_eval_parser(sub: Any) -> None:
         ),
     )
     ev.add_argument("--suite", default="example", choices=["example", "simulated", "catalog"])
-    ev.add_argument("--tasks-file", metavar="PATH", help="your own tasks (JSON) for the suite's tools")
+    ev.add_argument(
+        "--tasks-file", metavar="PATH", help="your own tasks (JSON) for the suite's tools"
+    )
     ev.add_argument("--catalog", metavar="C", help="catalog .jsonl (suite 'catalog')")
     ev.add_argument("--queries", metavar="Q", help="labelled queries .jsonl (suite 'catalog')")
     ev.add_argument(
@@ -83,7 +85,9 @@ def add_eval_parser(sub: Any) -> None:
         "--ranker", default="default", choices=["default", "hybrid", "dense", "bm25", "hashing"]
     )
     ev.add_argument("--k", type=_positive, default=None, help="tools the gate promotes per call")
-    ev.add_argument("--results", metavar="PATH", help=f"results file (default under {RESULTS_DIR}/)")
+    ev.add_argument(
+        "--results", metavar="PATH", help=f"results file (default under {RESULTS_DIR}/)"
+    )
     ev.add_argument("--resume", action="store_true", help="skip tasks finished in --results")
     ev.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
     ev.add_argument("--plot", metavar="PATH.png", help="chart success and tokens per strategy")
@@ -101,7 +105,10 @@ def _suite(args: argparse.Namespace) -> Any:
                 msg = "--suite catalog needs --catalog and --queries (bench-format .jsonl files)"
                 raise UsageError(msg)
             suite = catalog_suite(
-                args.catalog, args.queries, max_tools=args.max_tools, limit=args.limit,
+                args.catalog,
+                args.queries,
+                max_tools=args.max_tools,
+                limit=args.limit,
                 seed=args.seed,
             )
         elif args.suite == "simulated":
@@ -158,8 +165,9 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     _check_output(args.plot, ".png")
     unknown = [s for s in args.strategies if s not in STRATEGIES]
     if unknown or not args.strategies:
-        msg = f"unknown strategy {unknown[0]!r}" if unknown else "no strategies given"
-        raise UsageError(f"{msg}; choose from {', '.join(STRATEGIES)}")
+        problem = f"unknown strategy {unknown[0]!r}" if unknown else "no strategies given"
+        msg = f"{problem}; choose from {', '.join(STRATEGIES)}"
+        raise UsageError(msg)
     suite = _suite(args)
     try:
         endpoint = resolve_endpoint(args.base_url, args.api_key_env, args.timeout)

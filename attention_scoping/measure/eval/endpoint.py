@@ -115,6 +115,6 @@ def chat_model(endpoint: Endpoint, model: str, *, max_tokens: int | None = 512) 
         temperature=0,
         timeout=endpoint.timeout,
         max_retries=0,
-        max_tokens=max_tokens,
+        max_completion_tokens=max_tokens,
         stream_usage=True,
     )

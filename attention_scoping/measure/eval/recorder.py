@@ -29,7 +29,12 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import override
 
-from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy, is_fatal, is_transient
+from attention_scoping.measure.eval.retry import (
+    EndpointRejected,
+    RetryPolicy,
+    is_fatal,
+    is_transient,
+)
 from attention_scoping.measure.eval.tasks import ToolCallMade
 from attention_scoping.measure.eval.transcript import ModelCall, Transcript
 from attention_scoping.textcalls.middleware import _tool_names, convert_text_calls
@@ -154,7 +159,9 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
                 result[i] = convert_text_calls(message, offered)
                 converted += len(getattr(result[i], "tool_calls", []) or [])
         if converted:
-            response = ModelResponse(result=result, structured_response=response.structured_response)
+            response = ModelResponse(
+                result=result, structured_response=response.structured_response
+            )
         last = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
         if transcript is not None and last is not None:
             self._note_calls(transcript, last)

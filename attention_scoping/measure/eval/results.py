@@ -128,7 +128,9 @@ def figures(strategy: str, results: Sequence[TaskResult]) -> StrategyFigures:
         tasks=n,
         success=share(r.success for r in results),
         first_tool_right=share(r.first_tool_right for r in results),
-        wrong_first_tool=share(r.first_tool is not None and not r.first_tool_right for r in results),
+        wrong_first_tool=share(
+            r.first_tool is not None and not r.first_tool_right for r in results
+        ),
         no_tool=share(r.first_tool is None for r in results),
         hallucinated=sum(r.hallucinated for r in results),
         invalid_args=sum(r.invalid_args for r in results),

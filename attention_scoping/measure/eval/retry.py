@@ -72,7 +72,9 @@ class RetryPolicy:
         wait = min(self.base * (2**attempt), self.cap)
         return wait * (1 + random.random() / 4)
 
-    def call(self, fn: Callable[[], T], sleep: Callable[[float], None] = time.sleep) -> tuple[T, int]:
+    def call(
+        self, fn: Callable[[], T], sleep: Callable[[float], None] = time.sleep
+    ) -> tuple[T, int]:
         """`fn()` with retries; returns (result, retries used). Fatal errors raise at once."""
         attempt = 0
         while True:

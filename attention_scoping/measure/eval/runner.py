@@ -230,7 +230,9 @@ def _execute(
         except EndpointRejected:
             raise
         except Exception as exc:
-            return task_result(name, options.model_name, Transcript(task), options.prices, _one_line(exc))
+            return task_result(
+                name, options.model_name, Transcript(task), options.prices, _one_line(exc)
+            )
 
     with ThreadPoolExecutor(max_workers=max(options.concurrency, 1)) as pool:
         while queue or pending:

@@ -182,7 +182,7 @@ def load_tasks(path: str | Path) -> list[EvalTask]:
         raise TaskFileError(msg) from None
     items = data.get("tasks") if isinstance(data, Mapping) else data
     if not isinstance(items, list):
-        msg = f"{path}: expected {{\"tasks\": [...]}} or a list of tasks"
+        msg = f'{path}: expected {{"tasks": [...]}} or a list of tasks'
         raise TaskFileError(msg)
     tasks = [task_from_dict(item, str(path)) for item in items]
     seen: set[str] = set()

@@ -3,7 +3,8 @@
 Each query becomes a one-turn task judged on the model's first tool call: it must name a gold
 tool. A whole catalog rarely fits a prompt (BFCL's 1,032 tools are ~100k tokens), so the suite
 offers a sample: the gold tools of the chosen queries plus seeded distractors, up to
-`max_tools`. Tools whose catalog rows carry a `server` become scopes (one per server).
+`max_tools`. When every row carries a `server` and servers average two or more sampled tools,
+each server becomes a scope (Seal-Tools' domains do; BFCL's servers are its source queries).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from attention_scoping.measure.eval.tasks import EvalTask, Expect
 
 DEFAULT_MAX_TOOLS = 40
 DEFAULT_QUERIES = 30
+MIN_TOOLS_PER_SCOPE = 2
+"""Servers averaging fewer sampled tools than this are not used as scopes."""
 
 
 def _sample(
@@ -48,6 +51,8 @@ def _scopes(specs: Sequence[ToolSpec], names: dict[str, str]) -> list[object] | 
     for spec in specs:
         if spec.id in names:
             groups.setdefault(str(spec.server), []).append(names[spec.id])
+    if len(names) < MIN_TOOLS_PER_SCOPE * len(groups):
+        return None  # mostly one-tool servers (BFCL's are its source queries): not scopes
     return [
         Scope(_scope_name(server), f"tools of {server}", tools=tools)
         for server, tools in groups.items()

@@ -52,13 +52,18 @@ def simulated_suite(*, n_tasks: int = DEFAULT_TASKS, seed: int = 0) -> Suite:
                 chosen[1] = rng.choice([n for n in same if n != chosen[0]])
         parts = [_request(templates[n][1], rng) for n in chosen]
         text = ". Then ".join(p[0].rstrip(".?!") for p in parts) + "."
-        expect = tuple(Expect(tools=(n,), mentions=p[1]) for n, p in zip(chosen, parts, strict=True))
+        expect = tuple(
+            Expect(tools=(n,), mentions=p[1]) for n, p in zip(chosen, parts, strict=True)
+        )
         kind = "multi" if steps == 2 else "single"
         tasks.append(EvalTask(f"sim-{kind}-{i:03d}", (text,), expect, tags=(kind,)))
     servers = sorted({s.server or "" for s in specs})
     scopes = [
-        Scope(server, SCOPE_DESCRIPTIONS.get(server, server),
-              tools=[s.name for s in specs if s.server == server])
+        Scope(
+            server,
+            SCOPE_DESCRIPTIONS.get(server, server),
+            tools=[s.name for s in specs if s.server == server],
+        )
         for server in servers
     ]
     return Suite(
