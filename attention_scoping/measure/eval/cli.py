@@ -97,8 +97,12 @@ def add_eval_parser(sub: Any) -> None:
 
 def _suite(args: argparse.Namespace) -> Any:
     from attention_scoping.measure.eval.suites import catalog_suite, example_suite, simulated_suite
+    from attention_scoping.measure.eval.suites.catalog import DEFAULT_QUERIES
     from attention_scoping.measure.eval.tasks import TaskFileError
 
+    if args.tasks_file and args.suite != "example":
+        msg = "--tasks-file gives tasks over the example agent's tools: use it with --suite example"
+        raise UsageError(msg)
     try:
         if args.suite == "catalog":
             if not args.catalog or not args.queries:
@@ -108,7 +112,7 @@ def _suite(args: argparse.Namespace) -> Any:
                 args.catalog,
                 args.queries,
                 max_tools=args.max_tools,
-                limit=args.limit,
+                limit=args.limit or DEFAULT_QUERIES,
                 seed=args.seed,
             )
         elif args.suite == "simulated":

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class StrategyOptions:
-    """Knobs shared by the strategies (ranker and k of the gate)."""
+    """Knobs shared by the strategies (ranker and k of the gate; the ranker of the gateway's
+    search too)."""
 
     ranker: str = "default"
     k: int | None = None
@@ -122,7 +123,12 @@ def build_gateway(suite: Suite, model: Any, tail: Sequence[Any], options: Strate
     """Only the gateway's three tools; the suite's tools run inside `execute_tool`."""
     from attention_scoping.gateway.tools import GATEWAY_PROMPT, ToolGateway
 
-    gateway = ToolGateway(list(suite.tools))
+    ranker: Any = None
+    if options.ranker != "default":
+        from attention_scoping.gating.catalog_ranker import CatalogRanker
+
+        ranker = CatalogRanker(options.ranker)
+    gateway = ToolGateway(list(suite.tools), ranker=ranker)
     prompt = f"{suite.system_prompt}\n\n{GATEWAY_PROMPT}"
     return _agent(model, gateway.tools, prompt, tail)
 
