@@ -182,3 +182,15 @@ def test_catalog_suite_samples_gold_plus_distractors(tmp_path: Path) -> None:
 def test_catalog_without_servers_has_no_scopes(tmp_path: Path) -> None:
     catalog, queries = _catalog(tmp_path, servers=False)
     assert catalog_suite(catalog, queries).scopes is None
+
+
+def test_distractors_add_unneeded_trimmed_tools_as_scopes() -> None:
+    plain, noisy = example_suite(), example_suite(distractors=12)
+    extra = set(noisy.tool_names()) - set(plain.tool_names())
+    assert len(extra) == 12 and noisy.scopes is not None
+    assert {s.name for s in noisy.scopes} >= {"math", "translation", "weather", "github", "jira"}
+    needed = {name for task in noisy.tasks for e in task.expect for name in e.tools}
+    assert not needed & extra
+    tool = next(t for t in noisy.tools if t.name in extra)
+    assert "." not in tool.description.rstrip(".")  # one sentence
+    assert example_suite(distractors=12).tool_names() == noisy.tool_names()

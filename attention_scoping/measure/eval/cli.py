@@ -51,7 +51,14 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument(
         "--max-tools", type=_positive, default=40, help="tools sampled for 'catalog' (default 40)"
     )
-    ev.add_argument("--seed", type=int, default=0, help="seed of the simulated/catalog samples")
+    ev.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        metavar="N",
+        help="add N tools no task needs to the example suite (trimmed simulated tools)",
+    )
+    ev.add_argument("--seed", type=int, default=0, help="seed of the sampled tools and tasks")
     ev.add_argument(
         "--strategies",
         type=_name_list,
@@ -98,6 +105,7 @@ def add_eval_parser(sub: Any) -> None:
 def _suite(args: argparse.Namespace) -> Any:
     from attention_scoping.measure.eval.suites import catalog_suite, example_suite, simulated_suite
     from attention_scoping.measure.eval.suites.catalog import DEFAULT_QUERIES
+    from attention_scoping.measure.eval.suites.example import TASKS_FILE
     from attention_scoping.measure.eval.tasks import TaskFileError
 
     if args.tasks_file and args.suite != "example":
@@ -118,7 +126,8 @@ def _suite(args: argparse.Namespace) -> Any:
         elif args.suite == "simulated":
             suite = simulated_suite(n_tasks=args.limit or 30, seed=args.seed)
         else:
-            suite = example_suite(args.tasks_file) if args.tasks_file else example_suite()
+            tasks_file = args.tasks_file or TASKS_FILE
+            suite = example_suite(tasks_file, distractors=args.distractors, seed=args.seed)
         return suite.select(args.task_ids, args.limit)
     except (TaskFileError, ValueError) as exc:
         raise UsageError(str(exc)) from None
