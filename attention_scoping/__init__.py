@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from attention_scoping.gating.middleware import ToolAttentionMiddleware
     from attention_scoping.hesitation.middleware import HesitationMiddleware
     from attention_scoping.hesitation.radar import Hesitation, detect_hesitation
+    from attention_scoping.scoping.breadcrumbs import STATE_KEY
     from attention_scoping.scoping.catalog import (
         LOAD_CONTEXT,
         Scope,
@@ -27,14 +28,13 @@ if TYPE_CHECKING:
         UnknownScopeError,
     )
     from attention_scoping.scoping.middleware import AttentionScopingMiddleware, ScopingState
-    from attention_scoping.scoping.navigation import STATE_KEY
     from attention_scoping.scoping.prompts import PromptLayers, load_prompt_dir, read_prompt
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
     "LOAD_CONTEXT": "scoping.catalog",
-    "STATE_KEY": "scoping.navigation",
+    "STATE_KEY": "scoping.breadcrumbs",
     "ApprovalGate": "approval.middleware",
     "ApprovalMiddleware": "approval.middleware",
     "AttentionScopingMiddleware": "scoping.middleware",

@@ -22,6 +22,8 @@ from attention_scoping.safety import (
     ManifestConfigError,
     ManifestMiddleware,
     create_manifest_agent,
+    manifest_scope,
+    manifest_tools,
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.safety_support import (
@@ -255,7 +257,7 @@ def test_worker_sees_and_runs_only_its_manifests(tracker: Tracker, guard: Intent
     class Extras(AgentMiddleware):  # a middleware that brings its own tools
         def __init__(self) -> None:
             super().__init__()
-            self.tools = [shell, *deploy_manifest(deployed).as_tools()]
+            self.tools = [shell, *manifest_tools(deploy_manifest(deployed))]
 
     model = ScriptedChatModel(
         script=[
@@ -376,7 +378,7 @@ def test_manifests_as_scopes_with_attention_scoping(tracker: Tracker, guard: Int
     agent = create_agent(
         model,
         middleware=[
-            AttentionScopingMiddleware([repo.as_scope(), deploy.as_scope()]),  # type: ignore[list-item]
+            AttentionScopingMiddleware([manifest_scope(repo), manifest_scope(deploy)]),  # type: ignore[list-item]
             ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
         ],
     )
@@ -406,7 +408,7 @@ def test_scoping_gate_still_refuses_other_scopes_tools(
         model,
         middleware=[
             AttentionScopingMiddleware(  # type: ignore[list-item]
-                [repo.as_scope(), deploy.as_scope()], default_scope="repo"
+                [manifest_scope(repo), manifest_scope(deploy)], default_scope="repo"
             ),
             ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
         ],

@@ -24,6 +24,8 @@ from attention_scoping.safety import (
     WriteNotGuardedError,
     capability_from_tool,
     manifest_prompt,
+    manifest_scope,
+    manifest_tools,
 )
 from attention_scoping.safety.manifests import PROVIDER_SAFE_NAME
 from tests.safety_support import ISSUE_SCHEMA, Tracker, deploy_manifest, repo_manifest
@@ -209,8 +211,8 @@ def test_provider_schemas(repo: CapabilityManifest) -> None:
 def test_tools_answer_mistakes_with_structured_errors(
     repo: CapabilityManifest, tracker: Tracker
 ) -> None:
-    tools = {t.name: t for t in repo.as_tools()}
-    assert repo.as_tools()[0] is tools["repo__get_issue"]  # built once, shared
+    tools = {t.name: t for t in manifest_tools(repo)}
+    assert manifest_tools(repo)[0] is tools["repo__get_issue"]  # built once, shared
     ok = call(tools["repo__get_issue"], {"issue": 2})
     assert ok.status == "success" and json.loads(ok.content)["title"] == "Slow search"  # type: ignore[arg-type]
     bad = call(tools["repo__get_issue"], {"issue": "two"})
@@ -224,7 +226,7 @@ def test_tools_answer_mistakes_with_structured_errors(
 
 
 def test_write_tools_show_the_confirmation_field(repo: CapabilityManifest) -> None:
-    schemas = {t.name: t.tool_call_schema for t in repo.as_tools()}
+    schemas = {t.name: t.tool_call_schema for t in manifest_tools(repo)}
     assert "confirmation_code" in schemas["repo__comment"]["properties"]  # type: ignore[index]
     assert "confirmation_code" not in schemas["repo__get_issue"]["properties"]  # type: ignore[index]
     assert schemas["repo__comment"]["required"] == ["issue", "body"]  # type: ignore[index]
@@ -232,11 +234,11 @@ def test_write_tools_show_the_confirmation_field(repo: CapabilityManifest) -> No
 
 
 def test_manifest_is_a_scope(repo: CapabilityManifest) -> None:
-    scope = repo.as_scope()
+    scope = manifest_scope(repo)
     assert isinstance(scope, Scope)
     assert scope.name == "repo" and scope.description == "issues of the acme/web repository"
     assert scope.tools == repo.qualified_names
-    assert list(scope.tool_objects) == repo.as_tools()
+    assert list(scope.tool_objects) == manifest_tools(repo)
 
 
 def test_manifest_prompt_lists_namespaces_and_the_two_step_rule(tracker: Tracker) -> None:

@@ -37,6 +37,7 @@ from typing_extensions import override
 
 from attention_scoping.adapters.refusals import refusal_message
 from attention_scoping.adapters.tools import tool_name
+from attention_scoping.core.errors import ErrorCode
 from attention_scoping.safety.canonical import tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 
@@ -175,7 +176,7 @@ class ApprovalGate:
         """Error payload for a call that was not approved; the model reads `next_step`."""
         rejected = reason == "rejected"
         return {
-            "error": "rejected_by_user" if rejected else "approval_refused",
+            "error": ErrorCode.REJECTED_BY_USER if rejected else "approval_refused",
             "reason": reason,
             "tool": tool,
             "message": f"{message} Nothing was run.",

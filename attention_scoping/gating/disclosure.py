@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from attention_scoping.core.errors import ErrorCode
 from attention_scoping.gating.gate import NOT_AVAILABLE
 
 PoolMode = Literal["auto", "catalog", "scope", "off"]
@@ -46,7 +47,7 @@ def not_available_payload(name: str, summary: str, exposed: Sequence[str]) -> di
 def unknown_tool_payload(name: str, exposed: Sequence[str]) -> dict[str, Any]:
     """Refusal of a call to a tool the gate does not know (hidden tools are not listed)."""
     return {
-        "error": "unknown_tool",
+        "error": ErrorCode.UNKNOWN_TOOL,
         "tool": name,
         "message": f"There is no tool named {name!r}; nothing was run.",
         "loaded_tools": list(exposed),
@@ -57,7 +58,7 @@ def unknown_tool_payload(name: str, exposed: Sequence[str]) -> dict[str, Any]:
 def precondition_payload(name: str, problem: str, exposed: Sequence[str]) -> dict[str, Any]:
     """Refusal of a call whose tool's precondition does not hold in the current state."""
     return {
-        "error": "precondition_failed",
+        "error": ErrorCode.PRECONDITION_FAILED,
         "tool": name,
         "message": f"{name!r} cannot run now: {problem}. Nothing was run.",
         "unmet": problem,

@@ -10,18 +10,23 @@ the current task (sticky), at most k of each.
 from __future__ import annotations
 
 import difflib
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-
+from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.messages import (
+    MessageLike,
+    text_of,
+    tool_calls_of,
+    tool_error_code,
+    user_turn_starts,
+)
 from attention_scoping.core.text import split_identifier
 from attention_scoping.gating.preconditions import Precondition, unmet
 
-NOT_AVAILABLE = "tool_not_available"
+NOT_AVAILABLE = ErrorCode.TOOL_NOT_AVAILABLE
 """Error code of a call to a known tool whose schema was not sent; it is promoted next call."""
 
 Reason = Literal[
@@ -164,62 +169,37 @@ def _row(v: Verdict) -> dict[str, Any]:
 # -- what the history says ---------------------------------------------------------------------
 
 
-def _is_user_turn(message: BaseMessage) -> bool:
-    """A real user message (synthetic nudges added by the runtime do not count)."""
-    return isinstance(message, HumanMessage) and not message.additional_kwargs.get("synthetic")
-
-
-def _user_turn_starts(messages: Sequence[BaseMessage]) -> list[int]:
-    return [i for i, m in enumerate(messages) if _is_user_turn(m)]
-
-
-def intent_text(messages: Sequence[BaseMessage], turns: int = 1) -> str:
+def intent_text(messages: Sequence[MessageLike], turns: int = 1) -> str:
     """The user's intent: the text of the last `turns` user messages (never tool output)."""
-    starts = _user_turn_starts(messages)
-    chosen = [messages[i].text for i in starts[-max(1, turns) :]]
+    starts = user_turn_starts(messages)
+    chosen = [text_of(messages[i]) for i in starts[-max(1, turns) :]]
     return "\n".join(t for t in chosen if t.strip())
 
 
-def used_tools(messages: Sequence[BaseMessage], turns: int) -> list[str]:
+def used_tools(messages: Sequence[MessageLike], turns: int) -> list[str]:
     """Tools the model called during the last `turns` user turns (the current task)."""
     if turns <= 0:
         return []
-    starts = _user_turn_starts(messages)
+    starts = user_turn_starts(messages)
     begin = starts[-turns] if len(starts) >= turns else 0
     out: list[str] = []
     for message in messages[begin:]:
-        if isinstance(message, AIMessage):
-            for call in message.tool_calls:
-                if call["name"] not in out:
-                    out.append(call["name"])
+        for call in tool_calls_of(message):
+            if call["name"] not in out:
+                out.append(call["name"])
     return out
 
 
-def requested_tools(messages: Sequence[BaseMessage]) -> list[str]:
+def requested_tools(messages: Sequence[MessageLike]) -> list[str]:
     """Tools refused as `tool_not_available` since the last user message (promoted now)."""
-    starts = _user_turn_starts(messages)
+    starts = user_turn_starts(messages)
     begin = starts[-1] if starts else 0
     out: list[str] = []
     for message in messages[begin:]:
-        if (
-            isinstance(message, ToolMessage)
-            and message.status == "error"
-            and message.name
-            and _error_code(message) == NOT_AVAILABLE
-            and message.name not in out
-        ):
-            out.append(message.name)
+        name = getattr(message, "name", None)
+        if name and tool_error_code(message) == NOT_AVAILABLE and name not in out:
+            out.append(name)
     return out
-
-
-def _error_code(message: ToolMessage) -> str | None:
-    if not isinstance(message.content, str) or not message.content.startswith("{"):
-        return None
-    try:
-        body = json.loads(message.content)
-    except json.JSONDecodeError:
-        return None
-    return body.get("error") if isinstance(body, dict) else None
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")

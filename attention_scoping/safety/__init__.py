@@ -32,6 +32,12 @@ if TYPE_CHECKING:
         sha256_hex,
         tool_call_hash,
     )
+    from attention_scoping.safety.errors import (
+        ArgumentError,
+        ManifestConfigError,
+        UnknownToolError,
+        WriteNotGuardedError,
+    )
     from attention_scoping.safety.intents import (
         DuplicateIntentError,
         IntentError,
@@ -52,13 +58,9 @@ if TYPE_CHECKING:
     from attention_scoping.safety.manifests import (
         MAX_NAME_LENGTH,
         SEPARATOR,
-        ArgumentError,
         Capability,
         CapabilityManifest,
-        ManifestConfigError,
         ManifestRegistry,
-        UnknownToolError,
-        WriteNotGuardedError,
     )
     from attention_scoping.safety.middleware import ManifestMiddleware, default_account
     from attention_scoping.safety.payloads import CONFIRMATION_FIELD
@@ -90,7 +92,7 @@ _EXPORTS = {
     "MAX_NAME_LENGTH": "manifests",
     "SECRET_ENV": "keys",
     "SEPARATOR": "manifests",
-    "ArgumentError": "manifests",
+    "ArgumentError": "errors",
     "ArgumentProblem": "validation",
     "canonical_json": "canonical",
     "CanonicalJSONError": "canonical",
@@ -115,7 +117,7 @@ _EXPORTS = {
     "manifest_prompt": "adapters",
     "manifest_scope": "adapters",
     "manifest_tools": "adapters",
-    "ManifestConfigError": "manifests",
+    "ManifestConfigError": "errors",
     "ManifestMiddleware": "middleware",
     "ManifestRegistry": "manifests",
     "MemoryIntentJournal": "journal",
@@ -139,9 +141,9 @@ _EXPORTS = {
     "TokenStore": "token_stores",
     "tool_call_hash": "canonical",
     "UnknownCodeError": "tokens",
-    "UnknownToolError": "manifests",
+    "UnknownToolError": "errors",
     "UnresolvedIntentError": "intents",
-    "WriteNotGuardedError": "manifests",
+    "WriteNotGuardedError": "errors",
     "WrongTokenKindError": "tokens",
 }
 

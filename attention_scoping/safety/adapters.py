@@ -19,13 +19,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from attention_scoping.core.errors import render_payload
 from attention_scoping.safety import payloads
-from attention_scoping.safety.manifests import (
-    ArgumentError,
-    Capability,
-    CapabilityManifest,
-    UnknownToolError,
-    WriteNotGuardedError,
-)
+from attention_scoping.safety.errors import ArgumentError, UnknownToolError, WriteNotGuardedError
+from attention_scoping.safety.manifests import Capability, CapabilityManifest
 
 if TYPE_CHECKING:
     from attention_scoping.scoping.catalog import Scope

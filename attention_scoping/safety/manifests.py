@@ -16,19 +16,24 @@ from __future__ import annotations
 import difflib
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from attention_scoping.core.errors import ErrorCode
 from attention_scoping.safety.aio import call_async
-from attention_scoping.safety.validation import ArgumentProblem, check_arguments, compile_schema
+from attention_scoping.safety.errors import (
+    ArgumentError,
+    ManifestConfigError,
+    UnknownToolError,
+    WriteNotGuardedError,
+)
+from attention_scoping.safety.validation import check_arguments, compile_schema
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
-    from langchain_core.tools import BaseTool
 
     from attention_scoping.safety.intents import IntentRecord, Reconciliation
-    from attention_scoping.scoping.catalog import Scope
 
 __all__ = [
     "MAX_NAME_LENGTH",
@@ -55,37 +60,6 @@ PROVIDER_SAFE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
 _NAMESPACE = re.compile(r"^[A-Za-z](?:[A-Za-z0-9-]|_(?!_))*$")
 _LOCAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
-
-
-class ManifestConfigError(ValueError):
-    """A manifest is built wrongly: bad name, bad schema, duplicate tool or namespace."""
-
-
-class UnknownToolError(LookupError):
-    """A call names a namespace or tool that the bound manifests do not own."""
-
-    def __init__(self, name: str, reason: str, message: str, available: Sequence[str]) -> None:
-        """Keep the requested name, the reason (`unknown_namespace`/`unknown_tool`), the list."""
-        super().__init__(message)
-        self.name = name
-        self.reason = reason
-        self.available = list(available)
-
-
-class ArgumentError(ValueError):
-    """Arguments break the tool's JSON schema; `problems` names each field concerned."""
-
-    def __init__(self, tool: str, problems: Sequence[ArgumentProblem]) -> None:
-        """Keep the tool name and the problems (most relevant first)."""
-        self.tool = tool
-        self.problems = list(problems)
-        head = self.problems[0]
-        more = f" (+{len(self.problems) - 1} more)" if len(self.problems) > 1 else ""
-        super().__init__(f"{tool}: {head.message}{more}")
-
-
-class WriteNotGuardedError(PermissionError):
-    """A write tool was asked to run directly; writes only run through an `IntentGuard`."""
 
 
 def split_name(name: str) -> tuple[str, str] | None:
@@ -256,13 +230,13 @@ class CapabilityManifest:
         parts = split_name(name)
         if parts is None or parts[0] != self.namespace:
             msg = f"{name!r} is not a tool of namespace {self.namespace!r}"
-            raise UnknownToolError(name, "unknown_namespace", msg, self.qualified_names)
+            raise UnknownToolError(name, ErrorCode.UNKNOWN_NAMESPACE, msg, self.qualified_names)
         if parts[1] not in self.specs:
             hint = difflib.get_close_matches(name, self.qualified_names, n=1, cutoff=0.6)
             msg = f"namespace {self.namespace!r} has no tool {parts[1]!r}" + (
                 f" (did you mean {hint[0]!r}?)" if hint else ""
             )
-            raise UnknownToolError(name, "unknown_tool", msg, self.qualified_names)
+            raise UnknownToolError(name, ErrorCode.UNKNOWN_TOOL, msg, self.qualified_names)
         return self.specs[parts[1]]
 
     def validate(self, name: str, arguments: Any) -> dict[str, Any]:
@@ -310,18 +284,6 @@ class CapabilityManifest:
             )
             raise WriteNotGuardedError(msg)
         return args
-
-    def as_tools(self) -> list[BaseTool]:
-        """The tools as LangChain tools (see `attention_scoping.safety.adapters`)."""
-        from attention_scoping.safety.adapters import manifest_tools
-
-        return manifest_tools(self)
-
-    def as_scope(self) -> Scope:
-        """This manifest as an attention-scoping `Scope` named after the namespace."""
-        from attention_scoping.safety.adapters import manifest_scope
-
-        return manifest_scope(self)
 
     def provider_schemas(self) -> list[dict[str, Any]]:
         """The tools as OpenAI-style function dicts (what a provider receives)."""
@@ -388,6 +350,6 @@ class ManifestRegistry:
             msg = f"there is no {what}; bound namespaces: {known}" + (
                 f" (did you mean {hint[0]!r}?)" if hint else ""
             )
-            raise UnknownToolError(name, "unknown_namespace", msg, self.names)
+            raise UnknownToolError(name, ErrorCode.UNKNOWN_NAMESPACE, msg, self.names)
         manifest = self.manifests[namespace]
         return manifest, manifest.spec(name)

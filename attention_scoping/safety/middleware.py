@@ -26,7 +26,7 @@ from langchain_core.messages import ToolMessage
 from typing_extensions import override
 
 from attention_scoping.adapters.tools import tool_name
-from attention_scoping.core.errors import render_payload
+from attention_scoping.core.errors import ErrorCode, render_payload
 from attention_scoping.safety import payloads
 from attention_scoping.safety.adapters import manifest_tools
 from attention_scoping.safety.intents import (
@@ -110,7 +110,7 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         agent.invoke({"messages": [...]}, context={"account": "acme"})
         ```
 
-    With `AttentionScopingMiddleware`, make each manifest a scope (`manifest.as_scope()`),
+    With `AttentionScopingMiddleware`, make each manifest a scope (`manifest_scope(manifest)`),
     list the scoping middleware first, and pass `exclusive=False` here so scoping decides what
     is visible while this middleware validates and guards.
 
@@ -219,7 +219,7 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
             except UnknownToolError as exc:
                 body = (
                     payloads.unknown_tool(exc)
-                    if exc.reason == "unknown_tool"
+                    if exc.reason == ErrorCode.UNKNOWN_TOOL
                     else payloads.not_in_manifests(name, self.registry.names)
                 )
                 return self._message(request, body, error=True)
@@ -250,7 +250,7 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         if isinstance(exc, TokenError):
             return self._message(request, payloads.confirmation_error(name, exc), error=True)
         body = {
-            "error": "intent_refused",
+            "error": ErrorCode.INTENT_REFUSED,
             "tool": name,
             "message": f"{exc}. Nothing was run.",
             "next_step": (
@@ -275,7 +275,7 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         hooks = (write.spec.handler, write.spec.preflight, write.spec.reconcile)
         if any(inspect.iscoroutinefunction(h) for h in hooks if h is not None):
             body = {
-                "error": "async_tool_in_sync_run",
+                "error": ErrorCode.ASYNC_TOOL_IN_SYNC_RUN,
                 "tool": write.name,
                 "message": f"{write.name} has async hooks; run the agent with ainvoke/astream. "
                 "Nothing was run.",

@@ -10,6 +10,8 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
+from attention_scoping.core.errors import ErrorCode
+from attention_scoping.safety.errors import ArgumentError, UnknownToolError
 from attention_scoping.safety.intents import (
     DuplicateIntentError,
     Outcome,
@@ -17,7 +19,6 @@ from attention_scoping.safety.intents import (
     Proposal,
     UnresolvedIntentError,
 )
-from attention_scoping.safety.manifests import ArgumentError, UnknownToolError
 from attention_scoping.safety.records import IntentRecord, IntentStatus
 from attention_scoping.safety.tokens import TokenError
 
@@ -58,7 +59,7 @@ def not_in_manifests(tool: str, available: Sequence[str]) -> dict[str, Any]:
     """A call to a tool outside the manifests this agent is bound to."""
     hint = difflib.get_close_matches(tool, list(available), n=1, cutoff=0.6)
     return {
-        "error": "tool_not_in_manifest",
+        "error": ErrorCode.TOOL_NOT_IN_MANIFEST,
         "tool": tool,
         "message": (
             f"{tool!r} is not a tool of this agent's manifests"
@@ -75,7 +76,7 @@ def invalid_arguments(error: ArgumentError) -> dict[str, Any]:
     head = error.problems[0]
     where = head.path or "the arguments"
     return {
-        "error": "invalid_arguments",
+        "error": ErrorCode.INVALID_ARGUMENTS,
         "tool": error.tool,
         "field": head.field,
         "path": head.path,
@@ -91,7 +92,7 @@ def invalid_arguments(error: ArgumentError) -> dict[str, Any]:
 def write_not_guarded(tool: str) -> dict[str, Any]:
     """A write tool run without a guard: refused, by design."""
     return {
-        "error": "write_not_guarded",
+        "error": ErrorCode.WRITE_NOT_GUARDED,
         "tool": tool,
         "message": (
             f"{tool} changes the world and runs only through two-phase confirmation; this "
@@ -136,7 +137,7 @@ def confirmation_error(tool: str, error: TokenError) -> dict[str, Any]:
         "revoked": "A newer preview replaced that code; use the code of the newest preview.",
     }
     return {
-        "error": f"confirmation_{error.reason}",
+        "error": ErrorCode.confirmation(error.reason),
         "tool": tool,
         "message": f"{error}. Nothing was run.",
         "next_step": steps.get(
@@ -162,7 +163,7 @@ def duplicate_intent(tool: str, error: DuplicateIntentError) -> dict[str, Any]:
     """The identical change ran recently, or is unsettled: refused, never repeated."""
     if isinstance(error, UnresolvedIntentError):
         return {
-            "error": "unresolved_intent",
+            "error": ErrorCode.UNRESOLVED_INTENT,
             "tool": tool,
             "message": f"{error}. Nothing was run.",
             "previous": record_summary(error.existing),
@@ -172,7 +173,7 @@ def duplicate_intent(tool: str, error: DuplicateIntentError) -> dict[str, Any]:
             ),
         }
     return {
-        "error": "duplicate_intent",
+        "error": ErrorCode.DUPLICATE_INTENT,
         "tool": tool,
         "message": f"{error}. Nothing was run.",
         "previous": record_summary(error.existing),
@@ -183,7 +184,7 @@ def duplicate_intent(tool: str, error: DuplicateIntentError) -> dict[str, Any]:
 def preflight_refused(tool: str, error: PreflightError) -> dict[str, Any]:
     """The dry run refused the call (not permitted, missing target, no-op...)."""
     body: dict[str, Any] = {
-        "error": "preflight_refused",
+        "error": ErrorCode.PREFLIGHT_REFUSED,
         "tool": tool,
         "message": f"{error}. Nothing was run.",
         "next_step": (
@@ -214,7 +215,7 @@ def outcome(tool: str, result: Outcome) -> tuple[dict[str, Any], bool]:
         return body, False
     if record.status is IntentStatus.OUTCOME_UNKNOWN:
         return {
-            "error": "outcome_unknown",
+            "error": ErrorCode.OUTCOME_UNKNOWN,
             "tool": tool,
             **summary,
             "message": (
@@ -225,14 +226,14 @@ def outcome(tool: str, result: Outcome) -> tuple[dict[str, Any], bool]:
         }, True
     if record.status is IntentStatus.NOT_APPLIED:
         return {
-            "error": "not_applied",
+            "error": ErrorCode.NOT_APPLIED,
             "tool": tool,
             **summary,
             "message": "The call timed out, and reconciliation found it was not applied.",
             "next_step": f"If the change is still wanted, {_retry_hint(tool)}.",
         }, True
     return {
-        "error": "mutation_failed",
+        "error": ErrorCode.MUTATION_FAILED,
         "tool": tool,
         **summary,
         "message": f"The service refused the change: {record.error}. It was not applied.",

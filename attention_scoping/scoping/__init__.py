@@ -12,6 +12,12 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.scoping.breadcrumbs import (
+        STATE_KEY,
+        loaded_payload,
+        scope_tools,
+        unknown_context_payload,
+    )
     from attention_scoping.scoping.catalog import (
         LOAD_CONTEXT,
         Scope,
@@ -32,14 +38,7 @@ if TYPE_CHECKING:
         ScopingState,
         UnscopedPolicy,
     )
-    from attention_scoping.scoping.navigation import (
-        STATE_KEY,
-        loaded_payload,
-        make_load_context_tool,
-        scope_tools,
-        switch_command,
-        unknown_context_payload,
-    )
+    from attention_scoping.scoping.navigation import make_load_context_tool, switch_command
     from attention_scoping.scoping.prompts import (
         DEFAULT_CORE,
         INDEX_HEADER,
@@ -58,14 +57,14 @@ _EXPORTS = {
     "INDEX_HEADER": "prompts",
     "LOAD_CONTEXT": "catalog",
     "NO_CONTEXT_MODULE": "prompts",
-    "STATE_KEY": "navigation",
+    "STATE_KEY": "breadcrumbs",
     "accepted_switch": "gate",
     "AttentionScopingMiddleware": "middleware",
     "build_layers": "prompts",
     "capability_index": "prompts",
     "core_layer": "prompts",
     "load_prompt_dir": "prompts",
-    "loaded_payload": "navigation",
+    "loaded_payload": "breadcrumbs",
     "make_load_context_tool": "navigation",
     "module_layer": "prompts",
     "PromptLayers": "prompts",
@@ -73,7 +72,7 @@ _EXPORTS = {
     "review_call": "gate",
     "review_load_context": "gate",
     "Scope": "catalog",
-    "scope_tools": "navigation",
+    "scope_tools": "breadcrumbs",
     "ScopeCatalog": "catalog",
     "ScopeConfigError": "catalog",
     "ScopesInput": "catalog",
@@ -81,7 +80,7 @@ _EXPORTS = {
     "sibling_calls": "gate",
     "switch_command": "navigation",
     "ToolScopes": "catalog",
-    "unknown_context_payload": "navigation",
+    "unknown_context_payload": "breadcrumbs",
     "UnknownScopeError": "catalog",
     "UnscopedPolicy": "middleware",
 }

@@ -1,4 +1,8 @@
-"""Scopes: which tools belong to which context, validated once, queried on every model call."""
+"""Scopes: which tools belong to which context, validated once, queried on every model call.
+
+Framework-free: tool objects are kept as given (LangChain tools, plain functions) and named
+without converting them; the middleware turns them into LangChain tools once.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,12 @@ import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from langchain_core.tools import BaseTool
+from attention_scoping.core.tool import tool_object_name
 
-from attention_scoping.adapters.tools import ToolLike, as_base_tool
+if TYPE_CHECKING:
+    from attention_scoping.adapters.tools import ToolLike
 
 LOAD_CONTEXT = "load_context"
 """Name of the navigation tool the model calls to switch scope; always visible."""
@@ -47,7 +52,7 @@ class Scope:
     """One context of the agent: its tools, a one-line description and its prompt module.
 
     `tools` accepts tool names or tool objects (LangChain tools or plain functions); objects are
-    kept so the middleware can register them with the agent.
+    kept as given so the middleware can register them with the agent.
 
     Example:
         ```python
@@ -60,7 +65,7 @@ class Scope:
     description: str = ""
     tools: tuple[str, ...] = ()
     prompt: str = ""
-    tool_objects: tuple[BaseTool, ...] = field(default=(), compare=False, repr=False)
+    tool_objects: tuple[Any, ...] = field(default=(), compare=False, repr=False)
 
     def __init__(
         self,
@@ -69,7 +74,7 @@ class Scope:
         tools: Iterable[str | ToolLike] = (),
         prompt: str = "",
     ) -> None:
-        """Build a scope; tool objects are converted to `BaseTool` and their names kept."""
+        """Build a scope; tool objects are kept and named (a function by its `__name__`)."""
         if not isinstance(name, str) or not _SCOPE_NAME.match(name):
             msg = (
                 f"invalid scope name {name!r}: use 1-64 letters, digits, '_', '-' or '.', "
@@ -80,14 +85,13 @@ class Scope:
             msg = f"scope {name!r}: tools must be a collection of names, not the string {tools!r}"
             raise ScopeConfigError(msg)
         names: list[str] = []
-        objects: list[BaseTool] = []
+        objects: list[Any] = []
         for item in tools:
             if isinstance(item, str):
                 tname = item
             else:
-                obj = as_base_tool(item)
-                objects.append(obj)
-                tname = obj.name
+                tname = tool_object_name(item)
+                objects.append(item)
             if tname in names:
                 msg = f"scope {name!r} lists tool {tname!r} twice"
                 raise ScopeConfigError(msg)
@@ -140,32 +144,20 @@ class ScopeCatalog:
                 raise ScopeConfigError(msg)
             self.scopes[scope.name] = scope
 
-        registry: dict[str, BaseTool] = {}
+        registry: dict[str, Any] = {}
         for obj in [t for s in parsed for t in s.tool_objects]:
             self._register(registry, obj)
-        always_names: list[str] = [LOAD_CONTEXT]
-        always_as_names = False
-        for item in always_on:
-            if isinstance(item, str):
-                tname = item
-                always_as_names = always_as_names or item != LOAD_CONTEXT
-            else:
-                obj = as_base_tool(item)
-                self._register(registry, obj)
-                tname = obj.name
-            if tname not in always_names:
-                always_names.append(tname)
+        always_names, always_as_names = self._always_on(registry, always_on)
         known: set[str] | None = None
         if tools is not None:
             for item in tools:
-                if isinstance(item, Mapping):
-                    continue
-                self._register(registry, as_base_tool(item))
+                if not isinstance(item, Mapping):
+                    self._register(registry, item)
             known = set(registry)
         elif not always_as_names and all(len(s.tool_objects) == len(s.tools) for s in parsed):
             known = set(registry)
 
-        self.tool_objects: dict[str, BaseTool] = registry
+        self.tool_objects: dict[str, Any] = registry
         """Tool objects known at construction, by name (to be registered with the agent)."""
         self.always_on: tuple[str, ...] = tuple(always_names)
         self._index: dict[str, tuple[str, ...]] = {}
@@ -209,13 +201,32 @@ class ScopeCatalog:
             out.append(item)
         return out
 
+    @classmethod
+    def _always_on(
+        cls, registry: dict[str, Any], always_on: Iterable[str | ToolLike]
+    ) -> tuple[list[str], bool]:
+        """Always-on names (`load_context` first), and whether any was given by name only."""
+        names: list[str] = [LOAD_CONTEXT]
+        by_name = False
+        for item in always_on:
+            if isinstance(item, str):
+                tname = item
+                by_name = by_name or item != LOAD_CONTEXT
+            else:
+                tname = cls._register(registry, item)
+            if tname not in names:
+                names.append(tname)
+        return names, by_name
+
     @staticmethod
-    def _register(registry: dict[str, BaseTool], obj: BaseTool) -> None:
-        existing = registry.get(obj.name)
+    def _register(registry: dict[str, Any], obj: Any) -> str:
+        name = tool_object_name(obj)
+        existing = registry.get(name)
         if existing is not None and existing is not obj:
-            msg = f"two different tools are named {obj.name!r}; tool names must be unique"
+            msg = f"two different tools are named {name!r}; tool names must be unique"
             raise ScopeConfigError(msg)
-        registry[obj.name] = obj
+        registry[name] = obj
+        return name
 
     def validate_tools(self, registered: Iterable[str]) -> None:
         """Check that every tool named by a scope or always-on is among `registered`.

@@ -11,21 +11,20 @@ import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage
-
+from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.messages import MessageLike, tool_calls_of
+from attention_scoping.scoping.breadcrumbs import scope_tools, unknown_context_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
-from attention_scoping.scoping.navigation import scope_tools, unknown_context_payload
 
 
-def sibling_calls(messages: Sequence[BaseMessage], call_id: str | None) -> list[dict[str, Any]]:
+def sibling_calls(messages: Sequence[MessageLike], call_id: str | None) -> list[dict[str, Any]]:
     """The tool calls of the model message that issued `call_id` (parallel calls of one step)."""
     if call_id is None:
         return []
     for message in reversed(messages):
-        if isinstance(message, AIMessage) and message.tool_calls:
-            calls = list(message.tool_calls)
-            if any(c.get("id") == call_id for c in calls):
-                return [dict(c) for c in calls]
+        calls = tool_calls_of(message)
+        if any(c.get("id") == call_id for c in calls):
+            return calls
     return []
 
 
@@ -62,7 +61,7 @@ def review_load_context(
     winner = accepted_switch(catalog, siblings)
     if winner is not None and winner.get("id") != call.get("id"):
         return {
-            "error": "one_context_per_step",
+            "error": ErrorCode.ONE_CONTEXT_PER_STEP,
             "requested": target,
             "message": (
                 f"{LOAD_CONTEXT}({_target(winner)!r}) is already switching context in this step; "
@@ -105,7 +104,7 @@ def review_call(
         new_scope = _target(switch)
         if name in catalog.visible(new_scope):
             return {
-                "error": "context_switched_in_same_step",
+                "error": ErrorCode.CONTEXT_SWITCHED_IN_SAME_STEP,
                 "tool": name,
                 "active_context": new_scope,
                 "message": (
@@ -127,7 +126,7 @@ def review_call(
             choices = ", ".join(repr(s) for s in offering)
             step = f"Call {LOAD_CONTEXT} with one of {choices} first, then call {name} again."
         return {
-            "error": "tool_not_in_context",
+            "error": ErrorCode.TOOL_NOT_IN_CONTEXT,
             "tool": name,
             "active_context": scope,
             "message": f"{name!r} is not available {_where(scope)}; it was not run.",
@@ -137,7 +136,7 @@ def review_call(
         }
     hint = difflib.get_close_matches(name, available, n=1, cutoff=0.6)
     return {
-        "error": "unknown_tool",
+        "error": ErrorCode.UNKNOWN_TOOL,
         "tool": name,
         "active_context": scope,
         "message": (

@@ -20,7 +20,7 @@ from langchain_core.tools import BaseTool
 from typing_extensions import override
 
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import ToolLike, tool_name
+from attention_scoping.adapters.tools import ToolLike, as_base_tool, tool_name
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes
 from attention_scoping.scoping.gate import review_call, sibling_calls
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
@@ -150,7 +150,10 @@ class AttentionScopingMiddleware(
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(self.catalog)
         """The `load_context` tool registered with the agent."""
-        self.tools = [self.load_context_tool, *self.catalog.tool_objects.values()]
+        self.tools = [
+            self.load_context_tool,
+            *(as_base_tool(t) for t in self.catalog.tool_objects.values()),
+        ]
         self._name = name
         self._warned: set[str] = set()
 

@@ -1,0 +1,72 @@
+"""Read a chat history without importing LangChain: the few message fields the decisions need.
+
+LangChain messages carry `type` (`"human"`, `"ai"`, `"tool"`, `"system"`), `content`,
+`additional_kwargs`, and `tool_calls` (AI) or `name`/`status` (tool). The pure decisions (the
+tool gate, the scope gate) read them through these helpers, so they stay framework-free and can
+be tested with plain objects.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+
+class MessageLike(Protocol):
+    """The part of a chat message the decisions read (a LangChain `BaseMessage` fits)."""
+
+    type: str
+    content: Any
+
+
+def text_of(message: MessageLike) -> str:
+    """The message's text: LangChain's `.text`, else string content or a list's text blocks."""
+    text = getattr(message, "text", None)
+    if isinstance(text, str):
+        return text
+    content = message.content
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [
+            block if isinstance(block, str) else str(block.get("text", ""))
+            for block in content
+            if isinstance(block, str)
+            or (isinstance(block, Mapping) and block.get("type") == "text")
+        ]
+        return "".join(parts)
+    return ""
+
+
+def is_user_turn(message: MessageLike) -> bool:
+    """A real user message (synthetic turns added by the runtime, such as nudges, do not count)."""
+    extra = getattr(message, "additional_kwargs", None) or {}
+    return message.type == "human" and not extra.get("synthetic")
+
+
+def user_turn_starts(messages: Sequence[MessageLike]) -> list[int]:
+    """Indices of the real user messages."""
+    return [i for i, m in enumerate(messages) if is_user_turn(m)]
+
+
+def tool_calls_of(message: MessageLike) -> list[dict[str, Any]]:
+    """The tool calls of a model message (empty for other messages)."""
+    if message.type != "ai":
+        return []
+    return [dict(call) for call in getattr(message, "tool_calls", None) or []]
+
+
+def tool_error_code(message: MessageLike) -> str | None:
+    """The `error` code of a tool result with `status="error"` and a JSON body, else None."""
+    if message.type != "tool" or getattr(message, "status", None) != "error":
+        return None
+    content = message.content
+    if not isinstance(content, str) or not content.startswith("{"):
+        return None
+    try:
+        body = json.loads(content)
+    except json.JSONDecodeError:
+        return None
+    code = body.get("error") if isinstance(body, dict) else None
+    return code if isinstance(code, str) else None

@@ -1,0 +1,55 @@
+"""What `load_context` answers: the breadcrumb of a switch and the error for an unknown scope.
+
+Framework-free, so the scope gate's decision can use it; `navigation` wraps it in a LangChain
+tool and a LangGraph `Command`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from attention_scoping.core.errors import ErrorCode
+from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+
+STATE_KEY = "active_context"
+"""The state key holding the active scope name (None: unscoped)."""
+
+
+
+def scope_tools(catalog: ScopeCatalog, scope: str | None) -> list[str]:
+    """Tool names visible in `scope`: the scope's tools in order, then always-on tools."""
+    own = list(catalog.scopes[scope].tools) if scope is not None else []
+    return own + [t for t in catalog.always_on if t not in own]
+
+
+def loaded_payload(catalog: ScopeCatalog, scope: str, previous: str | None) -> dict[str, Any]:
+    """Breadcrumb for a successful switch: what is active, what can be called, what to do."""
+    already = scope == previous
+    return {
+        "status": "ok",
+        "active_context": scope,
+        "previous_context": previous,
+        "message": (
+            f"Context {scope!r} was already active."
+            if already
+            else f"Context {scope!r} is now active."
+        ),
+        "tools_now_available": scope_tools(catalog, scope),
+        "next_step": (
+            "Continue with the user's request now, calling these tools directly. "
+            f"Call {LOAD_CONTEXT} again only if the request needs another context."
+        ),
+    }
+
+
+def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, Any]:
+    """Error for a `load_context` call with a name that is not a scope."""
+    text = requested if isinstance(requested, str) else json.dumps(requested)
+    return {
+        "error": ErrorCode.UNKNOWN_CONTEXT,
+        "requested": text,
+        "message": f"There is no context named {text!r}{catalog.closest_scope(str(text))}.",
+        "valid_contexts": list(catalog.names),
+        "next_step": f"Call {LOAD_CONTEXT} with one of the valid contexts.",
+    }
