@@ -11,7 +11,7 @@ from typing import Any
 
 from rich.console import Console
 
-from attention_scoping.measure.cli import UsageError, _check_output, _name_list, _positive
+from attention_scoping.measure.args import UsageError, check_output, name_list, positive
 from attention_scoping.measure.eval.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
@@ -49,7 +49,7 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--catalog", metavar="C", help="catalog .jsonl (suite 'catalog')")
     ev.add_argument("--queries", metavar="Q", help="labelled queries .jsonl (suite 'catalog')")
     ev.add_argument(
-        "--max-tools", type=_positive, default=40, help="tools sampled for 'catalog' (default 40)"
+        "--max-tools", type=positive, default=40, help="tools sampled for 'catalog' (default 40)"
     )
     ev.add_argument(
         "--distractors",
@@ -61,37 +61,37 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--seed", type=int, default=0, help="seed of the sampled tools and tasks")
     ev.add_argument(
         "--strategies",
-        type=_name_list,
+        type=name_list,
         default=list(DEFAULT_STRATEGIES),
         help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: all)",
     )
     ev.add_argument("--model", default=os.environ.get("OPENROUTER_MODEL", DEFAULT_MODEL))
     ev.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OpenRouter)")
     ev.add_argument("--api-key-env", help="environment variable holding the key")
-    ev.add_argument("--limit", type=_positive, help="only the first N tasks")
-    ev.add_argument("--task", dest="task_ids", type=_name_list, help="only these task ids")
+    ev.add_argument("--limit", type=positive, help="only the first N tasks")
+    ev.add_argument("--task", dest="task_ids", type=name_list, help="only these task ids")
     ev.add_argument(
         "--parse-text-tool-calls",
         action="store_true",
         help="turn tool calls written as text (fenced JSON, <tool_call> tags, bare JSON) into "
         "real calls when they name an offered tool",
     )
-    ev.add_argument("--concurrency", type=_positive, default=1, help="tasks in flight (default 1)")
+    ev.add_argument("--concurrency", type=positive, default=1, help="tasks in flight (default 1)")
     ev.add_argument("--max-cost", type=_non_negative, metavar="USD", help="stop before this spend")
     ev.add_argument("--price-in", type=_non_negative, default=0.0, help="USD per M input tokens")
     ev.add_argument("--price-out", type=_non_negative, default=0.0, help="USD per M output tokens")
     ev.add_argument(
         "--price-cached", type=_non_negative, default=None, help="USD per M cached input tokens"
     )
-    ev.add_argument("--max-steps", type=_positive, default=8, help="model calls per task (8)")
+    ev.add_argument("--max-steps", type=positive, default=8, help="model calls per task (8)")
     ev.add_argument("--timeout", type=float, default=180.0, help="seconds per model call (180)")
     ev.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (4)")
     ev.add_argument("--retry-base", type=float, default=1.0, help="first backoff in s (1)")
-    ev.add_argument("--max-tokens", type=_positive, default=512, help="output cap per call (512)")
+    ev.add_argument("--max-tokens", type=positive, default=512, help="output cap per call (512)")
     ev.add_argument(
         "--ranker", default="default", choices=["default", "hybrid", "dense", "bm25", "hashing"]
     )
-    ev.add_argument("--k", type=_positive, default=None, help="tools the gate promotes per call")
+    ev.add_argument("--k", type=positive, default=None, help="tools the gate promotes per call")
     ev.add_argument(
         "--results", metavar="PATH", help=f"results file (default under {RESULTS_DIR}/)"
     )
@@ -174,8 +174,8 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     from attention_scoping.measure.eval.retry import EndpointRejected
     from attention_scoping.measure.eval.runner import run_eval
 
-    _check_output(args.json_path)
-    _check_output(args.plot, ".png")
+    check_output(args.json_path)
+    check_output(args.plot, ".png")
     unknown = [s for s in args.strategies if s not in STRATEGIES]
     if unknown or not args.strategies:
         problem = f"unknown strategy {unknown[0]!r}" if unknown else "no strategies given"
