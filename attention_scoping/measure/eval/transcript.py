@@ -40,6 +40,8 @@ class Transcript:
     """Tool calls naming a tool that does not exist anywhere in the suite."""
     invalid_args: int = 0
     """Calls to a real tool whose arguments fail its JSON schema."""
+    last_text: str = ""
+    """The model's last reply text (for reading failures; never used to judge)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: ModelCall) -> None:
