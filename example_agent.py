@@ -134,6 +134,7 @@ class TurnView:
         self.console = console
         self.gated = gated
         self._context: str | None = None
+        self._note = ""
         self.tools = {t.name: t for t in tools}
         self.counter = get_counter()
         # The baseline is an unscoped agent: every tool, and no load_context.
@@ -153,8 +154,10 @@ class TurnView:
         """One line per model call: context, tools, tokens sent versus all tools (with a gate,
         the line waits for the gate's event, which says what was finally sent)."""
         self._context = event["active_context"]
+        chosen = (event.get("preselect") or {}).get("reason") == "confident"
+        self._note = "  (pre-selected from the message)" if chosen else ""
         if not self.gated:
-            self.call_line(event["active_context"], event["tools"])
+            self.call_line(event["active_context"], event["tools"], self._note)
 
     def call_line(self, context: str | None, names: Sequence[str], note: str = "") -> None:
         """The per-call line: context, the tools the model got, their schema tokens."""
@@ -176,7 +179,7 @@ class TurnView:
         hidden = event["candidates"] - len(event["shown"])
         pool = f" + summary pool {event['pool_tokens']} tokens" if event["pool_tokens"] else ""
         note = f"  (gate held back {hidden} of {event['candidates']}{pool})" if hidden else ""
-        self.call_line(self._context, event["shown"], note)
+        self.call_line(self._context, event["shown"], self._note + note)
 
     def think(self, event: dict[str, Any]) -> None:
         """A hidden stall, dimmed, with what the runtime did about it."""

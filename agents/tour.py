@@ -1,6 +1,6 @@
 """The offline tour: a scripted stand-in for the LLM that drives the real middleware and tools.
 
-It plays the seed's three turns (47 x 83, "translate that to French", weather in Paris) by
+It plays three scripted turns (47 x 83, "translate that to French", weather in Paris) by
 reading the conversation the way a model would: if the tool it needs is not visible it calls
 `load_context`, then the tool, then answers from the tool result. It is a script, not a model,
 and says so; anything outside the three turns gets an honest "scripted tour" reply.

@@ -123,7 +123,7 @@ def make_model_node(
     *,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
     system_prompt: str | SystemMessage | None = None,
-) -> Runnable[dict[str, Any], dict[str, Any]]:
+) -> Runnable[Any, dict[str, Any]]:
     """A model node (sync and async) that runs the middleware's model-call hooks.
 
     Args:

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import StructuredTool
 from rich.console import Console
 from rich.table import Table
@@ -59,12 +59,10 @@ def measure(n: int, calls: int) -> dict[str, Any]:
     mw = AttentionScopingMiddleware(scopes)
     active = scopes[len(scopes) // 2].name
     target = scopes[len(scopes) // 2].tools[0]
-    history = [
-        HumanMessage("hello"),
-        AIMessage(
-            "", tool_calls=[{"name": target, "args": {"x": "1"}, "id": "c1", "type": "tool_call"}]
-        ),
-    ]
+    call = AIMessage(
+        "", tool_calls=[{"name": target, "args": {"x": "1"}, "id": "c1", "type": "tool_call"}]
+    )
+    history: list[AnyMessage] = [HumanMessage("hello"), call]
     state = {"messages": history, "active_context": active}
     request = ModelRequest(
         model=ScriptedChatModel(),
@@ -76,7 +74,7 @@ def measure(n: int, calls: int) -> dict[str, Any]:
     )
     response = ModelResponse(result=[AIMessage("ok")])
     tool_request = ToolCallRequest(
-        tool_call=history[1].tool_calls[0],
+        tool_call=call.tool_calls[0],
         tool=tools[0],
         state=state,
         runtime=None,  # type: ignore[arg-type]
@@ -86,9 +84,14 @@ def measure(n: int, calls: int) -> dict[str, Any]:
     model_times: list[float] = []
     tool_times: list[float] = []
     seen: list[int] = []
+
+    def handler(r: ModelRequest[Any]) -> ModelResponse[Any]:
+        seen.append(len(r.tools))
+        return response
+
     for i in range(calls + 50):
         start = time.perf_counter()
-        mw.wrap_model_call(request, lambda r: (seen.append(len(r.tools)), response)[1])
+        mw.wrap_model_call(request, handler)
         mid = time.perf_counter()
         mw.wrap_tool_call(tool_request, lambda r: done)
         end = time.perf_counter()

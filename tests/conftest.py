@@ -9,6 +9,10 @@ from langchain_core.tools import BaseTool, tool
 
 from attention_scoping import Scope
 
+NAVIGATION_ONLY: dict[str, Any] = {"preselect": "off", "start": "index"}
+"""Scoping options of the tests about `load_context` navigation: no intent pre-selection, and
+only `load_context` (plus always-on tools) while no scope is active."""
+
 
 class Ledger:
     """Records which tools actually ran, so tests can prove a refused tool never executed."""

@@ -157,6 +157,69 @@ def _validate_tool_call(call: Any, where: str) -> str:
     return call["id"]
 
 
+def _unanswered(pending: list[str]) -> RequestError:
+    return RequestError(
+        "An assistant message with 'tool_calls' must be followed by tool messages "
+        "responding to each 'tool_call_id'. The following tool_call_ids did not have "
+        f"response messages: {', '.join(pending)}",
+        param="messages",
+    )
+
+
+def _role(msg: Any, where: str) -> str:
+    """The message's role, or `RequestError` when it is not a message with a known role."""
+    if not isinstance(msg, dict) or msg.get("role") not in ROLES:
+        role = msg.get("role") if isinstance(msg, dict) else None
+        raise RequestError(
+            f"Invalid value: {role!r}. Supported values are: 'system', 'assistant', 'user', "
+            "'function', 'tool', and 'developer'.",
+            param=f"{where}.role",
+        )
+    return str(msg["role"])
+
+
+def _validate_assistant(msg: dict[str, Any], where: str) -> list[str]:
+    """Check an assistant message; return the ids of its tool calls (empty without any)."""
+    calls = msg.get("tool_calls")
+    content = msg.get("content")
+    ids: list[str] = []
+    if calls is not None:
+        if not isinstance(calls, list) or not calls:
+            raise RequestError(
+                f"Invalid '{where}.tool_calls': empty array. Expected an array with "
+                "minimum length 1.",
+                param=f"{where}.tool_calls",
+            )
+        ids = [_validate_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls)]
+    elif content is None:
+        raise RequestError(
+            f"Invalid value for '{where}.content': expected a string or array, got null "
+            "(content is required unless 'tool_calls' are given).",
+            param=f"{where}.content",
+        )
+    if content is not None:
+        _text_parts(content, f"{where}.content", {"text", "refusal"})
+    return ids
+
+
+def _validate_tool_message(msg: dict[str, Any], where: str, open_calls: set[str]) -> str:
+    """Check a tool message answers one of `open_calls`; return its `tool_call_id`."""
+    call_id = msg.get("tool_call_id")
+    if not isinstance(call_id, str):
+        raise RequestError(
+            f"Missing required parameter: '{where}.tool_call_id'.",
+            param=f"{where}.tool_call_id",
+        )
+    if call_id not in open_calls:
+        raise RequestError(
+            "Invalid parameter: messages with role 'tool' must be a response to a "
+            "preceeding message with 'tool_calls'.",
+            param=f"{where}.role",
+        )
+    _text_parts(msg.get("content"), f"{where}.content", {"text"})
+    return call_id
+
+
 def validate_messages(messages: Any) -> None:
     """Raise `RequestError` where the real API rejects the message list."""
     if not isinstance(messages, list) or not messages:
@@ -168,73 +231,25 @@ def validate_messages(messages: Any) -> None:
     open_calls: set[str] = set()  # ids of the latest assistant message with tool_calls
     for i, msg in enumerate(messages):
         where = f"messages[{i}]"
-        if not isinstance(msg, dict) or msg.get("role") not in ROLES:
-            role = msg.get("role") if isinstance(msg, dict) else None
-            raise RequestError(
-                f"Invalid value: {role!r}. Supported values are: 'system', 'assistant', 'user', "
-                "'function', 'tool', and 'developer'.",
-                param=f"{where}.role",
-            )
-        role = msg["role"]
+        role = _role(msg, where)
         if role != "tool":
+            if pending:
+                raise _unanswered(pending)
             open_calls = set()
-        if pending and role != "tool":
-            raise RequestError(
-                "An assistant message with 'tool_calls' must be followed by tool messages "
-                "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-                f"response messages: {', '.join(pending)}",
-                param="messages",
-            )
         if role in ("system", "developer"):
             _text_parts(msg.get("content"), f"{where}.content", {"text"})
         elif role == "user":
             _text_parts(msg.get("content"), f"{where}.content", USER_PART_TYPES)
         elif role == "assistant":
-            calls = msg.get("tool_calls")
-            content = msg.get("content")
-            if calls is not None:
-                if not isinstance(calls, list) or not calls:
-                    raise RequestError(
-                        f"Invalid '{where}.tool_calls': empty array. Expected an array with "
-                        "minimum length 1.",
-                        param=f"{where}.tool_calls",
-                    )
-                ids = [
-                    _validate_tool_call(c, f"{where}.tool_calls[{k}]") for k, c in enumerate(calls)
-                ]
-                pending = list(ids)
-                open_calls = set(ids)
-            elif content is None:
-                raise RequestError(
-                    f"Invalid value for '{where}.content': expected a string or array, got null "
-                    "(content is required unless 'tool_calls' are given).",
-                    param=f"{where}.content",
-                )
-            if content is not None:
-                _text_parts(content, f"{where}.content", {"text", "refusal"})
+            ids = _validate_assistant(msg, where)
+            if ids:
+                pending, open_calls = list(ids), set(ids)
         elif role == "tool":
-            call_id = msg.get("tool_call_id")
-            if not isinstance(call_id, str):
-                raise RequestError(
-                    f"Missing required parameter: '{where}.tool_call_id'.",
-                    param=f"{where}.tool_call_id",
-                )
-            if call_id not in open_calls:
-                raise RequestError(
-                    "Invalid parameter: messages with role 'tool' must be a response to a "
-                    "preceeding message with 'tool_calls'.",
-                    param=f"{where}.role",
-                )
-            _text_parts(msg.get("content"), f"{where}.content", {"text"})
+            call_id = _validate_tool_message(msg, where, open_calls)
             if call_id in pending:
                 pending.remove(call_id)
     if pending:
-        raise RequestError(
-            "An assistant message with 'tool_calls' must be followed by tool messages "
-            "responding to each 'tool_call_id'. The following tool_call_ids did not have "
-            f"response messages: {', '.join(pending)}",
-            param="messages",
-        )
+        raise _unanswered(pending)
 
 
 def _validate_strict_schema(tool: str, schema: Mapping[str, Any], path: str) -> None:
@@ -293,7 +308,8 @@ def validate_tools(body: Mapping[str, Any]) -> list[str]:
                     code="invalid_value",
                 )
             fn = tool.get("function")
-            name = fn.get("name") if isinstance(fn, dict) else None
+            fn = fn if isinstance(fn, dict) else {}
+            name = fn.get("name")
             if not isinstance(name, str) or not TOOL_NAME.match(name):
                 raise RequestError(
                     f"Invalid '{where}.function.name': string does not match pattern. Expected "

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
@@ -15,7 +16,7 @@ from langgraph.types import Command
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware, write_tool_names
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import ARGS, SECRET, FakeClock, make_gateway
+from tests.scheduled_jobs_support import ARGS, SECRET, FakeClock, make_gateway
 
 
 def execute(args: dict[str, Any], call_id: str) -> Any:
@@ -35,7 +36,7 @@ class Harness:
         self.agent = create_agent(
             self.model, tools=self.gateway.tools, checkpointer=InMemorySaver()
         )
-        self.config = {"configurable": {"thread_id": "t"}}
+        self.config: RunnableConfig = {"configurable": {"thread_id": "t"}}
 
     def start(self, text: str = "remind me") -> dict[str, Any]:
         self.agent.invoke({"messages": [HumanMessage(text)]}, self.config)
@@ -244,7 +245,7 @@ def test_approval_middleware_for_bound_write_tools() -> None:
         middleware=[ApprovalMiddleware(gate)],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": "b"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "b"}}
     agent.invoke({"messages": [HumanMessage("bill acme")]}, config)
     (interrupt,) = agent.get_state(config).interrupts
     assert interrupt.value["name"] == "send_invoice" and sent == []

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.catalog import load_catalog, load_queries
+from attention_scoping.core.catalog import Query, load_catalog, load_queries
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
@@ -18,14 +18,17 @@ from attention_scoping.measure.tax import tool_tokens
 
 DATA = Path(__file__).resolve().parent / "data"
 
+Tiny = tuple[list[ToolSpec], list[Query]]
+"""The six-tool catalog and its labelled queries."""
+
 
 @pytest.fixture(scope="module")
-def tiny() -> tuple[list[ToolSpec], list]:  # type: ignore[type-arg]
+def tiny() -> Tiny:
     specs = load_catalog(DATA / "tiny_catalog.jsonl")
     return specs, load_queries(DATA / "tiny_queries.jsonl", specs)
 
 
-def test_bm25_on_known_answers(tiny: tuple[list[ToolSpec], list]) -> None:  # type: ignore[type-arg]
+def test_bm25_on_known_answers(tiny: Tiny) -> None:
     specs, queries = tiny
     result = run_bench(specs, queries, resolve_methods(["bm25"]), ks=(1, 3, 10))
     (bm25,) = result.methods
@@ -46,8 +49,8 @@ def test_bm25_on_known_answers(tiny: tuple[list[ToolSpec], list]) -> None:  # ty
 
 
 def test_tokens_per_call_include_the_shipped_summary_pool(
-    tiny: tuple[list[ToolSpec], list],
-) -> None:  # type: ignore[type-arg]
+    tiny: Tiny,
+) -> None:
     specs, queries = tiny
     result = run_bench(specs, queries[:1], resolve_methods(["bm25"]), ks=(1,))
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, emit_events=False)
@@ -74,7 +77,7 @@ def test_preconditions_hide_tools_unless_the_state_allows(tmp_path: Path) -> Non
     assert without.spec.name == "no-preconditions"
 
 
-def test_disclosure_variants_share_decisions(tiny: tuple[list[ToolSpec], list]) -> None:  # type: ignore[type-arg]
+def test_disclosure_variants_share_decisions(tiny: Tiny) -> None:
     specs, queries = tiny
     methods = [
         METHODS["bm25"],
@@ -89,7 +92,7 @@ def test_disclosure_variants_share_decisions(tiny: tuple[list[ToolSpec], list]) 
     assert summaries.tokens_per_call[3] < base.tokens_per_call[3] <= catalog.tokens_per_call[3]
 
 
-def test_json_shape_and_plot(tiny: tuple[list[ToolSpec], list], tmp_path: Path) -> None:  # type: ignore[type-arg]
+def test_json_shape_and_plot(tiny: Tiny, tmp_path: Path) -> None:
     specs, queries = tiny
     cache = VectorCache(tmp_path / "vectors")  # never the user's cache
     result = run_bench(specs, queries, resolve_methods(["bm25", "hashing"]), ks=(1, 5), cache=cache)
@@ -118,7 +121,7 @@ def test_unknown_method_and_bad_k() -> None:
         run_bench(specs, [], resolve_methods(["bm25"]), ks=(0,))
 
 
-def test_counter_choice(tiny: tuple[list[ToolSpec], list]) -> None:  # type: ignore[type-arg]
+def test_counter_choice(tiny: Tiny) -> None:
     specs, queries = tiny
     result = run_bench(
         specs, queries[:1], resolve_methods(["bm25"]), ks=(1,), counter=get_counter("cl100k_base")

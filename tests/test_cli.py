@@ -158,3 +158,67 @@ def test_console_script_is_installed() -> None:
         check=False,
     )
     assert result.returncode == 0 and "audit" in result.stdout and "bench" in result.stdout
+
+
+GOOD_TOOL = {
+    "id": "a",
+    "name": "a_tool",
+    "description": "does a",
+    "parameters": {"type": "object", "properties": {}},
+}
+
+
+def _hostile_files(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Inputs that once ended in a traceback: (file, expected message part)."""
+    good = json.dumps(GOOD_TOOL)
+    files: dict[str, tuple[Path, str]] = {}
+
+    def put(name: str, content: str | bytes, expect: str) -> None:
+        path = tmp_path / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        files[name] = (path, expect)
+
+    put("long_number.jsonl", good[:-1] + ', "x": ' + "9" * 5000 + "}\n", ":1: invalid JSON")
+    deep = "[" * 100_000 + "]" * 100_000
+    put("deep.jsonl", good[:-1] + ', "x": ' + deep + "}\n", ":1: invalid JSON (nested too deeply)")
+    put("deep.json", deep, "invalid JSON (nested too deeply)")
+    fn = '[{"type": "function", "function": {"name": "caf\xe9", "parameters": {}}}]'
+    put("latin1.json", fn.encode("latin-1"), "not UTF-8 text")
+    put("surrogate.jsonl", good.replace("does a", "\\ud800") + "\n", ":1: a string holds a lone")
+    return files
+
+
+def test_hostile_catalog_files_give_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, (path, expect) in _hostile_files(tmp_path).items():
+        code, _, err = run(["audit", str(path)], capsys)
+        assert code == 2, name
+        assert err.startswith(f"error: {path}"), (name, err)
+        assert expect in err, (name, err)
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1, (name, err)
+
+
+def test_catalog_text_is_printed_literally_never_as_markup_or_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tools = [
+        {**GOOD_TOOL, "name": "[bold red]boom[/]", "server": "\x1b]0;pwned\x07srv"},
+        {**GOOD_TOOL, "id": "b", "name": "b_\x1b[2Jtool", "server": "other"},
+    ]
+    path = tmp_path / "markup.jsonl"
+    path.write_text("".join(json.dumps(tool) + "\n" for tool in tools))
+    code, out, _ = run(["audit", str(path), "--lexical"], capsys)
+    assert code == 0
+    assert "[bold red]boom[/]" in out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "b_\\x1b[2Jtool" in out
+
+
+def test_printable_escapes_control_characters_only() -> None:
+    from attention_scoping.core.text import printable
+
+    assert printable("\x1b[31mred\x07 ok\tnext\nline é") == "\\x1b[31mred\\x07 ok\tnext\nline é"

@@ -10,13 +10,14 @@ import json
 from typing import Any
 
 from langchain.agents import create_agent
-from langchain.agents.middleware import HumanInTheLoopMiddleware
+from langchain.agents.middleware import AgentMiddleware, HumanInTheLoopMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.prebuilt import tools_condition
-from langgraph.types import Command
+from langgraph.types import Command, Interrupt
 
 from attention_scoping import AttentionScopingMiddleware, HesitationMiddleware, Scope
 from attention_scoping.gating import ToolAttentionMiddleware
@@ -66,7 +67,7 @@ STALL = (
 
 def errors(messages: list[Any]) -> dict[str, str]:
     return {
-        m.tool_call_id: json.loads(m.content)["error"]
+        m.tool_call_id: json.loads(m.text)["error"]
         for m in messages
         if isinstance(m, ToolMessage) and m.status == "error"
     }
@@ -84,19 +85,18 @@ def test_full_stack_with_approval() -> None:
             say("Deleted report.txt."),
         ]
     )
-    agent = create_agent(
-        model,
-        middleware=[
-            AttentionScopingMiddleware(SCOPES),
-            ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off"),
-            HesitationMiddleware(),
-            HumanInTheLoopMiddleware(interrupt_on={"delete_file": True}, interrupt_mode="per_call"),
-        ],
-        checkpointer=InMemorySaver(),
-    )
-    config = {"configurable": {"thread_id": "stack"}}
+    stack: list[AgentMiddleware[Any, Any]] = [
+        AttentionScopingMiddleware(SCOPES),
+        ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off"),
+        HesitationMiddleware(),
+        HumanInTheLoopMiddleware(interrupt_on={"delete_file": True}, interrupt_mode="per_call"),
+    ]
+    agent = create_agent(model, middleware=stack, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "stack"}}
     events: list[dict[str, Any]] = []
-    interrupts = []
+    interrupts: list[Interrupt] = []
+    mode: str  # with a list of stream modes, LangGraph yields (mode, chunk) pairs
+    chunk: Any
     for mode, chunk in agent.stream(
         {"messages": [HumanMessage("delete the file report.txt")]},
         config,
@@ -140,7 +140,7 @@ def test_gate_in_a_hand_built_graph() -> None:
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
     app = graph.compile(checkpointer=InMemorySaver())
-    config = {"configurable": {"thread_id": "g"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "g"}}
     result = app.invoke({"messages": [HumanMessage("list the files in docs")]}, config)
     assert model.recorded[1]["tools"] == ["load_context", "list_files"]
     assert "read_file" in model.recorded[2]["tools"]

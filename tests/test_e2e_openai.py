@@ -15,7 +15,7 @@ import httpx
 import openai
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware import wrap_model_call
+from langchain.agents.middleware import AgentMiddleware, wrap_model_call
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
 from langchain_core.tools import tool
@@ -24,7 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from tests.openai_stub import OpenAIStub, auth_error
+from tests.conftest import NAVIGATION_ONLY
+from tests.openai_stub import OpenAIStub, ScriptEntry, auth_error
 
 USER_PROMPT = "You are a terse test assistant. Sign answers with -- stub."
 SCOPE_NAMES = ["math", "text", "notes"]
@@ -72,6 +73,7 @@ def make_tools(ran: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def make_scoping(tools: dict[str, Any], **options: Any) -> AttentionScopingMiddleware:
+    options = {**NAVIGATION_ONLY, **options}
     return AttentionScopingMiddleware(
         [
             Scope(
@@ -136,7 +138,7 @@ def assert_clean(stub: OpenAIStub) -> None:
 @pytest.mark.parametrize("register_tools", [False, True], ids=["middleware-tools", "both"])
 def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"tool_calls": [call("add", "c_add", a=2, b=3), call("multiply", "c_mul", a=4, b=5)]},
         {"tool_calls": [call("shout", "c_shout", text="secret")]},
@@ -208,7 +210,7 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
 
 def test_parallel_switch_and_new_scope_tool_asks_to_call_again() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {
             "tool_calls": [
                 call("load_context", "c_load", name="text"),
@@ -242,7 +244,7 @@ def test_parallel_switch_and_new_scope_tool_asks_to_call_again() -> None:
 
 def test_unknown_scope_and_dict_result_round_trip() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_bad", name="weather")]},
         {"tool_calls": [call("load_context", "c_notes", name="notes")]},
         {"tool_calls": [call("save_note", "c_save", title="t1", body="hello")]},
@@ -266,7 +268,7 @@ def test_unknown_scope_and_dict_result_round_trip() -> None:
 
 def test_two_switches_in_one_step_first_wins() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {
             "tool_calls": [
                 call("load_context", "c_text", name="text"),
@@ -287,7 +289,7 @@ def test_two_switches_in_one_step_first_wins() -> None:
 
 def test_scope_persists_across_turns_and_can_be_reset() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"content": "Math loaded."},
         {"tool_calls": [call("add", "c_add", a=10, b=5)]},  # turn 2: no switch needed
@@ -313,7 +315,10 @@ def test_scope_persists_across_turns_and_can_be_reset() -> None:
 
 def test_default_scope_is_loaded_in_the_first_request() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [{"tool_calls": [call("reverse", "c_rev", text="abc")]}, {"content": "cba"}]
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("reverse", "c_rev", text="abc")]},
+        {"content": "cba"},
+    ]
     with OpenAIStub(script) as stub:
         agent = make_agent(stub, ran, scoping={"default_scope": "text"})
         result = agent.invoke({"messages": [("user", "Reverse abc")]})
@@ -329,7 +334,7 @@ def test_structured_output_tool_is_not_scoped_away() -> None:
         value: int
 
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"tool_calls": [call("add", "c_add", a=2, b=3)]},
         {"tool_calls": [call("Answer", "c_ans", value=5)]},
@@ -353,12 +358,32 @@ def test_tool_choice_naming_a_hidden_tool_is_reconciled() -> None:
     ran: list[tuple[str, Any]] = []
     tools = make_tools(ran)
     with OpenAIStub([{"content": "ok"}, {"content": "ok"}]) as stub:
-        agent = create_agent(chat_model(stub), middleware=[force_add, make_scoping(tools)])
-        agent.invoke({"messages": [("user", "1+2?")]})
+        stack: list[AgentMiddleware[Any, Any]] = [force_add, make_scoping(tools)]
+        agent = create_agent(chat_model(stub), middleware=stack)
+        agent.invoke({"messages": [{"role": "user", "content": "1+2?"}]})
     assert stub.rejections == [], stub.rejections
     # 'add' is hidden while no scope is active: the forced choice becomes "required".
     assert stub.requests[0]["tool_choice"] == "required"
     assert [t["function"]["name"] for t in stub.requests[0]["tools"]] == ["load_context"]
+
+
+def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
+    from attention_scoping import ToolAttentionMiddleware
+
+    @wrap_model_call
+    def force_shout(request: Any, handler: Any) -> Any:
+        return handler(request.override(tool_choice="shout"))
+
+    ran: list[tuple[str, Any]] = []
+    tools = make_tools(ran)
+    gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
+    with OpenAIStub([{"content": "ok"}]) as stub:
+        stack: list[AgentMiddleware[Any, Any]] = [force_shout, gate]
+        agent = create_agent(chat_model(stub), tools=list(tools.values()), middleware=stack)
+        agent.invoke({"messages": [{"role": "user", "content": "add 1 and 2"}]})
+    assert stub.rejections == [], stub.rejections
+    assert stub.tool_names(0) == ["add"]
+    assert stub.requests[0]["tool_choice"] == "required"
 
 
 # -- async -----------------------------------------------------------------------------------
@@ -372,7 +397,7 @@ async def test_async_flow_with_request_dependent_reply() -> None:
         assert result["role"] == "tool"
         return {"content": f"The product is {result['content']}."}
 
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"tool_calls": [call("multiply", "c_mul", a=6, b=7)]},
         answer_from_tool_result,
@@ -394,7 +419,7 @@ async def test_async_flow_with_request_dependent_reply() -> None:
 
 def test_streaming_messages_updates_and_scope_events() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="text")]},
         {"tool_calls": [call("shout", "c_shout", text="hello there")]},
         {"tool_calls": [call("add", "c_add", a=1, b=1)]},
@@ -445,7 +470,7 @@ def test_streaming_messages_updates_and_scope_events() -> None:
 
 def test_streaming_true_model_invoke() -> None:
     ran: list[tuple[str, Any]] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math"), call("add", "c_a", a=1, b=2)]},
         {"tool_calls": [call("add", "c_b", a=1, b=2)]},
         {"content": "3"},

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import example_agent
-from tests.openai_stub import OpenAIStub, auth_error
+from tests.openai_stub import OpenAIStub, ScriptEntry, auth_error
 
 ROOT = Path(__file__).resolve().parent.parent
 CLOSED = "http://127.0.0.1:9"  # discard port: connection refused at once
@@ -49,10 +49,13 @@ def test_offline_tour_runs_as_a_subprocess(offline_env: dict[str, str]) -> None:
     turns = out.split("You: ")[1:]
     assert len(turns) == 3
     math, translation, weather = turns
-    assert "context: none  tools: load_context  " in math
+    # Each question's scope is pre-selected from the message: no navigation call is needed.
+    assert "context: math  tools: load_context, calculate" in math
+    assert "(pre-selected from the message)" in math
+    assert "load_context(" not in math + translation + weather
     assert "→ calculate(expression='47 * 83')" in math and "47 × 83 = 3901" in math
     assert "[active_context = math]" in math
-    assert "→ load_context(name='translation')" in translation
+    assert "context: translation  tools: load_context, detect_language" in translation
     assert "3\u202f901" in translation  # French grouping: narrow no-break space
     assert "[active_context = translation]" in translation
     assert "tools: load_context, get_current_weather, get_forecast" in weather
@@ -64,8 +67,7 @@ def test_offline_tour_runs_as_a_subprocess(offline_env: dict[str, str]) -> None:
 def test_once_against_an_openai_compatible_server(
     offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    script = [
-        {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
+    script: list[ScriptEntry] = [
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
         {"content": "47 times 83 is 3901."},
     ]
@@ -75,16 +77,16 @@ def test_once_against_an_openai_compatible_server(
     assert code == 0, out
     assert "47 times 83 is 3901." in out and "[active_context = math]" in out
     assert "OFFLINE TOUR" not in out
-    assert stub.tool_names(0) == ["load_context"]
-    assert stub.tool_names(1) == [
+    # The math scope is pre-selected from the question: the first call already has its tools.
+    assert stub.tool_names(0) == [
         "load_context",
         "calculate",
         "summary_statistics",
         "convert_units",
     ]
     assert "You are Scout" in stub.system_text(0)  # prompts/core.md inside the core layer
-    assert stub.tool_messages(2)  # the calculate result went back to the server
-    assert "3901" in str(list(stub.tool_messages(2).values()))
+    assert stub.tool_messages(1)  # the calculate result went back to the server
+    assert "3901" in str(list(stub.tool_messages(1).values()))
 
 
 def test_bad_key_is_a_clear_message(
@@ -135,7 +137,7 @@ def test_stall_is_hidden_nudged_and_shown_dimmed(
         "To run the calculation I need the following parameter: expression (the arithmetic "
         "expression to evaluate). Would you like to proceed? Please provide the expression."
     )
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
         {"content": stall},
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},

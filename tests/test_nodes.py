@@ -13,7 +13,7 @@ from langgraph.prebuilt import tools_condition
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import Ledger
+from tests.conftest import NAVIGATION_ONLY, Ledger
 
 SCRIPT = [
     calls(tool_call("add", {"a": 1, "b": 2}, "c1")),  # hidden: no scope yet
@@ -27,7 +27,7 @@ SCRIPT = [
 
 
 def build(model: ScriptedChatModel, scopes: list[Scope]) -> Any:
-    scoping = AttentionScopingMiddleware(scopes)
+    scoping = AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)
     graph = StateGraph(ScopedAgentState)
     graph.add_node("model", make_model_node(model, middleware=[scoping], system_prompt="Be brief."))
     graph.add_node("tools", make_tool_node(middleware=[scoping]))

@@ -4,118 +4,25 @@ an approval interrupt with a signed token, and exactly one execution after appro
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalGate
-from attention_scoping.gateway.tools import GATEWAY_PROMPT, CatalogEntry, ToolGateway
+from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT
+from attention_scoping.gateway.tools import GATEWAY_PROMPT
 from attention_scoping.hesitation.middleware import HesitationMiddleware
-from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-
-SECRET = "k3y-for-tests-only-7f9a2c4e1b8d6a0f5e3c9b7a"
-
-SEED_STALL = (
-    "To schedule a deferred notification job, you need to provide the following details: "
-    "title, message, schedule_time, folder, notify_ntfy, notify_email… Would you like to "
-    "proceed? If so, please provide the necessary parameters."
+from tests.scheduled_jobs_support import (
+    ARGS,
+    SEED_STALL,
+    FakeClock,
+    make_gateway,
+    payload,
 )
-
-
-class FakeClock:
-    """A settable clock for token expiry."""
-
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def make_scheduled_jobs(runs: list[dict[str, Any]]) -> BaseTool:
-    """A scheduled_jobs tool with a dozen fields that records every real execution."""
-
-    @tool
-    def scheduled_jobs(
-        title: str,
-        message: str,
-        schedule_time: str = "+30m",
-        folder: str = "reminders",
-        notify_ntfy: bool = False,
-        notify_email: bool = False,
-        recurrence: Literal["none", "daily", "weekly"] = "none",
-        priority: Literal["low", "normal", "high"] = "normal",
-        tags: list[str] | None = None,
-        timezone: str = "UTC",
-        link_url: str | None = None,
-        assignee: str | None = None,
-    ) -> str:
-        """Schedule a deferred job that notifies the user later (a reminder).
-
-        Args:
-            title: Short title of the job.
-            message: Text of the reminder.
-            schedule_time: When to fire: an ISO time or a delay such as '+30m'.
-            folder: Folder the job is filed in.
-            notify_ntfy: Push the reminder through ntfy.
-            notify_email: Email the reminder too.
-            recurrence: Repeat the job.
-            priority: Priority of the job.
-            tags: Free tags.
-            timezone: Time zone of schedule_time.
-            link_url: Related URL, e.g. a pull request.
-            assignee: Who should act on the reminder.
-        """
-        runs.append({"title": title, "message": message, "schedule_time": schedule_time})
-        return json.dumps({"job_id": f"job_{len(runs):03d}", "fires": schedule_time})
-
-    return scheduled_jobs
-
-
-def other_tools() -> list[BaseTool]:
-    @tool
-    def get_weather(city: str) -> str:
-        """Current weather for a city."""
-        return f"sunny in {city}"
-
-    @tool
-    def create_invoice(customer_id: str, amount: float) -> str:
-        """Create an invoice for a customer."""
-        return "INV-1"
-
-    @tool
-    def list_jobs(folder: str = "reminders") -> str:
-        """List the scheduled jobs of a folder."""
-        return "[]"
-
-    return [get_weather, create_invoice, list_jobs]
-
-
-def make_gateway(runs: list[dict[str, Any]], clock: FakeClock, ttl: float = 600) -> ToolGateway:
-    issuer = TokenIssuer(SECRET, clock=clock)
-    entry = CatalogEntry.from_tool(
-        make_scheduled_jobs(runs),
-        risk="write",
-        defaults={"schedule_time": "+30m"},
-    )
-    return ToolGateway([entry, *other_tools()], approval=ApprovalGate(issuer, ttl=ttl))
-
-
-ARGS = {
-    "title": "PR #482 follow-up",
-    "message": "Verify approvals, merge, and update the report",
-    "schedule_time": "+30m",
-    "link_url": "https://github.com/acme/core/pull/482",
-}
-
-
-def payload(message: ToolMessage) -> dict[str, Any]:
-    return json.loads(message.text)
 
 
 def test_scheduled_jobs_end_to_end() -> None:
@@ -140,12 +47,14 @@ def test_scheduled_jobs_end_to_end() -> None:
         middleware=[HesitationMiddleware()],
         checkpointer=InMemorySaver(),
     )
-    config = {"configurable": {"thread_id": "seed"}}
+    config: RunnableConfig = {"configurable": {"thread_id": "seed"}}
     request = (
         "Call the scheduled_jobs tool to add a deferred reminder to verify approvals, merge, "
         "and update the report for PR #482."
     )
     events: list[dict[str, Any]] = []
+    mode: str  # with a list of stream modes, LangGraph yields (mode, chunk) pairs
+    chunk: Any
     for mode, chunk in agent.stream(
         {"messages": [HumanMessage(request)]}, config, stream_mode=["custom", "updates"]
     ):
@@ -228,13 +137,14 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
     """The same flow through `ChatOpenAI` and a scripted OpenAI-compatible server: the nudge
     turn and the gateway payloads are valid on the wire, and the stall never reaches state."""
     from langchain_openai import ChatOpenAI
+    from pydantic import SecretStr
 
-    from tests.openai_stub import OpenAIStub
+    from tests.openai_stub import OpenAIStub, ScriptEntry
 
     runs: list[dict[str, Any]] = []
     clock = FakeClock()
     gateway = make_gateway(runs, clock)
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [{"name": "search_tool_catalog", "arguments": {"query": "reminder"}}]},
         {
             "tool_calls": [
@@ -254,7 +164,7 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
     ]
     with OpenAIStub(script=script) as stub:
         model = ChatOpenAI(
-            model="stub-model", base_url=stub.base_url, api_key="test-key", max_retries=0
+            model="stub-model", base_url=stub.base_url, api_key=SecretStr("test-key"), max_retries=0
         )
         agent = create_agent(
             model,
@@ -263,7 +173,7 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
             middleware=[HesitationMiddleware()],
             checkpointer=InMemorySaver(),
         )
-        config = {"configurable": {"thread_id": "wire"}}
+        config: RunnableConfig = {"configurable": {"thread_id": "wire"}}
         agent.invoke({"messages": [HumanMessage("remind me to merge PR 482")]}, config)
         (interrupt,) = agent.get_state(config).interrupts
         assert runs == []

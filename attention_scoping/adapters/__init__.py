@@ -13,17 +13,23 @@ if TYPE_CHECKING:
     from attention_scoping.adapters.tools import (
         ToolLike,
         as_base_tool,
+        needs_approval,
+        spec_from_tool,
         specs_from_tools,
         to_provider_schema,
+        tool_metadata,
         tool_name,
     )
 
 _EXPORTS = {
     "as_base_tool": "tools",
+    "needs_approval": "tools",
     "refusal_message": "refusals",
     "RefusesToolCalls": "refusals",
+    "spec_from_tool": "tools",
     "specs_from_tools": "tools",
     "to_provider_schema": "tools",
+    "tool_metadata": "tools",
     "tool_name": "tools",
     "ToolLike": "tools",
     "ToolResult": "refusals",
@@ -34,9 +40,12 @@ __all__ = [
     "ToolLike",
     "ToolResult",
     "as_base_tool",
+    "needs_approval",
     "refusal_message",
+    "spec_from_tool",
     "specs_from_tools",
     "to_provider_schema",
+    "tool_metadata",
     "tool_name",
 ]
 

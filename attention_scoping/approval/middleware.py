@@ -36,7 +36,7 @@ from langgraph.types import interrupt
 from typing_extensions import override
 
 from attention_scoping.adapters.refusals import refusal_message
-from attention_scoping.adapters.tools import tool_name
+from attention_scoping.adapters.tools import needs_approval, tool_name
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.safety.canonical import tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
@@ -309,7 +309,8 @@ class ApprovalMiddleware(AgentMiddleware):
     Example:
         ```python
         approvals = ApprovalMiddleware(ApprovalGate(), tools=[refund, send_invoice])
-        agent = create_agent(model, middleware=[scoping, HesitationMiddleware(), approvals],
+        hesitation = HesitationMiddleware(approval_follows=True)  # writes are approved below
+        agent = create_agent(model, middleware=[scoping, hesitation, approvals],
                              checkpointer=InMemorySaver())
         ```
     """
@@ -324,7 +325,7 @@ class ApprovalMiddleware(AgentMiddleware):
         """Args:
         gate: The approval gate (default `ApprovalGate()`).
         tools: Tools (or names) needing approval; default: every tool whose `metadata` says
-            `risk="write"` or `requires_approval=True`.
+            `risk="write"` (unless `requires_approval=False`) or `requires_approval=True`.
         name: Middleware name, to add two instances to one agent.
         """
         super().__init__()
@@ -346,8 +347,7 @@ class ApprovalMiddleware(AgentMiddleware):
         call_name = request.tool_call["name"]
         if self.write_tools is not None:
             return call_name in self.write_tools
-        meta = getattr(request.tool, "metadata", None) or {}
-        return meta.get("risk") == "write" or bool(meta.get("requires_approval"))
+        return needs_approval(request.tool)
 
     def _resolve(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
         call = request.tool_call
@@ -387,10 +387,6 @@ class ApprovalMiddleware(AgentMiddleware):
 
 
 def write_tool_names(tools: Sequence[ToolLike]) -> list[str]:
-    """Names of tools whose metadata marks them as writes (for HITL `interrupt_on` too)."""
-    out: list[str] = []
-    for tool in tools:
-        meta = getattr(tool, "metadata", None) or {}
-        if meta.get("risk") == "write" or meta.get("requires_approval"):
-            out.append(tool_name(tool))
-    return out
+    """Names of tools whose metadata says they need approval (`risk="write"` unless
+    `requires_approval=False`, or `requires_approval=True`); for HITL `interrupt_on` too."""
+    return [tool_name(tool) for tool in tools if needs_approval(tool)]

@@ -1,7 +1,8 @@
 """Core: the framework-free heart of the package (no LangChain import anywhere below here).
 
 The one tool record (`tool`), catalog and query loading (`catalog`), text helpers (`text`), error
-codes and payloads (`errors`) and exact token counts (`tokens`).
+codes and payloads (`errors`), exact token counts (`tokens`) and size and depth bounds of
+untrusted JSON (`limits`).
 """
 
 from __future__ import annotations
@@ -28,15 +29,29 @@ if TYPE_CHECKING:
         error_code,
         render_payload,
     )
+    from attention_scoping.core.limits import JsonLimits, LimitExceeded, json_result, measure
     from attention_scoping.core.text import (
         STOP_WORDS,
         Representation,
+        did_you_mean,
+        did_you_mean_hint,
+        identifier_words,
         lexical_tokens,
         split_identifier,
+        stem,
         tool_text,
     )
     from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter, get_counter
-    from attention_scoping.core.tool import SUMMARY_MAX_CHARS, ToolSpec, summarize
+    from attention_scoping.core.tool import (
+        SUMMARY_MAX_CHARS,
+        Risk,
+        ToolSpec,
+        approval_required,
+        approval_rule,
+        critical_parameters,
+        is_critical,
+        summarize,
+    )
 
 _EXPORTS = {
     "DEFAULT_ENCODING": "tokens",
@@ -46,20 +61,33 @@ _EXPORTS = {
     "REQUIRED_TOOL_FIELDS": "catalog",
     "STOP_WORDS": "text",
     "SUMMARY_MAX_CHARS": "tool",
+    "approval_required": "tool",
+    "approval_rule": "tool",
     "CatalogError": "catalog",
+    "critical_parameters": "tool",
+    "did_you_mean": "text",
+    "did_you_mean_hint": "text",
     "error_code": "errors",
     "ErrorCode": "errors",
     "ErrorPayload": "errors",
     "get_counter": "tokens",
+    "identifier_words": "text",
+    "is_critical": "tool",
+    "json_result": "limits",
+    "JsonLimits": "limits",
     "lexical_tokens": "text",
+    "LimitExceeded": "limits",
     "load_catalog": "catalog",
     "load_openai_tools": "catalog",
     "load_queries": "catalog",
+    "measure": "limits",
     "Payload": "errors",
     "Query": "catalog",
     "render_payload": "errors",
     "Representation": "text",
+    "Risk": "tool",
     "split_identifier": "text",
+    "stem": "text",
     "summarize": "tool",
     "TokenCounter": "tokens",
     "tool_text": "text",
@@ -77,19 +105,32 @@ __all__ = [
     "CatalogError",
     "ErrorCode",
     "ErrorPayload",
+    "JsonLimits",
+    "LimitExceeded",
     "Payload",
     "Query",
     "Representation",
+    "Risk",
     "TokenCounter",
     "ToolSpec",
+    "approval_required",
+    "approval_rule",
+    "critical_parameters",
+    "did_you_mean",
+    "did_you_mean_hint",
     "error_code",
     "get_counter",
+    "identifier_words",
+    "is_critical",
+    "json_result",
     "lexical_tokens",
     "load_catalog",
     "load_openai_tools",
     "load_queries",
+    "measure",
     "render_payload",
     "split_identifier",
+    "stem",
     "summarize",
     "tool_text",
 ]

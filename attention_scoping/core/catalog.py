@@ -9,13 +9,13 @@ input with an error naming the file and line, never a traceback from deep inside
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.core.tool import ToolSpec
 
 REQUIRED_TOOL_FIELDS = ("id", "name", "description", "parameters")
@@ -34,7 +34,6 @@ class CatalogError(ValueError):
         super().__init__(f"{where}: {problem}")
 
 
-
 @dataclass(frozen=True)
 class Query:
     """A labelled query: the user text and the catalog ids of the tools that answer it."""
@@ -47,13 +46,47 @@ class Query:
     """Agent state the query is asked in (for tool preconditions); empty by default."""
 
 
-def _parse_json_line(path: Path, number: int, text: str) -> dict[str, Any]:
+def _lone_surrogate(value: Any) -> str | None:
+    """The first string in `value` holding a lone surrogate (not encodable text), if any."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return None
+
+
+def parse_json(path: Path, number: int | None, text: str) -> Any:
+    """`json.loads(text)`, with every way it can fail as a `CatalogError` naming file and line:
+    bad syntax, numbers too long to convert, nesting too deep, lone surrogates."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
+        line = number if number is not None else exc.lineno
+        raise CatalogError(path, line, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise CatalogError(path, number, "invalid JSON (nested too deeply)") from None
+    except ValueError as exc:  # e.g. an integer of more than 4,300 digits
+        raise CatalogError(path, number, f"invalid JSON ({str(exc).split(';')[0]})") from None
+    bad = _lone_surrogate(value)
+    if bad is not None:
+        shown = bad.encode("utf-8", "backslashreplace").decode("ascii", "replace")[:60]
         raise CatalogError(
-            path, number, f"invalid JSON ({exc.msg} at column {exc.colno})"
-        ) from None
+            path, number, f"a string holds a lone surrogate, which is not valid text: {shown!r}"
+        )
+    return value
+
+
+def _parse_json_line(path: Path, number: int, text: str) -> dict[str, Any]:
+    value = parse_json(path, number, text)
     if not isinstance(value, dict):
         raise CatalogError(path, number, f"expected a JSON object, got {type(value).__name__}")
     return value
@@ -148,9 +181,10 @@ def load_openai_tools(path: str | Path) -> list[ToolSpec]:
     if not p.is_file():
         raise CatalogError(p, None, "file not found")
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CatalogError(p, exc.lineno, f"invalid JSON ({exc.msg})") from None
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise CatalogError(p, None, f"not UTF-8 text ({exc.reason})") from None
+    data = parse_json(p, None, text)
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
     if not isinstance(data, list):
@@ -170,7 +204,6 @@ def load_openai_tools(path: str | Path) -> list[ToolSpec]:
             raise CatalogError(p, None, f"tool #{index + 1} has no 'name'")
         specs.append((None, _spec(p, None, record)))
     return _unique(p, specs)
-
 
 
 def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
@@ -193,8 +226,7 @@ def load_queries(path: str | Path, catalog: Iterable[ToolSpec]) -> list[Query]:
             raise CatalogError(p, number, "field 'gold_ids' must be a non-empty list of strings")
         for gid in gold:
             if gid not in ids:
-                close = difflib.get_close_matches(gid, list(ids), n=1)
-                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                hint = did_you_mean_hint(gid, ids)
                 raise CatalogError(p, number, f"gold id {gid!r} is not in the catalog{hint}")
         key = str(qid)
         if key in seen:

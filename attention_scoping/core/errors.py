@@ -29,6 +29,8 @@ class ErrorCode(StrEnum):
     UNAUTHORIZED = "unauthorized"
     INVALID_ARGUMENTS = "invalid_arguments"
     TOOL_FAILED = "tool_failed"
+    RESULT_TOO_LARGE = "result_too_large"
+    """The tool ran, but its result breaks the gateway's size or depth limits."""
     # manifests and two-phase intents
     UNKNOWN_NAMESPACE = "unknown_namespace"
     TOOL_NOT_IN_MANIFEST = "tool_not_in_manifest"

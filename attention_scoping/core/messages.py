@@ -16,8 +16,15 @@ from typing import Any, Protocol
 class MessageLike(Protocol):
     """The part of a chat message the decisions read (a LangChain `BaseMessage` fits)."""
 
-    type: str
-    content: Any
+    @property
+    def type(self) -> str:
+        """`"human"`, `"ai"`, `"tool"` or `"system"`."""
+        ...
+
+    @property
+    def content(self) -> Any:
+        """A string, or a list of content blocks."""
+        ...
 
 
 def text_of(message: MessageLike) -> str:
@@ -70,3 +77,10 @@ def tool_error_code(message: MessageLike) -> str | None:
         return None
     code = body.get("error") if isinstance(body, dict) else None
     return code if isinstance(code, str) else None
+
+
+def intent_text(messages: Sequence[MessageLike], turns: int = 1) -> str:
+    """The user's intent: the text of the last `turns` user messages (never tool output)."""
+    starts = user_turn_starts(messages)
+    chosen = [text_of(messages[i]) for i in starts[-max(1, turns) :]]
+    return "\n".join(t for t in chosen if t.strip())

@@ -1,9 +1,14 @@
-"""Tool text for ranking: identifier splitting, tool representations, lexical tokens."""
+"""Text helpers of the package: identifier splitting, stemming, lexical tokens, tool text for
+ranking, and bounded "did you mean" hints. Every layer (gate, gateway, scoping, catalogs) uses
+these; none keeps its own splitter, stemmer or fuzzy matcher.
+"""
 
 from __future__ import annotations
 
+import difflib
 import re
-from collections.abc import Mapping
+import unicodedata
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -13,7 +18,8 @@ Representation = Literal["name", "summary", "name_description", "full"]
 """How a tool is turned into text for ranking.
 
 - `name`: the name split into words.
-- `summary`: split name + first sentence of the description (the seed's one-line summary).
+- `summary`: split name + first sentence of the description (the one-line summary that the
+  summary pool and the gateway's search results show).
 - `name_description`: split name + whole description.
 - `full` (default): split name + description + each parameter's name, description and enum
   values (at most 10); the parameters say what the tool acts on, which is often what the user's
@@ -41,6 +47,11 @@ def split_identifier(name: str) -> str:
     text = _CAMEL_ACRONYM.sub(r"\1 \2", name)
     text = _CAMEL_LOWER_UPPER.sub(r"\1 \2", text)
     return " ".join(_SEPARATORS.sub(" ", text).lower().split())
+
+
+def identifier_words(name: str) -> tuple[str, ...]:
+    """The lower-case words of an identifier (`scheduleTime` -> ("schedule", "time"))."""
+    return tuple(split_identifier(name).split())
 
 
 def _parameters(spec: ToolSpec) -> list[str]:
@@ -89,10 +100,23 @@ def _stemmer() -> Any:
     return snowballstemmer.stemmer("english")
 
 
+_LIGHT_SUFFIXES = ("ing", "ed", "es", "s")
+
+
+def _light_stem(word: str) -> str:
+    """A small suffix stripper, used when `snowballstemmer` (the `gate` extra) is absent."""
+    for suffix in _LIGHT_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 @lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """The English stem of a lower-case word ('forecasts' -> 'forecast'): Snowball when
+    installed, else a light suffix stripper."""
     stemmer = _stemmer()
-    return stemmer.stemWord(word) if stemmer is not None else word
+    return stemmer.stemWord(word) if stemmer is not None else _light_stem(word)
 
 
 def lexical_tokens(text: str) -> list[str]:
@@ -100,7 +124,48 @@ def lexical_tokens(text: str) -> list[str]:
     dropped, English-stemmed (so 'forecasts' matches 'forecast')."""
     words = " ".join(split_identifier(w) for w in text.split())
     return [
-        _stem(w)
+        stem(w)
         for w in (t.lower() for t in _WORD.findall(words))
         if w not in STOP_WORDS and not w.isdigit()
     ]
+
+
+DID_YOU_MEAN_MAX_CHARS = 200
+"""Longer values get no hint: a name that long is not a typo, and fuzzy matching it is costly."""
+
+
+def did_you_mean(
+    value: object,
+    candidates: Iterable[str],
+    *,
+    cutoff: float = 0.6,
+    max_chars: int = DID_YOU_MEAN_MAX_CHARS,
+) -> str | None:
+    """The candidate closest to `value` (difflib ratio >= `cutoff`), or None.
+
+    Bounded: non-strings, empty values and values over `max_chars` get no hint, so a model
+    sending a 100 KB "name" costs nothing.
+    """
+    if not isinstance(value, str) or not value or len(value) > max_chars:
+        return None
+    pool = [c for c in candidates if isinstance(c, str) and len(c) <= max_chars]
+    match = difflib.get_close_matches(value, pool, n=1, cutoff=cutoff)
+    return match[0] if match else None
+
+
+def did_you_mean_hint(value: object, candidates: Iterable[str], *, cutoff: float = 0.6) -> str:
+    """`did_you_mean` as message text: ` (did you mean 'x'?)`, or an empty string."""
+    match = did_you_mean(value, candidates, cutoff=cutoff)
+    return f" (did you mean {match!r}?)" if match else ""
+
+
+def printable(text: str) -> str:
+    """`text` with control characters (terminal escape sequences among them) written out as
+    `\\x1b`-style escapes, so catalog text printed to a terminal cannot drive it."""
+    return "".join(
+        ch if ch in "\t\n" or unicodedata.category(ch) != "Cc" else _escaped(ch) for ch in text
+    )
+
+
+def _escaped(ch: str) -> str:
+    return ch.encode("unicode_escape").decode("ascii")

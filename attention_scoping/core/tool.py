@@ -1,21 +1,27 @@
-"""The one tool record of the package: `ToolSpec`, and the one-line summary every layer uses.
+"""The one tool record of the package: `ToolSpec`, and the rules every layer reads off it.
 
 Framework-free: catalogs, the gate, the gateway, the radar and the measurements all describe a tool
-with a `ToolSpec`; LangChain tools are converted once, in `attention_scoping.adapters.tools`.
+with a `ToolSpec`; LangChain tools are converted once, in `attention_scoping.adapters.tools`. Two
+rules live here and nowhere else: which parameters only the user can give (`critical_parameters`)
+and which tools need a human approval before they run (`approval_required`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 SUMMARY_MAX_CHARS = 200
-"""One-line summaries are cut here (about 40-60 tokens), the size DESIGN.md allows per tool."""
+"""One-line summaries are cut here (about 40-60 tokens), so a pool of summaries stays cheap."""
+
+Risk = Literal["read", "write"]
+"""A tool either only reads (`read`) or changes something (`write`)."""
+
+RISKS: tuple[Risk, ...] = ("read", "write")
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-
 
 
 def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
@@ -29,9 +35,105 @@ def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
     cut = first[: max_chars - 1].rsplit(" ", 1)[0]
     return cut.rstrip(",;:") + "…"
 
+
+# -- the approval rule -------------------------------------------------------------------------
+
+
+def approval_rule(risk: str | None, requires_approval: bool | None = None) -> bool:
+    """Whether a call must be approved by a human: an explicit `requires_approval` wins, else a
+    write tool needs approval and a read tool does not. The package's one "is a write" rule."""
+    if requires_approval is not None:
+        return bool(requires_approval)
+    return risk == "write"
+
+
+def approval_required(metadata: Mapping[str, Any] | None) -> bool:
+    """`approval_rule` over a tool's metadata (`{"risk": "write"}`, `{"requires_approval": True}`).
+
+    Lenient on purpose (it runs per tool call): an unknown `risk` counts as not a write; use
+    `check_risk` where configuration is validated.
+    """
+    if not isinstance(metadata, Mapping):
+        return False
+    explicit = metadata.get("requires_approval")
+    return approval_rule(metadata.get("risk"), None if explicit is None else bool(explicit))
+
+
+def check_risk(risk: object, *, tool: str = "") -> Risk:
+    """`risk` as a `Risk` (None means `read`), or a `ValueError` naming the valid values."""
+    if risk is None:
+        return "read"
+    if risk not in RISKS:
+        who = f"tool {tool!r}: " if tool else ""
+        msg = f"{who}risk must be 'read' or 'write', not {risk!r}"
+        raise ValueError(msg)
+    return cast("Risk", risk)
+
+
+# -- critical parameters -----------------------------------------------------------------------
+
+
+def nullable(schema: Mapping[str, Any]) -> bool:
+    """Whether a parameter schema accepts `null` (so the model can always fill it itself)."""
+    kinds = schema.get("type")
+    if kinds == "null" or (isinstance(kinds, list) and "null" in kinds):
+        return True
+    options = schema.get("anyOf") or schema.get("oneOf") or []
+    return isinstance(options, list) and any(
+        isinstance(o, Mapping) and o.get("type") == "null" for o in options
+    )
+
+
+def is_critical(
+    name: str,
+    schema: object,
+    *,
+    required: Collection[str],
+    defaults: Mapping[str, Any] | Collection[str] = (),
+) -> bool:
+    """A critical parameter is one only the user can give: required, without a schema default
+    or a suggested one (`defaults`), and not nullable."""
+    if name not in required or name in defaults:
+        return False
+    spec = schema if isinstance(schema, Mapping) else {}
+    return "default" not in spec and not nullable(spec)
+
+
+def critical_parameters(
+    parameters: Mapping[str, Any], defaults: Mapping[str, Any] | Collection[str] = ()
+) -> list[str]:
+    """The critical parameters (see `is_critical`) of a JSON object schema, in schema order
+    (required names the schema does not describe come last)."""
+    props = parameters.get("properties")
+    props = props if isinstance(props, Mapping) else {}
+    raw = parameters.get("required")
+    required = [str(r) for r in raw] if isinstance(raw, list) else []
+    names = list(props) + [r for r in required if r not in props]
+    return [
+        str(n)
+        for n in names
+        if is_critical(str(n), props.get(n), required=required, defaults=defaults)
+    ]
+
+
+# -- the record --------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool of a catalog: what the model would be sent, plus where it came from."""
+    """One tool: what the model would be sent, where it came from, and how it may be run.
+
+    Example:
+        ```python
+        spec = ToolSpec("refund", "refund", "Refund an order.", schema,
+                        risk="write", defaults={"reason": "customer request"})
+        spec.requires_approval   # True: a write tool
+        spec.critical()          # ["order_id"]: required, no default, not nullable
+        ```
+
+    Raises:
+        ValueError: an unknown `risk`, or `defaults` naming parameters the schema lacks.
+    """
 
     id: str
     name: str
@@ -40,11 +142,101 @@ class ToolSpec:
     server: str | None = None
     preconditions: dict[str, Any] | None = field(default=None, hash=False, compare=False)
     """Declarative preconditions on agent state (`{"authenticated": True}`), if any."""
+    risk: Risk = "read"
+    approval: bool | None = None
+    """An explicit approval setting; None: writes need approval (`approval_rule`)."""
+    defaults: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """Suggested values for parameters the user does not give (beyond the schema defaults)."""
+
+    def __post_init__(self) -> None:
+        """Validate the risk and the suggested defaults (configuration errors fail here)."""
+        check_risk(self.risk, tool=self.name)
+        if self.defaults:
+            unknown = sorted(set(self.defaults) - set(self.properties))
+            if unknown:
+                valid = ", ".join(sorted(self.properties)) or "none"
+                msg = (
+                    f"tool {self.name!r}: defaults for unknown parameters {unknown}; valid: {valid}"
+                )
+                raise ValueError(msg)
+
+    @classmethod
+    def from_schema(cls, schema: Mapping[str, Any]) -> ToolSpec:
+        """A spec from a tool dict of any common shape: `{"name", "parameters"}` (plus optional
+        `description`, `risk`, `requires_approval`, `defaults`, as `get_tool_schema` discloses),
+        an OpenAI-style `{"type": "function", "function": {...}}`, or an Anthropic-style
+        `{"name", "input_schema"}`. Lenient: unknown risks read as `read`, defaults for
+        parameters the schema lacks are dropped."""
+        fn = schema.get("function")
+        body: Mapping[str, Any] = fn if isinstance(fn, Mapping) else schema
+        name = str(body.get("name", ""))
+        params = body.get("parameters", body.get("input_schema"))
+        if not isinstance(params, Mapping):
+            params = body if "properties" in body else {"type": "object", "properties": {}}
+        props = params.get("properties")
+        hints = body.get("defaults")
+        defaults = (
+            {k: v for k, v in hints.items() if isinstance(props, Mapping) and k in props}
+            if isinstance(hints, Mapping)
+            else {}
+        )
+        risk = body.get("risk")
+        explicit = body.get("requires_approval")
+        return cls(
+            id=name,
+            name=name,
+            description=str(body.get("description") or ""),
+            parameters=dict(params),
+            risk="write" if risk == "write" else "read",
+            approval=None if explicit is None else bool(explicit),
+            defaults=defaults,
+        )
 
     @property
     def summary(self) -> str:
         """One-line summary (first sentence of the description)."""
         return summarize(self.description)
+
+    @property
+    def is_write(self) -> bool:
+        """Whether the tool changes something (`risk == "write"`)."""
+        return self.risk == "write"
+
+    @property
+    def requires_approval(self) -> bool:
+        """Whether a call must be approved by a human first (`approval_rule`)."""
+        return approval_rule(self.risk, self.approval)
+
+    @property
+    def properties(self) -> Mapping[str, Any]:
+        """The schema's top-level properties."""
+        props = self.parameters.get("properties")
+        return props if isinstance(props, Mapping) else {}
+
+    @property
+    def required(self) -> list[str]:
+        """Required parameters, in schema order."""
+        raw = self.parameters.get("required")
+        names = set(raw) if isinstance(raw, list) else set()
+        return [p for p in self.properties if p in names]
+
+    def parameter_names(self) -> list[str]:
+        """Top-level parameter names of the schema, in order."""
+        return list(self.properties)
+
+    def suggested_defaults(self) -> dict[str, Any]:
+        """Defaults for parameters: the suggested ones first, then the schema's own."""
+        out: dict[str, Any] = {}
+        for pname, spec in self.properties.items():
+            if pname in self.defaults:
+                out[pname] = self.defaults[pname]
+            elif isinstance(spec, Mapping) and "default" in spec:
+                out[pname] = spec["default"]
+        return out
+
+    def critical(self) -> list[str]:
+        """Parameters only the user can give (`critical_parameters`)."""
+        return critical_parameters(self.parameters, self.defaults)
 
     def provider_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI-style function definition (what a provider is sent)."""
@@ -57,11 +249,10 @@ class ToolSpec:
             },
         }
 
-    def parameter_names(self) -> list[str]:
-        """Top-level parameter names of the schema, in order."""
-        props = self.parameters.get("properties")
-        return list(props) if isinstance(props, Mapping) else []
 
+RankTools = Callable[[str, Sequence[ToolSpec]], list[tuple[str, float]]]
+"""`(query, tools) -> [(tool name, score)]`, best first: how the gateway's search and scope
+pre-selection rank tools (the gate's `CatalogRanker` is one)."""
 
 
 def tool_object_name(tool: object) -> str:

@@ -1,5 +1,10 @@
 """The tool gateway: `search_tool_catalog` / `get_tool_schema` / `execute_tool` over a catalog of
 any size, every answer ending with a `next_step` breadcrumb.
+
+Modules, one job each: `catalog` (the tools' `ToolSpec`s, who may see them, the gateway's own
+names), `search` (ranking and its lexical fallback), `payloads` (what each tool answers),
+`execute` (checking and running a call, within `core.limits`) and `tools` (`ToolGateway`, the
+choice of ranker and the three LangChain tools). All but the last two import no LangChain.
 """
 
 from __future__ import annotations
@@ -9,48 +14,54 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from attention_scoping.gateway.tools import (
+    from attention_scoping.core.limits import JsonLimits
+    from attention_scoping.core.tool import RankTools, Risk
+    from attention_scoping.gateway.catalog import (
         EXECUTE_TOOL,
         GATEWAY_PROMPT,
+        GATEWAY_TOOL_NAMES,
         GET_TOOL_SCHEMA,
         SEARCH_TOOL_CATALOG,
         Allow,
-        CatalogEntry,
-        Checked,
+        Catalog,
         GatewayConfigError,
-        Ranker,
-        Risk,
-        ToolGateway,
-        lexical_ranker,
-        resolve_ranker,
     )
+    from attention_scoping.gateway.execute import Checked
+    from attention_scoping.gateway.search import lexical_ranker
+    from attention_scoping.gateway.tools import CatalogEntry, ToolGateway, resolve_ranker
 
 _EXPORTS = {
-    "EXECUTE_TOOL": "tools",
-    "GATEWAY_PROMPT": "tools",
-    "GET_TOOL_SCHEMA": "tools",
-    "SEARCH_TOOL_CATALOG": "tools",
-    "Allow": "tools",
+    "EXECUTE_TOOL": "catalog",
+    "GATEWAY_PROMPT": "catalog",
+    "GATEWAY_TOOL_NAMES": "catalog",
+    "GET_TOOL_SCHEMA": "catalog",
+    "SEARCH_TOOL_CATALOG": "catalog",
+    "Allow": "catalog",
+    "Catalog": "catalog",
     "CatalogEntry": "tools",
-    "Checked": "tools",
-    "GatewayConfigError": "tools",
-    "lexical_ranker": "tools",
-    "Ranker": "tools",
+    "Checked": "execute",
+    "GatewayConfigError": "catalog",
+    "JsonLimits": "tools",
+    "lexical_ranker": "search",
+    "RankTools": "search",
     "resolve_ranker": "tools",
-    "Risk": "tools",
+    "Risk": "catalog",
     "ToolGateway": "tools",
 }
 
 __all__ = [
     "EXECUTE_TOOL",
     "GATEWAY_PROMPT",
+    "GATEWAY_TOOL_NAMES",
     "GET_TOOL_SCHEMA",
     "SEARCH_TOOL_CATALOG",
     "Allow",
+    "Catalog",
     "CatalogEntry",
     "Checked",
     "GatewayConfigError",
-    "Ranker",
+    "JsonLimits",
+    "RankTools",
     "Risk",
     "ToolGateway",
     "lexical_ranker",

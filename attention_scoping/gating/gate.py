@@ -9,7 +9,7 @@ the current task (sticky), at most k of each.
 
 from __future__ import annotations
 
-import difflib
+import heapq
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +18,6 @@ from typing import Any, Literal
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import (
     MessageLike,
-    text_of,
     tool_calls_of,
     tool_error_code,
     user_turn_starts,
@@ -169,13 +168,6 @@ def _row(v: Verdict) -> dict[str, Any]:
 # -- what the history says ---------------------------------------------------------------------
 
 
-def intent_text(messages: Sequence[MessageLike], turns: int = 1) -> str:
-    """The user's intent: the text of the last `turns` user messages (never tool output)."""
-    starts = user_turn_starts(messages)
-    chosen = [text_of(messages[i]) for i in starts[-max(1, turns) :]]
-    return "\n".join(t for t in chosen if t.strip())
-
-
 def used_tools(messages: Sequence[MessageLike], turns: int) -> list[str]:
     """Tools the model called during the last `turns` user turns (the current task)."""
     if turns <= 0:
@@ -205,6 +197,16 @@ def requested_tools(messages: Sequence[MessageLike]) -> list[str]:
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")
 
 
+MAX_FUZZY_TOKENS = 256
+"""Most identifier-like tokens of a message checked for near-exact names (exact ones are all
+looked up): a 100 KB message stays a few milliseconds over thousands of tools."""
+
+
+def _deletions(word: str) -> set[str]:
+    """`word` and every string one character shorter (a symmetric-deletion neighbourhood)."""
+    return {word} | {word[:i] + word[i + 1 :] for i in range(len(word))}
+
+
 class NameMatcher:
     """Finds tools a user names explicitly in a message, over a fixed list of tool names.
 
@@ -213,6 +215,9 @@ class NameMatcher:
     words are left to the ranking: "refund the payment" describes a tool, it does not name it.
     Only distinctive names count (at least two words once split), so a tool called `search` is
     not promoted by every message containing "search".
+
+    Near-exact matching uses a deletion index (one edit, found in time linear in the token), and
+    results are memoised per message, since every model call of a turn asks again.
     """
 
     def __init__(self, names: Sequence[str]) -> None:
@@ -221,21 +226,48 @@ class NameMatcher:
         for name in names:
             if len(split_identifier(name).split()) >= 2:
                 self.by_key.setdefault(name.lower(), name)
+        self._near: dict[str, set[str]] = {}
+        for key in self.by_key:
+            for variant in _deletions(key):
+                self._near.setdefault(variant, set()).add(key)
+        self._memo: dict[str, list[str]] = {}
 
     def __call__(self, text: str) -> list[str]:
         """Names mentioned in `text` (exact identifiers first, then near-exact ones)."""
-        found: list[str] = []
+        cached = self._memo.get(text)
+        if cached is not None:
+            return list(cached)
+        found = self._find(text)
+        if len(self._memo) >= 32:
+            self._memo.clear()
+        self._memo[text] = found
+        return list(found)
+
+    def _find(self, text: str) -> list[str]:
         tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
-        for token in sorted(tokens):
-            name = self.by_key.get(token)
-            if name is not None and name not in found:
-                found.append(name)
-        written = [t for t in tokens if t not in self.by_key and re.search(r"[_.\-]", t)]
-        for token in sorted(written):
-            close = difflib.get_close_matches(token, list(self.by_key), n=1, cutoff=0.9)
-            if close and self.by_key[close[0]] not in found:
-                found.append(self.by_key[close[0]])
+        found = [self.by_key[key] for key in sorted(tokens & self.by_key.keys())]
+        written = [
+            t for t in tokens if t not in self.by_key and ("_" in t or "." in t or "-" in t)
+        ]
+        for token in heapq.nsmallest(MAX_FUZZY_TOKENS, written):
+            close = self._closest(token)
+            if close is not None and self.by_key[close] not in found:
+                found.append(self.by_key[close])
         return found
+
+    def _closest(self, token: str) -> str | None:
+        """The name key one edit away from `token` (a typo, a missing or doubled character, two
+        swapped ones) and long enough for that edit to leave it 90 % similar, if any."""
+        best: tuple[int, str] | None = None
+        for variant in _deletions(token):
+            for key in self._near.get(variant, ()):
+                longest = max(len(key), len(token))
+                if key == token or 1 - 1 / longest < 0.9:
+                    continue
+                rank = (abs(len(key) - len(token)), key)
+                if best is None or rank < best:
+                    best = rank
+        return best[1] if best is not None else None
 
 
 def named_tools(text: str, names: Iterable[str]) -> list[str]:
@@ -286,10 +318,10 @@ def decide(
             fixed[name] = Verdict(name, True, "pinned")
     candidates = set(inputs.candidates)
     slots = k
-    for name in inputs.named:
-        if name in candidates and name not in fixed:
-            fixed[name] = Verdict(name, True, "named_by_user")
-            slots -= 1
+    named = [n for n in inputs.named if n in candidates and n not in fixed]
+    for name in named[:k]:  # surplus named tools stay in the summary pool: k schemas at most
+        fixed[name] = Verdict(name, True, "named_by_user")
+        slots -= 1
     # Requested and sticky tools come on top of the ranked ones (at most k of each), so a
     # retry or a follow-up does not push the best match for the intent out.
     for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):

@@ -23,8 +23,10 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import tool_name
+from attention_scoping.adapters.tools import tool_name, visible_tool_choice
+from attention_scoping.core.messages import intent_text
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.gating.disclosure import (
@@ -39,7 +41,6 @@ from attention_scoping.gating.gate import (
     GateInputs,
     NameMatcher,
     decide,
-    intent_text,
     requested_tools,
     used_tools,
 )
@@ -286,6 +287,9 @@ class ToolAttentionMiddleware(
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
         text, tokens = self.pool(candidates)
         overrides: dict[str, Any] = {"tools": tools}
+        choice = visible_tool_choice(request.tool_choice, tools)
+        if choice != request.tool_choice:
+            overrides["tool_choice"] = choice  # a provider rejects a choice it was not sent
         if text:
             base = request.system_message.text if request.system_message is not None else ""
             overrides["system_message"] = SystemMessage("\n\n".join(p for p in (base, text) if p))
@@ -336,9 +340,8 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision = self.prepare_request(request)
-        return ExtendedModelResponse(
-            model_response=handler(narrowed), command=self._command(decision)
-        )
+        response = repair_response(handler(narrowed), thread_call_ids(request.messages))
+        return ExtendedModelResponse(model_response=response, command=self._command(decision))
 
     @override
     async def awrap_model_call(
@@ -348,7 +351,7 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         narrowed, decision = await asyncio.to_thread(self.prepare_request, request)
-        response = await handler(narrowed)
+        response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(model_response=response, command=self._command(decision))
 
 

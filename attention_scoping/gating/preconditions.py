@@ -11,7 +11,8 @@ from typing import Any, TypeAlias
 
 Precondition: TypeAlias = Callable[[Mapping[str, Any]], bool] | Mapping[str, Any]
 """`callable(state) -> bool`, or `{"authenticated": True, "user.role": "admin"}`: every key
-(dots walk into nested mappings) must equal its value in state."""
+(dots walk into nested mappings) must equal its value in state, type included (`1` and `1.0`
+do not satisfy `True`)."""
 
 _MISSING = object()
 
@@ -26,6 +27,30 @@ def _lookup(state: Mapping[str, Any], path: str) -> Any:
     return value
 
 
+def strictly_equal(actual: Any, expected: Any) -> bool:
+    """Equality of JSON values that respects their kinds: `True` matches only `True` (not `1`
+    or `1.0`), a string only a string; numbers compare by value (`1 == 1.0`)."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(actual, bool) and isinstance(expected, bool) and actual is expected
+    if isinstance(expected, int | float):
+        return isinstance(actual, int | float) and actual == expected
+    if isinstance(expected, str):
+        return isinstance(actual, str) and actual == expected
+    if isinstance(expected, Mapping):
+        return (
+            isinstance(actual, Mapping)
+            and set(actual) == set(expected)
+            and all(strictly_equal(actual[k], expected[k]) for k in expected)
+        )
+    if isinstance(expected, list | tuple):
+        return (
+            isinstance(actual, list | tuple)
+            and len(actual) == len(expected)
+            and all(strictly_equal(a, e) for a, e in zip(actual, expected, strict=True))
+        )
+    return bool(type(actual) is type(expected) and actual == expected)
+
+
 def unmet(precondition: Precondition | None, state: Mapping[str, Any]) -> str | None:
     """None when `precondition` holds in `state`, else a sentence naming what is unmet."""
     if precondition is None:
@@ -35,7 +60,7 @@ def unmet(precondition: Precondition | None, state: Mapping[str, Any]) -> str | 
             actual = _lookup(state, str(path))
             if actual is _MISSING:
                 return f"requires state {path} == {expected!r} (it is not set)"
-            if actual != expected:
+            if not strictly_equal(actual, expected):
                 return f"requires state {path} == {expected!r} (it is {actual!r})"
         return None
     try:

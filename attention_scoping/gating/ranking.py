@@ -24,7 +24,7 @@ from attention_scoping.gating.encoders import (
     EncoderUnavailableError,
     HashingEncoder,
     LangChainEncoder,
-    MiniLMOnnxEncoder,
+    shared_minilm,
 )
 
 logger = logging.getLogger(__name__)
@@ -238,8 +238,7 @@ def build_ranker(spec: RankerSpec = "default", cache: VectorCache | None = None)
             return HybridRanker(DenseRanker(HashingEncoder(), cache=cache))
         if spec in ("default", "hybrid", "dense"):
             try:
-                encoder = MiniLMOnnxEncoder()
-                encoder._runtime  # noqa: B018 - load now, so a missing extra surfaces here
+                encoder = shared_minilm()  # one per process: loads once, surfaces a missing extra
             except EncoderUnavailableError as exc:
                 if spec != "default":
                     raise

@@ -1,5 +1,8 @@
-"""The self-healing runtime: the hesitation radar (`radar`, framework-free), what schemas a turn
-disclosed (`pending`), and `HesitationMiddleware` (the nudge loop).
+"""The self-healing runtime: the hesitation radar (framework-free: `radar` scores a message with
+the `rules` table over what `reading` finds in it, the disclosed `schemas` and the phrase
+`markers`), what schemas a turn disclosed (`pending`), and the nudge in two forms:
+`HesitationMiddleware` (a retry inside the model call, `middleware`) and
+`HesitationNodeMiddleware` / `make_hesitation_node` (a post-model node, `node`).
 """
 
 from __future__ import annotations
@@ -9,16 +12,20 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
     from attention_scoping.hesitation.middleware import (
-        ASKS_ABOUT_TOOLS,
         STATE_KEY,
         HesitationGraphState,
         HesitationMiddleware,
+        HesitationPolicy,
         HesitationState,
         honest_answer,
+        is_nudge,
     )
+    from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
     from attention_scoping.hesitation.pending import (
         META_TOOLS,
+        NUDGE_MARK,
         Pending,
         Via,
         bound_disclosures,
@@ -29,9 +36,11 @@ if TYPE_CHECKING:
     from attention_scoping.hesitation.radar import (
         DEFAULT_MARKERS,
         DEFAULT_THRESHOLD,
+        RULES,
         Hesitation,
         HesitationMarkers,
         ParamInfo,
+        Rule,
         SchemaInfo,
         category_enabled,
         detect_hesitation,
@@ -39,7 +48,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "ASKS_ABOUT_TOOLS": "middleware",
+    "ASKS_ABOUT_TOOLS": "markers",
     "DEFAULT_MARKERS": "radar",
     "DEFAULT_THRESHOLD": "radar",
     "META_TOOLS": "pending",
@@ -53,10 +62,17 @@ _EXPORTS = {
     "HesitationGraphState": "middleware",
     "HesitationMarkers": "radar",
     "HesitationMiddleware": "middleware",
+    "HesitationNodeMiddleware": "node",
+    "HesitationPolicy": "middleware",
+    "make_hesitation_node": "node",
+    "is_nudge": "middleware",
+    "NUDGE_MARK": "pending",
     "HesitationState": "middleware",
     "honest_answer": "middleware",
     "nudge_text": "pending",
     "ParamInfo": "radar",
+    "RULES": "radar",
+    "Rule": "radar",
     "parse_schemas": "radar",
     "Pending": "pending",
     "SchemaInfo": "radar",
@@ -68,14 +84,19 @@ __all__ = [
     "DEFAULT_MARKERS",
     "DEFAULT_THRESHOLD",
     "META_TOOLS",
+    "NUDGE_MARK",
+    "RULES",
     "STATE_KEY",
     "Hesitation",
     "HesitationGraphState",
     "HesitationMarkers",
     "HesitationMiddleware",
+    "HesitationNodeMiddleware",
+    "HesitationPolicy",
     "HesitationState",
     "ParamInfo",
     "Pending",
+    "Rule",
     "SchemaInfo",
     "Via",
     "bound_disclosures",
@@ -84,6 +105,8 @@ __all__ = [
     "detect_hesitation",
     "gateway_disclosures",
     "honest_answer",
+    "is_nudge",
+    "make_hesitation_node",
     "nudge_text",
     "parse_schemas",
 ]

@@ -3,15 +3,25 @@
 A stall is a model message with no tool call that parrots a disclosed schema or asks for
 confirmation instead of acting (see `attention_scoping.hesitation.radar`). On a stall the text
 goes to a `{"type": "think", ...}` custom stream event (with the message id, since the messages
-stream already emitted it), the stalled message stays out of the conversation, a nudge turn
-naming the
-exact call is added, and the model is called again: at most `max_nudges` times per user turn,
-then the user gets an honest answer that nothing was executed.
+stream already emitted it), a nudge naming the exact call is added, and the model is called
+again: at most `max_nudges` times per user turn. Then the model's last answer stands as it is;
+only an answer that announces an action it did not take gets an honest note that nothing ran.
 
-The loop runs inside `wrap_model_call` (not `after_model` + `jump_to`): the retry sees the tool
-list the outer middleware (scoping, gating) narrowed, the stalled message and the nudge never
-enter the graph state or its checkpoints, and the same hook works in a hand-built `StateGraph`
-through `attention_scoping.graph.make_model_node`.
+What is never done: the nudge is a runtime note, marked synthetic, never written in the user's
+voice or as their consent; the user's request decides (a request for text, an explanation or a
+draft is answered, not nudged); a side-effecting tool (`risk="write"` or `requires_approval`)
+is nudged toward only when an approval tier asks the human before it runs (a gateway that
+requires approval, or `approval_follows=True`) or the app opts in (`nudge_writes=True`).
+
+Two forms, one policy (the base class `HesitationPolicy`):
+
+- `HesitationMiddleware` retries inside `wrap_model_call`: the stalled message and the nudge
+  never enter the graph state or its checkpoints, and the retry sees the tool list the outer
+  middleware (scoping, gating) narrowed. Works in a hand-built graph through
+  `attention_scoping.graph.make_model_node`.
+- `HesitationNodeMiddleware` is the post-model node: its `after_model` hook removes the stalled
+  message, adds the nudge turn to the state (marked so a UI can hide it) and jumps back to the
+  model. `make_hesitation_node` is the same node for a hand-built graph.
 """
 
 from __future__ import annotations
@@ -21,7 +31,7 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -33,13 +43,15 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.graph import ScopedAgentState
+from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.pending import (
     META_TOOLS,
+    NUDGE_MARK,
     Pending,
     bound_disclosures,
     current_turn,
@@ -57,25 +69,21 @@ from attention_scoping.hesitation.radar import (
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "ASKS_ABOUT_TOOLS",
     "STATE_KEY",
     "HesitationGraphState",
     "HesitationMiddleware",
+    "HesitationPolicy",
     "HesitationState",
     "detect_hesitation",
     "honest_answer",
 ]
 
 STATE_KEY = "hesitation"
-"""Private state key: `{"turn": <key of the user's turn>, "nudges": <count>}`."""
+"""Private state key: `{"turn": <key of the user's turn>, "nudges": <count>}` (the node form
+adds `"bound"`: the tools bound to the last model call)."""
 
-ASKS_ABOUT_TOOLS = re.compile(
-    r"\b(?:what|which) (?:parameters|fields|arguments|options|inputs|settings)\b|"
-    r"\bhow (?:do|can|should) (?:i|you|we) (?:use|call)\b|\bschema\b|"
-    r"\bwhat does \S+ (?:need|take|require|accept|expect)\b|"
-    r"\b(?:don't|do not|without) (?:run|execut|call|send|creat|schedul)\w*\b",
-    re.IGNORECASE,
-)
-"""A user message matching this asks *about* a tool (or forbids running it): no nudging."""
+NudgeRole = Literal["user", "system"]
 
 
 class HesitationState(AgentState[ResponseT]):
@@ -89,11 +97,17 @@ HesitationGraphState = ScopedAgentState
 
 
 def honest_answer(tools: Sequence[str], draft: str) -> str:
-    """Final answer after the nudge bound: say plainly that nothing ran, then the model's ask."""
+    """Final answer when the model announced an action it never took: say plainly that nothing
+    ran, then the model's text."""
     names = ", ".join(tools) if tools else "the tool"
     text = f"Nothing was executed: I did not call {names}."
     draft = draft.strip()
     return f"{text}\n\n{draft}" if draft else text
+
+
+def is_nudge(message: BaseMessage) -> bool:
+    """Whether `message` is a hesitation nudge (synthetic: a UI hides it)."""
+    return bool(message.additional_kwargs.get(NUDGE_MARK))
 
 
 @dataclass
@@ -104,34 +118,39 @@ class _Turn:
     used: int
     pending: list[Pending]
     request: str = ""
-    """The user's message of this turn (the radar reads it: a tool question, a review first)."""
+    """The user's message of this turn (the radar reads it: a tool question, a request for
+    text, a review first)."""
     nudges: int = 0
     extra: list[AnyMessage] = field(default_factory=list)
+    stalled: list[str] = field(default_factory=list)
+    """Texts of the stalls seen in this call (a model repeating one keeps its answer)."""
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
         return [p.schema for p in self.pending]
 
 
-class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT, ResponseT]):
-    """Turn schema-parroting stalls into tool calls: think event, nudge, bounded retry.
+@dataclass(frozen=True)
+class _Decision:
+    """What to do about one stalled message."""
 
-    Place it after scoping and gating and before approval/HITL:
-    `[AttentionScopingMiddleware(...), <gating>, HesitationMiddleware(), HumanInTheLoopMiddleware(
-    ..., interrupt_mode="per_call")]`.
+    verdict: Hesitation
+    action: Literal["nudge", "give_up"]
+    targets: list[Pending]
+    round: int
 
-    Example:
-        ```python
-        from langchain.agents import create_agent
-        from attention_scoping import HesitationMiddleware, ToolGateway
+    @property
+    def tools(self) -> list[str]:
+        return [p.name for p in self.targets]
 
-        agent = create_agent(model, tools=gateway.tools,
-                             middleware=[HesitationMiddleware(max_nudges=2)])
-        for mode, chunk in agent.stream(inputs, stream_mode=["custom", "updates"]):
-            if mode == "custom" and chunk.get("type") == "think":
-                show_dimmed(chunk["content"])  # and hide the message chunk["message_id"]
-        ```
-    """
+
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
+class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, ResponseT]):
+    """What both hesitation forms share: the radar's configuration, which stalls to nudge,
+    the nudge message and the bound. Use `HesitationMiddleware` or `HesitationNodeMiddleware`."""
 
     state_schema = HesitationState  # type: ignore[assignment]
 
@@ -147,12 +166,16 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
         nudge: Callable[[Sequence[Pending], Hesitation], str] | None = None,
         give_up: Callable[[Sequence[str], str], str] = honest_answer,
         emit_events: bool = True,
+        nudge_writes: bool = False,
+        approval_follows: bool = False,
+        nudge_role: NudgeRole = "user",
         name: str | None = None,
     ) -> None:
         """Configure the radar and the loop.
 
         Args:
-            max_nudges: Nudges per user turn before giving up (0 = only hide and report).
+            max_nudges: Nudges per user turn before the model's answer stands (0 = never
+                nudge).
             markers: Phrase markers of the radar (`radar.DEFAULT_MARKERS`: English).
             threshold: Radar score at or above which a message is a stall.
             watch_bound_tools: Also treat the schemas bound to the call (promoted or visible
@@ -160,17 +183,30 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
             ignore_tools: Tools whose schemas never count (navigation and gateway tools).
             skip_when_user_asks: A user message matching it asks about tools (or forbids
                 running them): its answers are not judged. None judges everything. Other user
-                messages are passed to the radar as `request=`, so it can tell a draft the
-                user asked to review, or a question about a value the request lacks, from a
-                stall.
-            nudge: `(pending, verdict) -> text` of the nudge turn (default: `nudge_text`).
-            give_up: `(tool names, stalled text) -> final answer` after the bound.
+                messages are passed to the radar as `request=`, so it can tell a requested
+                text, explanation or draft, or a question about a value the request lacks,
+                from a stall.
+            nudge: `(pending, verdict) -> text` of the nudge (default: `nudge_text`, a runtime
+                note that is never the user's consent).
+            give_up: `(tool names, stalled text) -> final answer` when, after the bound, the
+                model still announces an action it did not take. Any other answer stands.
             emit_events: Write think events to the custom stream.
+            nudge_writes: Nudge toward side-effecting tools even when no approval tier asks the
+                human first (by default such a stall is left as the model's answer).
+            approval_follows: An approval tier (`ApprovalMiddleware`, `HumanInTheLoopMiddleware`)
+                comes after this middleware in the stack: tools that require approval may be
+                nudged toward, since the human is asked before they run.
+            nudge_role: Send the nudge as a `"user"` message (every provider accepts it; its
+                text says it is a runtime note) or a `"system"` message (for providers that
+                accept system messages mid-conversation).
             name: Middleware name, to add two instances to one agent.
         """
         super().__init__()
         if max_nudges < 0:
             msg = f"max_nudges must be >= 0, not {max_nudges!r}"
+            raise ValueError(msg)
+        if nudge_role not in ("user", "system"):
+            msg = f"nudge_role must be 'user' or 'system', not {nudge_role!r}"
             raise ValueError(msg)
         self.max_nudges = max_nudges
         self.markers = markers
@@ -181,6 +217,9 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
         self.nudge = nudge or (lambda pending, verdict: nudge_text(pending, verdict.tools))
         self.give_up = give_up
         self.emit_events = emit_events
+        self.nudge_writes = nudge_writes
+        self.approval_follows = approval_follows
+        self.nudge_role = nudge_role
         self._name = name
 
     @property
@@ -190,29 +229,29 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
 
     # -- pure steps -------------------------------------------------------------------------
 
-    def disclosed(self, request: ModelRequest[ContextT]) -> list[Pending]:
-        """Schemas a stall in this call could be about (gateway first, then bound tools)."""
-        messages = list(request.messages)
+    def disclosed(self, messages: Sequence[BaseMessage], tools: Sequence[Any]) -> list[Pending]:
+        """Schemas a stall could be about (gateway first, then the bound `tools`)."""
         pending = gateway_disclosures(messages)
         if self.watch_bound_tools:
             known = {p.name for p in pending}
-            bound = bound_disclosures(request.tools, messages, ignore=self.ignore_tools)
+            bound = bound_disclosures(tools, messages, ignore=self.ignore_tools)
             pending += [p for p in bound if p.name not in known]
         return pending
 
-    def _turn(self, request: ModelRequest[ContextT]) -> _Turn | None:
-        messages = list(request.messages)
+    def turn_of(
+        self, messages: Sequence[BaseMessage], state: Any, tools: Sequence[Any]
+    ) -> _Turn | None:
+        """The user's turn to judge, or None when nothing needs judging."""
         start, key = current_turn(messages)
+        user = messages[start].text if start >= 0 else ""
         asks = self.skip_when_user_asks
-        if asks is not None and start >= 0 and asks.search(messages[start].text):
+        if asks is not None and start >= 0 and asks.search(user):
             return None
-        pending = self.disclosed(request)
+        pending = self.disclosed(messages, tools)
         if not pending:
             return None
-        state: Mapping[str, Any] = request.state if isinstance(request.state, Mapping) else {}
-        record = state.get(STATE_KEY) or {}
+        record = (state.get(STATE_KEY) if isinstance(state, Mapping) else None) or {}
         used = int(record.get("nudges", 0)) if record.get("turn") == key else 0
-        user = messages[start].text if start >= 0 else ""
         return _Turn(key=key, used=used, pending=pending, request=user)
 
     def judge(self, message: AIMessage, turn: _Turn) -> Hesitation | None:
@@ -227,10 +266,73 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
             threshold=self.threshold,
         )
 
-    def _emit(self, request: ModelRequest[ContextT], event: dict[str, Any]) -> None:
+    def may_nudge(self, pending: Pending) -> bool:
+        """Whether a nudge may push the model toward `pending`: a tool without side effects, a
+        write a human approves first, or any write when the app opted in."""
+        if not pending.writes or self.nudge_writes:
+            return True
+        return pending.requires_approval and (pending.via == "gateway" or self.approval_follows)
+
+    def decide(self, message: AIMessage, turn: _Turn) -> _Decision | None:
+        """None to keep `message` as the answer; else nudge, or give up at the bound."""
+        verdict = self.judge(message, turn)
+        if not verdict:
+            return None
+        promises = "promise" in verdict.signals  # an action announced, not taken
+        if not promises and any(_same_text(message.text, seen) for seen in turn.stalled):
+            return None  # asked again, the model keeps its answer: it stands
+        concerned = [p for p in turn.pending if p.name in verdict.tools] or turn.pending
+        targets = [p for p in concerned if self.may_nudge(p)]
+        if not targets:
+            logger.info("hesitation: not nudging toward %s (writes, no approval tier)", verdict)
+            return None
+        total = turn.used + turn.nudges
+        action: Literal["nudge", "give_up"] = "nudge" if total < self.max_nudges else "give_up"
+        if action == "give_up" and not promises:
+            return None  # the model's answer stands as it is
+        return _Decision(verdict, action, targets, total + 1)
+
+    def event(self, message: AIMessage, decision: _Decision) -> dict[str, Any]:
+        """The think event of a stall (`message_id` names the streamed message to hide)."""
+        return {
+            "type": "think",
+            "content": message.text,
+            "message_id": message.id,
+            "reason": "hesitation",
+            "action": decision.action,
+            "round": decision.round,
+            "max_nudges": self.max_nudges,
+            "tools": decision.tools,
+            "score": round(decision.verdict.score, 2),
+            "reasons": list(decision.verdict.reasons),
+        }
+
+    def nudge_message(
+        self, decision: _Decision, *, stalled: AIMessage | None = None
+    ) -> HumanMessage | SystemMessage:
+        """The nudge turn: a runtime note, marked synthetic (`NUDGE_MARK`) so a UI hides it.
+
+        `stalled` quotes the hidden reply in the note (for the node form, where the stalled
+        message leaves the history the model sees)."""
+        text = self.nudge(decision.targets, decision.verdict)
+        if stalled is not None:
+            text += "\nYour hidden reply was:\n<<<\n" + stalled.text.strip() + "\n>>>"
+        mark = {NUDGE_MARK: {"round": decision.round, "stalled_message_id": stalled and stalled.id}}
+        kind = SystemMessage if self.nudge_role == "system" else HumanMessage
+        return kind(content=text, id=f"nudge-{uuid.uuid4().hex}", additional_kwargs=mark)
+
+    def final_message(self, message: AIMessage, decision: _Decision) -> AIMessage:
+        """The honest answer after the bound (`give_up`), for a model that announced an action."""
+        return AIMessage(
+            content=self.give_up(decision.tools, message.text),
+            id=f"hesitation-{uuid.uuid4().hex}",
+            response_metadata={"hesitation": "gave_up", "stalled_message_id": message.id},
+        )
+
+    def emit(self, writer: Callable[[Any], None] | None, event: dict[str, Any]) -> None:
+        """Write `event` to the custom stream, if events are on and there is a stream."""
         if not self.emit_events:
             return
-        writer = getattr(request.runtime, "stream_writer", None) if request.runtime else None
         if writer is None:
             try:
                 from langgraph.config import get_stream_writer
@@ -239,6 +341,32 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
             except RuntimeError:  # outside a graph run
                 return
         writer(event)
+        logger.info("hesitation (%s): %s", event["action"], event["reasons"])
+
+
+class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
+    """Turn schema-parroting stalls into tool calls: think event, nudge, bounded retry, all
+    inside the model call (nothing of it reaches the state or the checkpoints).
+
+    Place it after scoping and gating and before approval/HITL:
+    `[AttentionScopingMiddleware(...), <gating>, HesitationMiddleware(approval_follows=True),
+    ApprovalMiddleware(...)]` (or `HumanInTheLoopMiddleware(..., interrupt_mode="per_call")`).
+
+    Example:
+        ```python
+        from langchain.agents import create_agent
+        from attention_scoping import HesitationMiddleware, ToolGateway
+
+        agent = create_agent(model, tools=gateway.tools,
+                             middleware=[HesitationMiddleware(max_nudges=2)])
+        for mode, chunk in agent.stream(inputs, stream_mode=["custom", "updates"]):
+            if mode == "custom" and chunk.get("type") == "think":
+                show_dimmed(chunk["content"])  # and hide the message chunk["message_id"]
+        ```
+    """
+
+    def _turn(self, request: ModelRequest[ContextT]) -> _Turn | None:
+        return self.turn_of(list(request.messages), request.state, list(request.tools))
 
     def _step(
         self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT], turn: _Turn
@@ -249,39 +377,17 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
         message = response.result[-1]
         if not isinstance(message, AIMessage):
             return None
-        verdict = self.judge(message, turn)
-        if not verdict:
+        decision = self.decide(message, turn)
+        if decision is None:
             return None
-        total = turn.used + turn.nudges
-        tools = list(verdict.tools) or [p.name for p in turn.pending]
-        action = "nudge" if total < self.max_nudges else "give_up"
-        event = {
-            "type": "think",
-            "content": message.text,
-            "message_id": message.id,
-            "reason": "hesitation",
-            "action": action,
-            "round": total + 1,
-            "max_nudges": self.max_nudges,
-            "tools": tools,
-            "score": round(verdict.score, 2),
-            "reasons": list(verdict.reasons),
-        }
-        self._emit(request, event)
-        logger.info("hesitation (%s, score %.2f): %s", action, verdict.score, verdict.reasons)
-        if action == "give_up":
-            final = AIMessage(
-                content=self.give_up(tools, message.text),
-                id=f"hesitation-{uuid.uuid4().hex}",
-                response_metadata={"hesitation": "gave_up", "stalled_message_id": message.id},
-            )
+        writer = getattr(request.runtime, "stream_writer", None) if request.runtime else None
+        self.emit(writer, self.event(message, decision))
+        if decision.action == "give_up":
+            final = self.final_message(message, decision)
             return ModelResponse(result=[*response.result[:-1], final])
         turn.nudges += 1
-        nudge = HumanMessage(
-            content=self.nudge(turn.pending, verdict),
-            id=f"nudge-{uuid.uuid4().hex}",
-        )
-        turn.extra += [message, nudge]
+        turn.stalled.append(message.text)
+        turn.extra += [message, self.nudge_message(decision)]
         return request.override(messages=[*request.messages, *turn.extra])
 
     def _finish(
@@ -294,8 +400,6 @@ class HesitationMiddleware(AgentMiddleware[HesitationState[ResponseT], ContextT,
             model_response=response,
             command=Command(update={STATE_KEY: {"turn": turn.key, "nudges": count}}),
         )
-
-    # -- LangChain hooks --------------------------------------------------------------------
 
     @override
     def wrap_model_call(

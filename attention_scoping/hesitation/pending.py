@@ -28,6 +28,7 @@ from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 __all__ = [
     "META_TOOLS",
+    "NUDGE_MARK",
     "Pending",
     "bound_disclosures",
     "current_turn",
@@ -37,6 +38,10 @@ __all__ = [
 
 META_TOOLS = frozenset({LOAD_CONTEXT, SEARCH_TOOL_CATALOG, GET_TOOL_SCHEMA, EXECUTE_TOOL})
 """Navigation and gateway tools: they disclose tools, they are not what a stall is about."""
+
+NUDGE_MARK = "hesitation_nudge"
+"""`additional_kwargs` key that marks a nudge message as synthetic (a UI hides it)."""
+
 
 _UNSETTLED_ERRORS = frozenset({"invalid_arguments", "unknown_tool"})
 
@@ -52,7 +57,11 @@ class Pending:
     schema: dict[str, Any] = field(hash=False, compare=False)
     """`{"name", "parameters", "defaults"}`: what the radar compares the text with."""
     requires_approval: bool = False
+    """An approval tier asks the human before the call runs (the gateway's flag, or the tool's
+    metadata: `risk="write"` or `requires_approval`, as `ApprovalMiddleware` reads it)."""
     defaults: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    writes: bool = False
+    """The tool has side effects (`risk="write"` or `requires_approval`)."""
 
     @property
     def critical(self) -> list[str]:
@@ -83,10 +92,10 @@ def _payload(message: ToolMessage) -> dict[str, Any]:
 
 
 def current_turn(messages: Sequence[BaseMessage]) -> tuple[int, str]:
-    """(index, key) of the last human message: the start of the user's turn."""
+    """(index, key) of the last human message, nudges aside: the start of the user's turn."""
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
-        if isinstance(message, HumanMessage):
+        if isinstance(message, HumanMessage) and not message.additional_kwargs.get(NUDGE_MARK):
             return index, f"{index}:{message.id or ''}"
     return -1, "-1:"
 
@@ -122,6 +131,7 @@ def gateway_disclosures(
                         },
                         requires_approval=bool(item.get("requires_approval")),
                         defaults=defaults,
+                        writes=item.get("risk") == "write" or bool(item.get("requires_approval")),
                     )
         elif isinstance(message, ToolMessage) and message.name == execute_tool:
             target = call_target.get(message.tool_call_id or "")
@@ -157,13 +167,14 @@ def bound_disclosures(
             continue
         fn = spec.get("function", spec)
         meta = getattr(tool, "metadata", None) or {}
+        writes = meta.get("risk") == "write" or bool(meta.get("requires_approval"))
         out.append(
             Pending(
                 name=name,
                 via="bound",
                 schema={"name": name, "parameters": fn.get("parameters") or {}},
-                requires_approval=meta.get("risk") == "write"
-                or bool(meta.get("requires_approval")),
+                requires_approval=writes,
+                writes=writes,
             )
         )
     return out
@@ -174,7 +185,10 @@ def _value(value: Any) -> str:
 
 
 def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
-    """The synthetic user turn after a stall: the exact call, the defaults, who approves.
+    """The runtime note after a stall: the exact call, the defaults, who approves.
+
+    Written by the runtime about the user, never in the user's voice: it gives no consent and
+    leaves the answer to the user's request (text, an explanation or a draft is an answer).
 
     Args:
         pending: The disclosed tools the stall may be about.
@@ -184,23 +198,27 @@ def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
     focus = named[:3]
     names = ", ".join(f"`{p.name}`" for p in focus)
     lines = [
-        f"You already have the schema of {names}. Do not ask me to confirm, and do not list "
-        "parameters in text: make the tool call now."
+        "[Runtime note, automatic: not written by the user and not their approval of anything.]",
+        f"Your last reply called no tool, though you have the schema of {names}.",
+        "If the user's request asks for this action, make the tool call now instead of listing "
+        "parameters or asking the user to confirm:",
     ]
     for p in focus:
-        text = f"Call {p.call()}"
+        text = f"- Call {p.call()}"
         if p.critical:
-            text += f", filling {', '.join(p.critical)} from my request"
+            text += f", filling {', '.join(p.critical)} from the user's request"
         if p.defaults:
-            text += "; for anything I did not specify use " + ", ".join(
+            text += "; for anything the user did not specify use " + ", ".join(
                 f"{k}={_value(v)}" for k, v in p.defaults.items()
             )
         text += "."
         if p.requires_approval:
-            text += f" {p.name} asks me for approval by itself when you call it."
+            text += f" {p.name} asks the user for approval by itself before it runs."
         lines.append(text)
-    lines.append(
-        "Infer every other value from the conversation. Only if a required value cannot be "
-        "inferred at all and has no default, ask me one short question about that value."
-    )
+    lines += [
+        "Infer every other value from the conversation. If a required value cannot be inferred "
+        "and has no default, ask the user one short question about that value.",
+        "If the user asked for text, an explanation or a draft, or will act themselves, your "
+        "reply was the answer: give it again and call no tool.",
+    ]
     return "\n".join(lines)

@@ -43,13 +43,34 @@ def loaded_payload(catalog: ScopeCatalog, scope: str, previous: str | None) -> d
     }
 
 
+_SHOWN_CHARS = 200
+"""Longest rendering of a requested value echoed back to the model."""
+
+
+def shown_value(value: Any) -> str:
+    """`value` as the model wrote it (JSON for non-strings), cut to a short line."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            text = f"<{type(value).__name__}>"
+    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+
+
 def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, Any]:
-    """Error for a `load_context` call with a name that is not a scope."""
-    text = requested if isinstance(requested, str) else json.dumps(requested)
+    """Error for a `load_context` call with a name that is not a scope (or not a string)."""
+    text = shown_value(requested)
+    if isinstance(requested, str):
+        problem = f"There is no context named {text!r}{catalog.closest_scope(text)}."
+    else:
+        kind = "null" if requested is None else type(requested).__name__
+        problem = f"`name` must be one context name (a string), not {kind} {text}."
     return {
         "error": ErrorCode.UNKNOWN_CONTEXT,
         "requested": text,
-        "message": f"There is no context named {text!r}{catalog.closest_scope(str(text))}.",
+        "message": problem,
         "valid_contexts": list(catalog.names),
         "next_step": f"Call {LOAD_CONTEXT} with one of the valid contexts.",
     }

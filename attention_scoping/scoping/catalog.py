@@ -6,12 +6,12 @@ without converting them; the middleware turns them into LangChain tools once.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.core.tool import tool_object_name
 
 if TYPE_CHECKING:
@@ -36,8 +36,7 @@ class UnknownScopeError(ValueError):
 
 def _closest(value: str, valid: Iterable[str]) -> str:
     """A ' (did you mean ...?)' hint, or an empty string."""
-    match = difflib.get_close_matches(value, list(valid), n=1, cutoff=0.6)
-    return f" (did you mean {match[0]!r}?)" if match else ""
+    return did_you_mean_hint(value, valid)
 
 
 def _listing(values: Iterable[str], limit: int = 40) -> str:
@@ -259,19 +258,26 @@ class ScopeCatalog:
         """Scope names in configuration order."""
         return tuple(self.scopes)
 
-    def resolve(self, active: str | None) -> str | None:
+    def resolve(self, active: object) -> str | None:
         """The scope in force for `active` (the default scope when None).
 
         Raises:
-            UnknownScopeError: `active` is set but names no scope.
+            UnknownScopeError: `active` is set but names no scope (or is not a string).
         """
         if active is None or active == "":
             return self.default_scope
+        if not isinstance(active, str):
+            msg = (
+                f"state holds an active_context of type {type(active).__name__} "
+                f"({str(active)[:80]!r}); it must be a scope name or None. Valid scopes: "
+                f"{_listing(self.scopes)}."
+            )
+            raise UnknownScopeError(msg)
         if active not in self.scopes:
             msg = (
-                f"state names unknown active_context {active!r}{_closest(active, self.scopes)}; "
-                f"valid scopes: {_listing(self.scopes)}. Pass a valid active_context "
-                "(or None) in the input to repair the thread."
+                f"state names unknown active_context {active[:80]!r}"
+                f"{_closest(active[:200], self.scopes)}; valid scopes: {_listing(self.scopes)}. "
+                "Pass a valid active_context (or None) in the input to repair the thread."
             )
             raise UnknownScopeError(msg)
         return active

@@ -7,12 +7,13 @@ act on (what was wrong, which tools exist now, the exact next call).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import MessageLike, tool_calls_of
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.scoping.breadcrumbs import scope_tools, unknown_context_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 
@@ -33,7 +34,7 @@ def accepted_switch(
 ) -> Mapping[str, Any] | None:
     """The `load_context` call of a step that takes effect: the first one naming a real scope."""
     for call in calls:
-        if call.get("name") == LOAD_CONTEXT and _target(call) in catalog.scopes:
+        if call.get("name") == LOAD_CONTEXT and _is_scope(catalog, _target(call)):
             return call
     return None
 
@@ -43,8 +44,13 @@ def _where(scope: str | None) -> str:
 
 
 def _target(call: Mapping[str, Any]) -> Any:
+    """The scope a `load_context` call names (any JSON value a model may have written)."""
     args = call.get("args")
     return args.get("name") if isinstance(args, Mapping) else None
+
+
+def _is_scope(catalog: ScopeCatalog, target: Any) -> bool:
+    return isinstance(target, str) and target in catalog.scopes
 
 
 def review_load_context(
@@ -56,7 +62,7 @@ def review_load_context(
     switches in one step would race on `active_context`).
     """
     target = _target(call)
-    if target not in catalog.scopes:
+    if not _is_scope(catalog, target):
         return unknown_context_payload(catalog, target)
     winner = accepted_switch(catalog, siblings)
     if winner is not None and winner.get("id") != call.get("id"):
@@ -134,15 +140,13 @@ def review_call(
             "contexts_with_tool": list(offering),
             "next_step": step,
         }
-    hint = difflib.get_close_matches(name, available, n=1, cutoff=0.6)
+    hint = did_you_mean_hint(name, available)
     return {
         "error": ErrorCode.UNKNOWN_TOOL,
         "tool": name,
         "active_context": scope,
         "message": (
-            f"There is no tool named {name!r} {_where(scope)}"
-            + (f" (did you mean {hint[0]!r}?)" if hint else "")
-            + "; nothing was run."
+            f"There is no tool named {name!r} {_where(scope)}" + hint + "; nothing was run."
         ),
         "available_tools": available,
         "next_step": (
@@ -150,3 +154,58 @@ def review_call(
             f"{LOAD_CONTEXT} to switch to the context that has what you need."
         ),
     }
+
+
+@dataclass(frozen=True)
+class Adoption:
+    """A call that loads a scope by being made; `writes` marks the one call of the step that
+    records the switch in state (two writes in one step would conflict)."""
+
+    scope: str
+    writes: bool
+
+
+def _adoptable(
+    catalog: ScopeCatalog, name: Any, offered: frozenset[str], switch: bool
+) -> str | None:
+    """The scope a call to `name` would load (its first scope), if such calls may load one."""
+    if not isinstance(name, str) or not (name in offered or switch):
+        return None
+    offering = catalog.scopes_offering(name)
+    return offering[0] if offering else None
+
+
+def adopted_scope(
+    catalog: ScopeCatalog,
+    scope: str | None,
+    call: Mapping[str, Any],
+    siblings: Sequence[Mapping[str, Any]],
+    *,
+    offered: frozenset[str] = frozenset(),
+    switch: bool = False,
+) -> Adoption | None:
+    """Whether `call` runs by loading its tool's scope: a tool the start set `offered` while no
+    scope was active, or any scoped tool when `switch` is on. An explicit `load_context` in the
+    same step takes precedence; otherwise the step's first such call decides the scope, and
+    calls to tools outside it are left to the scope gate's refusal."""
+    name = call.get("name")
+    if name == LOAD_CONTEXT or name in catalog.visible(scope):
+        return None
+    if accepted_switch(catalog, siblings) is not None:
+        return None
+    first = next(
+        (
+            (sib, target)
+            for sib in siblings
+            if sib.get("name") not in catalog.visible(scope)
+            and (target := _adoptable(catalog, sib.get("name"), offered, switch)) is not None
+        ),
+        None,
+    )
+    if first is None or _adoptable(catalog, name, offered, switch) is None:
+        return None
+    leader, chosen = first
+    if name not in catalog.visible(chosen):
+        return None
+    writes = leader.get("id") == call.get("id") and leader.get("name") == name
+    return Adoption(chosen, writes)

@@ -2,28 +2,41 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NotRequired
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
     ContextT,
+    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
+    OmitFromInput,
     ResponseT,
     ToolCallRequest,
 )
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.types import Command
 from typing_extensions import override
 
-from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import ToolLike, as_base_tool, tool_name
-from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes
-from attention_scoping.scoping.gate import review_call, sibling_calls
+from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
+from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
+from attention_scoping.adapters.tools import (
+    ToolLike,
+    as_base_tool,
+    tool_name,
+    visible_tool_choice,
+)
+from attention_scoping.core.messages import intent_text, is_user_turn
+from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
+from attention_scoping.scoping.gate import Adoption, adopted_scope, review_call, sibling_calls
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
+from attention_scoping.scoping.preselect import ScopeChoice
 from attention_scoping.scoping.prompts import (
     DEFAULT_CORE,
     INDEX_HEADER,
@@ -31,33 +44,39 @@ from attention_scoping.scoping.prompts import (
     build_layers,
     capability_index,
 )
-
-if TYPE_CHECKING:
-    pass
+from attention_scoping.scoping.start import Preselect, ScopeStart, Start
 
 logger = logging.getLogger(__name__)
 
 UnscopedPolicy = Literal["hide", "show"]
 """What to do with registered tools that no scope names: hide them (default) or always show."""
+InvalidContextPolicy = Literal["default", "raise"]
+"""What to do with a stale or mistyped `active_context`: use the default scope, or raise."""
+ForeignToolPolicy = Literal["refuse", "switch"]
+"""What to do with a call to another scope's tool: refuse with a breadcrumb, or switch and run."""
 
-
-def _forced_tool(choice: Any) -> str | None:
-    """The tool a `tool_choice` forces by name, if any ('auto', 'required'... force none)."""
-    if isinstance(choice, str):
-        return None if choice in {"auto", "none", "any", "required"} else choice
-    if isinstance(choice, Mapping):
-        fn = choice.get("function")
-        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
-            return fn["name"]
-        if isinstance(choice.get("name"), str):
-            return choice["name"]
-    return None
+DEFAULT_TOP_K = 5
+"""Tools offered by the `top` start."""
 
 
 class ScopingState(AgentState[ResponseT]):
     """Agent state extended with the active scope; input-able and checkpointed."""
 
     active_context: NotRequired[str | None]
+    scope_offered: NotRequired[Annotated[list[str] | None, OmitFromInput]]
+    """Tools offered by the start mode while no scope was active (a call to one loads its scope)."""
+    scope_selection: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
+    """The last intent pre-selection: scope, reason, margin and scores."""
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What one model call shows: the scope, the start set, and the state to write."""
+
+    scope: str | None
+    offered: tuple[str, ...] = ()
+    choice: ScopeChoice | None = None
+    updates: dict[str, Any] = field(default_factory=dict)
 
 
 class AttentionScopingMiddleware(
@@ -103,6 +122,14 @@ class AttentionScopingMiddleware(
         core_prompt: str = DEFAULT_CORE,
         index_header: str = INDEX_HEADER,
         unscoped_tools: UnscopedPolicy = "hide",
+        invalid_context: InvalidContextPolicy = "default",
+        preselect: Preselect = "every_turn",
+        preselect_margin: float | None = None,
+        preselect_min_score: float | None = None,
+        start: Start = "top",
+        start_top_k: int = DEFAULT_TOP_K,
+        ranker: Any = "auto",
+        on_foreign_tool: ForeignToolPolicy = "refuse",
         emit_events: bool = True,
         name: str | None = None,
     ) -> None:
@@ -121,6 +148,29 @@ class AttentionScopingMiddleware(
             index_header: First line(s) of the capability index.
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
                 a warning is logged once) or `"show"` (treated as always-on).
+            invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
+                an old checkpoint): `"default"` uses the default scope, logs a warning and
+                repairs the state; `"raise"` raises `UnknownScopeError`.
+            preselect: Intent pre-selection of the scope from the user's message: `"unscoped"`
+                (before a call while no scope is active), `"every_turn"` (also at the first call
+                of every user turn, so a new request can change scope), or `"off"`.
+            preselect_margin: How far the best scope's score must lead the next one's to be
+                chosen; below it the call falls back to `start` (None: the value measured for
+                the ranker, see `attention_scoping.scoping.start.CALIBRATION`).
+            preselect_min_score: Lowest score the best scope may have to be chosen (None: the
+                measured value for the ranker).
+            start: What an unscoped call shows when pre-selection is off or not confident:
+                `"top"` (the `start_top_k` best tools across scopes for the message), `"all"`
+                (every scoped tool) or `"index"` (only `load_context` and always-on tools).
+                Calling an offered tool loads its scope.
+            start_top_k: Tools offered by the `"top"` start.
+            ranker: How scopes and tools are scored against the message: `"auto"` (MiniLM
+                cosine similarity with the `gate` extra, else the share of the message's words
+                a tool's text holds), `"dense"`, `"fused"`, `"lexical"`, or a callable
+                `(query, specs) -> [(name, score)]` giving absolute scores.
+            on_foreign_tool: A call to a tool of another scope: `"refuse"` (a structured
+                refusal naming the `load_context` call to make) or `"switch"` (load that
+                scope and run the call, for models that call the tool they need directly).
             emit_events: Emit a `{"type": "scope", ...}` custom stream event per model call.
             name: Middleware name, to use two instances in one agent.
 
@@ -143,7 +193,26 @@ class AttentionScopingMiddleware(
         self.core_prompt = core_prompt
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools
-        """Policy for registered tools outside every scope."""
+        if invalid_context not in ("default", "raise"):
+            msg = f"invalid_context must be 'default' or 'raise', not {invalid_context!r}"
+            raise ValueError(msg)
+        self.invalid_context: InvalidContextPolicy = invalid_context
+        """Policy for a stale or mistyped `active_context`."""
+        if on_foreign_tool not in ("refuse", "switch"):
+            msg = f"on_foreign_tool must be 'refuse' or 'switch', not {on_foreign_tool!r}"
+            raise ValueError(msg)
+        self.on_foreign_tool: ForeignToolPolicy = on_foreign_tool
+        """Policy for a call to another scope's tool."""
+        self.start = ScopeStart(
+            self.catalog,
+            preselect=preselect,
+            start=start,
+            margin=preselect_margin,
+            min_score=preselect_min_score,
+            top_k=start_top_k,
+            ranker=ranker,
+        )
+        """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
         self.index = capability_index(self.catalog, index_header)
@@ -156,6 +225,7 @@ class AttentionScopingMiddleware(
         ]
         self._name = name
         self._warned: set[str] = set()
+        self._warned_contexts: set[str] = set()
 
     @property
     def name(self) -> str:
@@ -165,8 +235,31 @@ class AttentionScopingMiddleware(
     # -- pure helpers shared by the middleware hooks and the graph nodes ---------------------
 
     def active_scope(self, state: Mapping[str, Any]) -> str | None:
-        """The scope in force for `state` (its `active_context`, else the default scope)."""
-        return self.catalog.resolve(state.get(STATE_KEY))
+        """The scope in force for `state` (its `active_context`, else the default scope).
+
+        Raises:
+            UnknownScopeError: the state's value is no scope and `invalid_context="raise"`.
+        """
+        value = state.get(STATE_KEY)
+        try:
+            return self.catalog.resolve(value)
+        except UnknownScopeError as exc:
+            if self.invalid_context == "raise":
+                raise
+            key = repr(value)[:200]
+            if key not in self._warned_contexts:
+                self._warned_contexts.add(key)
+                logger.warning("%s Using the default scope %r.", exc, self.catalog.default_scope)
+            return self.catalog.default_scope
+
+    def _repair(self, state: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The state update that replaces an invalid `active_context`, or None."""
+        value = state.get(STATE_KEY)
+        if value is None or value == "":
+            return None
+        if isinstance(value, str) and value in self.catalog.scopes:
+            return None
+        return {STATE_KEY: self.catalog.default_scope}
 
     def prompt_layers(
         self, state: Mapping[str, Any], user_prompt: str | None = None
@@ -210,41 +303,88 @@ class AttentionScopingMiddleware(
         pool = list(tools) if tools is not None else list(self.tools)
         return [tool_name(t) for t in self.filter_tools(pool, self.active_scope(state))]
 
-    def prepare_request(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
-        """Narrow `request` to the active scope and set the three-layer system prompt."""
+    def plan(self, request: ModelRequest[ContextT]) -> CallPlan:
+        """Decide the scope of this model call: the active one, a pre-selected one, or none
+        (then the start set is offered)."""
+        state = request.state
+        scope = self.active_scope(state)
+        updates = self._repair(state) or {}
+        choice: ScopeChoice | None = None
+        mode = self.start.preselect
+        turn_start = _turn_start(request.messages)
+        if mode != "off" and (scope is None or (mode == "every_turn" and turn_start)):
+            choice = self.start.choose(intent_text(request.messages), request.tools)
+            updates["scope_selection"] = choice.as_record()
+            if choice.scope is not None and choice.scope != scope:
+                scope = choice.scope
+                updates[STATE_KEY] = scope
+        offered: tuple[str, ...] = ()
+        if scope is None:
+            offered = tuple(self.start.offered(intent_text(request.messages), request.tools))
+        if offered or state.get("scope_offered"):
+            updates["scope_offered"] = list(offered) or None
+        return CallPlan(scope, offered, choice, updates)
+
+    def prepare_request(
+        self, request: ModelRequest[ContextT], plan: CallPlan | None = None
+    ) -> ModelRequest[ContextT]:
+        """Narrow `request` to the planned scope (and start set) and set the three-layer prompt."""
         if not self.catalog.validated:
             self.catalog.validate_tools(
                 tool_name(t) for t in request.tools if not isinstance(t, dict)
             )
-        scope = self.active_scope(request.state)
-        tools = self.filter_tools(request.tools, scope)
+        plan = plan or self.plan(request)
+        offered = set(plan.offered)
+        tools = [
+            t
+            for t in request.tools
+            if t in self.filter_tools(request.tools, plan.scope)
+            or (not isinstance(t, dict) and t.name in offered)
+        ]
         user_prompt = request.system_message.text if request.system_message is not None else None
-        layers = self.prompt_layers(request.state, user_prompt)
-        if self.emit_events and request.runtime is not None:
-            writer = getattr(request.runtime, "stream_writer", None)
-            if writer is not None:
-                writer(
-                    {
-                        "type": "scope",
-                        "active_context": scope,
-                        "tools": [tool_name(t) for t in tools],
-                        "registered_tools": len(request.tools),
-                    }
-                )
+        layers = build_layers(
+            self.catalog,
+            plan.scope,
+            index=self.index,
+            framework_core=self.core_prompt,
+            user_prompt=user_prompt,
+        )
+        self._emit(request, plan, tools)
         overrides: dict[str, Any] = {}
-        forced = _forced_tool(request.tool_choice)
-        if forced is not None and forced not in {tool_name(t) for t in tools}:
-            # A choice naming a tool this scope hides would make the provider reject the call.
-            logger.debug("tool_choice %r is hidden in scope %r; using 'required'", forced, scope)
-            overrides["tool_choice"] = "required"
+        choice = visible_tool_choice(request.tool_choice, tools)
+        if choice != request.tool_choice:
+            logger.debug("tool_choice %r is hidden in scope %r", request.tool_choice, plan.scope)
+            overrides["tool_choice"] = choice
         return request.override(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
         )
+
+    def _emit(
+        self, request: ModelRequest[ContextT], plan: CallPlan, tools: Sequence[Any]
+    ) -> None:
+        if not self.emit_events or request.runtime is None:
+            return
+        writer = getattr(request.runtime, "stream_writer", None)
+        if writer is None:
+            return
+        event: dict[str, Any] = {
+            "type": "scope",
+            "active_context": plan.scope,
+            "tools": [tool_name(t) for t in tools],
+            "registered_tools": len(request.tools),
+        }
+        if plan.choice is not None:
+            event["preselect"] = {**plan.choice.as_record(), "why": plan.choice.explain()}
+        if plan.offered:
+            event["start"] = {"mode": self.start.start, "offered": list(plan.offered)}
+        writer(event)
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """A refusal `ToolMessage` when the call is outside the active scope, else None."""
         call = request.tool_call
         state = request.state if isinstance(request.state, Mapping) else {}
+        if self.adoption(request) is not None:
+            return None
         scope = self.active_scope(state)
         extra: frozenset[str] = frozenset()
         if (
@@ -259,6 +399,22 @@ class AttentionScopingMiddleware(
             return None
         return refusal_message(call, payload)
 
+    def adoption(self, request: ToolCallRequest) -> Adoption | None:
+        """Whether this call loads a scope by being made (a tool the start set offered, or
+        another scope's tool with `on_foreign_tool="switch"`), and whether it writes it."""
+        state = request.state if isinstance(request.state, Mapping) else {}
+        scope = self.active_scope(state)
+        offered = frozenset(state.get("scope_offered") or ()) if scope is None else frozenset()
+        siblings = sibling_calls(state.get("messages", []), request.tool_call.get("id"))
+        return adopted_scope(
+            self.catalog,
+            scope,
+            request.tool_call,
+            siblings or [dict(request.tool_call)],
+            offered=offered,
+            switch=self.on_foreign_tool == "switch",
+        )
+
     # -- LangChain hooks --------------------------------------------------------------------
 
     @override
@@ -268,7 +424,8 @@ class AttentionScopingMiddleware(
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ModelResponse[ResponseT]:
         """Call the model with the scoped tools and the three-layer prompt."""
-        return handler(self.prepare_request(request))
+        plan = self.plan(request)
+        return self._finish(request, handler(self.prepare_request(request, plan)), plan)
 
     @override
     async def awrap_model_call(
@@ -277,4 +434,44 @@ class AttentionScopingMiddleware(
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
-        return await handler(self.prepare_request(request))
+        plan = await asyncio.to_thread(self.plan, request) if self.start.needs_ranking else None
+        plan = plan or self.plan(request)
+        return self._finish(request, await handler(self.prepare_request(request, plan)), plan)
+
+    @override
+    def tool_result(self, request: ToolCallRequest, result: ToolResult) -> ToolResult:
+        """The tool's result, plus the scope switch when the call loaded its scope."""
+        return with_switch(result, self.adoption(request), request.tool_call)
+
+    def _finish(self, request: ModelRequest[ContextT], response: Any, plan: CallPlan) -> Any:
+        """Repair the model's tool calls (unique ids, invalid JSON answered) and write the
+        plan's state (a pre-selected scope, the start set, a repaired `active_context`)."""
+        response = repair_response(response, thread_call_ids(request.messages))
+        update = plan.updates
+        if not update:
+            return response
+        if isinstance(response, AIMessage):
+            response = ModelResponse(result=[response])
+        return ExtendedModelResponse(model_response=response, command=Command(update=dict(update)))
+
+
+def _turn_start(messages: Sequence[Any]) -> bool:
+    """Whether this is the first model call of a user turn (the last message is the user's)."""
+    return bool(messages) and is_user_turn(messages[-1])
+
+
+def with_switch(
+    result: ToolResult, adoption: Adoption | None, call: Mapping[str, Any]
+) -> ToolResult:
+    """The tool's result, plus the scope switch when this call is the one that records it."""
+    if adoption is None or not adoption.writes:
+        return result
+    switch = {STATE_KEY: adoption.scope, "scope_offered": None}
+    if isinstance(result, ToolMessage):
+        return Command(update={"messages": [result], **switch})
+    update = result.update
+    if isinstance(update, Mapping) and STATE_KEY not in update:
+        merged = {**update, **switch}
+        return Command(graph=result.graph, update=merged, resume=result.resume, goto=result.goto)
+    logger.debug("tool %r returned its own state update; scope not switched", call.get("name"))
+    return result

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attention_scoping.measure.audit.figures import AuditFigures
+from attention_scoping.measure.display import plain
 
 SCOPE_ROWS = 15
 """Scopes listed one by one; above this, the heaviest ones and a summary line."""
@@ -29,31 +30,56 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
     """Print the audit: headline, heaviest tools, scopes, per-method comparison, suggestions."""
     f = figures
     console.print(
-        f"[bold]{f.target}[/]: {f.n_tools:,} tools; sending all of them costs "
+        f"[bold]{plain(f.target)}[/]: {f.n_tools:,} tool{'s' if f.n_tools != 1 else ''}; "
+        "sending all of them costs "
         f"[bold]{f.eager_tokens_per_call:,}[/] tokens per model call ({f.tokenizer}); "
         f"a tool costs {f.mean_tool_tokens:,.0f} on average (median {f.median_tool_tokens:,.0f})."
     )
+    console.print(_heaviest(f))
+    if f.scopes:
+        console.print(_scopes(f))
+    console.print(_comparison(f, price))
+    for m in f.methods:
+        if m.note:
+            console.print(f"[dim]{m.name}: {m.note}[/]")
+    console.print(
+        "[dim]cacheable prefix: the share of the request (system prompt, then tools array, the "
+        "order the middlewares use) that is identical to the previous call's, which a "
+        "provider's prompt cache can reuse.[/]"
+    )
+    if f.suggested_scopes:
+        console.print(_suggestions(f))
+        console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
+    for note in f.notes:
+        console.print(f"[yellow]note:[/] {note}")
+
+
+def _heaviest(f: AuditFigures) -> Table:
     heavy = Table(title=f"Heaviest {len(f.heaviest)} tools")
     heavy.add_column("tool")
     heavy.add_column("tokens", justify="right")
     heavy.add_column("share of all", justify="right")
     for row in f.heaviest:
-        heavy.add_row(row["name"], f"{row['tokens']:,}", f"{row['share']:.1%}")
-    console.print(heavy)
+        heavy.add_row(plain(row["name"]), f"{row['tokens']:,}", f"{row['share']:.1%}")
+    return heavy
 
-    if f.scopes:
-        ordered = sorted(f.scopes, key=lambda s: -s.tool_tokens)
-        shown = ordered if len(ordered) <= SCOPE_ROWS else ordered[:SCOPE_ROWS]
-        title = f"Scopes from {f.scope_source}: {len(f.scopes):,}"
-        if len(ordered) > len(shown):
-            title += f" (the {len(shown)} heaviest)"
-        scopes = Table(title=title)
-        for column in ("scope", "tools", "tool tokens / call", "prompt tokens / call"):
-            scopes.add_column(column, justify="left" if column == "scope" else "right")
-        for s in shown:
-            scopes.add_row(s.name, str(s.n_tools), f"{s.tool_tokens:,}", f"{s.prompt_tokens:,}")
-        console.print(scopes)
 
+def _scopes(f: AuditFigures) -> Table:
+    ordered = sorted(f.scopes, key=lambda s: -s.tool_tokens)
+    shown = ordered if len(ordered) <= SCOPE_ROWS else ordered[:SCOPE_ROWS]
+    title = f"Scopes from {f.scope_source}: {len(f.scopes):,}"
+    if len(ordered) > len(shown):
+        title += f" (the {len(shown)} heaviest)"
+    scopes = Table(title=title)
+    for column in ("scope", "tools", "tool tokens / call", "prompt tokens / call"):
+        scopes.add_column(column, justify="left" if column == "scope" else "right")
+    for s in shown:
+        tokens = (f"{s.tool_tokens:,}", f"{s.prompt_tokens:,}")
+        scopes.add_row(plain(s.name), str(s.n_tools), *tokens)
+    return scopes
+
+
+def _comparison(f: AuditFigures, price: float | None) -> Table:
     compare = Table(title=f"Per model call, and over a session of {f.turns} calls")
     columns = [
         "method",
@@ -82,25 +108,15 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
         if price is not None:
             cells.append(_money(m.session_tokens, price))
         compare.add_row(*cells)
-    console.print(compare)
-    for m in f.methods:
-        if m.note:
-            console.print(f"[dim]{m.name}: {m.note}[/]")
-    console.print(
-        "[dim]cacheable prefix: the share of the request (system prompt, then tools array, the "
-        "order the middlewares use) that is identical to the previous call's, which a "
-        "provider's prompt cache can reuse.[/]"
-    )
+    return compare
 
-    if f.suggested_scopes:
-        table = Table(title=f"Suggested scopes ({len(f.suggested_scopes)}; {f.suggestion_method})")
-        for column in ("scope", "tools", "tokens", "examples"):
-            table.add_column(column, justify="right" if column in ("tools", "tokens") else "left")
-        for group in f.suggested_scopes:
-            tools = group["tools"]
-            examples = ", ".join(tools[:4]) + (", …" if len(tools) > 4 else "")
-            table.add_row(group["name"], str(len(tools)), f"{group['tokens']:,}", examples)
-        console.print(table)
-        console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
-    for note in f.notes:
-        console.print(f"[yellow]note:[/] {note}")
+
+def _suggestions(f: AuditFigures) -> Table:
+    table = Table(title=f"Suggested scopes ({len(f.suggested_scopes)}; {f.suggestion_method})")
+    for column in ("scope", "tools", "tokens", "examples"):
+        table.add_column(column, justify="right" if column in ("tools", "tokens") else "left")
+    for group in f.suggested_scopes:
+        tools = group["tools"]
+        examples = plain(", ".join(tools[:4]) + (", …" if len(tools) > 4 else ""))
+        table.add_row(plain(group["name"]), str(len(tools)), f"{group['tokens']:,}", examples)
+    return table

@@ -1,11 +1,11 @@
 """The simulated 120-tool catalog, sized to the paper's per-server token profile.
 
-Each tool starts from its hand-written definition (`servers.py`); a generator seeded with
-`seed` draws a target size around the server's profile mean (+/- 20 %, averaging the mean),
-then adds the server's generic parameters and usage notes, in a seeded order, until the tool's
-definition (measured with the real tokenizer, as providers receive it) reaches the target (or
-drops its own optional parameters when it is already larger). The
-same seed gives the same catalog, byte for byte.
+Each tool starts from its hand-written definition (`servers.py`, loading `data/*.json`); a
+generator seeded with `seed` draws a target size around the server's profile mean (+/- 20 %,
+averaging the mean), then adds the server's generic parameters and usage notes, in a seeded
+order, until the tool's definition (measured with the real tokenizer, as providers receive it)
+reaches the target (or drops its own optional parameters when it is already larger). The same
+seed gives the same catalog, byte for byte.
 """
 
 from __future__ import annotations

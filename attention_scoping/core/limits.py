@@ -1,0 +1,166 @@
+"""Size and depth limits for JSON from outside: a model's arguments, a tool's result, a file.
+
+Pure and iterative (no recursion anywhere), so 100,000 levels of nesting or a 5,000-digit number
+become a one-line problem instead of a `RecursionError` in `json`, `jsonschema` or `repr`. The
+gateway checks arguments and results with these; any other reader of untrusted JSON should too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "PREVIEW_CHARS",
+    "JsonLimits",
+    "LimitExceeded",
+    "json_result",
+    "load_json_text",
+    "measure",
+]
+
+_LEAVES = (str, int, float, bool, type(None))
+_LOG10_2 = 0.30103
+
+
+@dataclass(frozen=True)
+class JsonLimits:
+    """Bounds on one JSON value.
+
+    Example:
+        ```python
+        ToolGateway(tools, argument_limits=JsonLimits(max_depth=16, max_chars=100_000))
+        ```
+    """
+
+    max_depth: int = 64
+    """Nesting levels of objects and arrays (tool arguments rarely exceed 10)."""
+    max_chars: int = 1_000_000
+    """Characters of every string, key and number together (about the size of its JSON)."""
+    max_digits: int = 1_000
+    """Digits of any one integer (Python refuses to print past 4,300)."""
+
+    def __post_init__(self) -> None:
+        """Every bound is at least 1."""
+        for name in ("max_depth", "max_chars", "max_digits"):
+            if getattr(self, name) < 1:
+                msg = f"JsonLimits.{name} must be at least 1, not {getattr(self, name)}"
+                raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class LimitExceeded:
+    """Which limit a value broke, in words a model can act on."""
+
+    rule: str
+    """`maxDepth`, `maxSize` or `maxDigits`."""
+    message: str
+    """What is too big, and the limit."""
+
+
+def _int_digits(value: int) -> int:
+    return max(1, int(abs(value).bit_length() * _LOG10_2))
+
+
+def _leaf_size(value: Any, limits: JsonLimits) -> int | LimitExceeded:
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, int) and not isinstance(value, bool):
+        digits = _int_digits(value)
+        if digits > limits.max_digits:
+            return LimitExceeded(
+                "maxDigits", f"an integer has about {digits:,} digits (limit {limits.max_digits:,})"
+            )
+        return digits
+    return 5  # float, bool, None: a handful of characters
+
+
+def measure(value: Any, limits: JsonLimits) -> LimitExceeded | None:
+    """The first limit `value` breaks, or None. Objects of other types count as leaves.
+
+    Walks at most `limits.max_chars` nodes, whatever the value's size.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    size = 0
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (Mapping, list, tuple)):
+            if depth >= limits.max_depth:
+                return LimitExceeded("maxDepth", f"it nests deeper than {limits.max_depth} levels")
+            size += 2 + len(item)
+            if size > limits.max_chars:
+                break
+            if isinstance(item, Mapping):
+                size += sum(len(k) + 3 for k in item if isinstance(k, str))
+            children = item.values() if isinstance(item, Mapping) else item
+            stack.extend((child, depth + 1) for child in children)
+        else:
+            leaf = _leaf_size(item, limits) if isinstance(item, _LEAVES) else 5
+            if isinstance(leaf, LimitExceeded):
+                return leaf
+            size += leaf
+        if size > limits.max_chars:
+            break
+    else:
+        return None
+    return LimitExceeded("maxSize", f"it is larger than {limits.max_chars:,} characters")
+
+
+def load_json_text(text: str, limits: JsonLimits) -> tuple[Any, LimitExceeded | None]:
+    """Parse JSON `text` within `limits`: (value, None), or (None, the limit it breaks).
+
+    Raises:
+        ValueError: `text` is not JSON (as `json.loads` does).
+    """
+    if len(text) > limits.max_chars:
+        return None, LimitExceeded("maxSize", f"it is larger than {limits.max_chars:,} characters")
+    try:
+        value = json.loads(text)
+    except RecursionError:  # the C decoder gives up cleanly, past the interpreter's limit
+        return None, LimitExceeded("maxDepth", f"it nests deeper than {limits.max_depth} levels")
+    problem = measure(value, limits)
+    return (None, problem) if problem is not None else (value, None)
+
+
+PREVIEW_CHARS = 2_000
+"""How much of an oversized text result is shown."""
+
+
+def _text_of(value: Any, limits: JsonLimits) -> str:
+    try:
+        text = str(value)
+    except Exception:
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= limits.max_chars else text[: limits.max_chars]
+
+
+def json_result(value: Any, limits: JsonLimits) -> tuple[Any, LimitExceeded | None, str | None]:
+    """A tool's result made JSON-safe within `limits`: `(value, None, None)`, or
+    `(None, the limit it breaks, a preview of text results)`.
+
+    JSON text is parsed (so a tool returning JSON reads as data), Pydantic models are dumped,
+    anything else that `json` cannot write becomes its `str()`.
+    """
+    if isinstance(value, str):
+        try:
+            parsed, exceeded = load_json_text(value, limits)
+        except ValueError:  # plain text, not JSON (and within the size bound)
+            return value, None, None
+        if exceeded is not None:
+            return None, exceeded, value[:PREVIEW_CHARS]
+        return parsed, None, None
+    if hasattr(value, "model_dump"):
+        try:
+            value = value.model_dump()
+        except RecursionError:
+            return None, LimitExceeded("maxDepth", "it nests too deep to convert"), None
+    exceeded = measure(value, limits)
+    if exceeded is not None:
+        return None, exceeded, None
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return _text_of(value, limits), None, None
+    return value, None, None

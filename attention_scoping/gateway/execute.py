@@ -1,0 +1,185 @@
+"""`execute_tool`'s two halves: check a call (name, permission, size, schema), then run it.
+
+The check is pure; running needs the LangChain tool and lets LangGraph's interrupts (an approval
+waiting for a human) pass through. Every other outcome is a payload, never an exception.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langgraph.errors import GraphBubbleUp
+
+from attention_scoping.core.errors import Payload
+from attention_scoping.core.limits import JsonLimits, json_result, load_json_text, measure
+from attention_scoping.core.text import did_you_mean
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.gateway.catalog import Catalog
+from attention_scoping.gateway.payloads import (
+    failure_payload,
+    invalid_arguments_payload,
+    problem,
+    result_too_large_payload,
+    success_payload,
+    unknown_tool_payload,
+)
+from attention_scoping.safety.validation import check_arguments, compile_schema
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+    from langchain_core.tools import BaseTool
+
+__all__ = ["ArgumentChecker", "Checked", "arun_tool", "run_tool"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A call that passed the gateway's checks: the tool and the validated arguments."""
+
+    spec: ToolSpec
+    arguments: dict[str, Any]
+
+    @property
+    def entry(self) -> ToolSpec:
+        """The checked tool (the name older code reads)."""
+        return self.spec
+
+
+Parsed = tuple[Mapping[str, Any], None] | tuple[None, dict[str, Any]]
+
+
+def _parse(arguments: Any, limits: JsonLimits) -> Parsed:
+    """`(arguments as a mapping, None)`, or `(None, the problem)` saying why they are not one."""
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            return {}, None
+        try:
+            value, exceeded = load_json_text(arguments, limits)
+        except ValueError:
+            message = "arguments must be a JSON object, got a string that is not JSON"
+            return None, problem(message, "type")
+        if exceeded is not None:
+            return None, problem(f"the arguments are too large: {exceeded.message}", exceeded.rule)
+        arguments = value
+    if arguments is None:
+        return {}, None
+    if not isinstance(arguments, Mapping):
+        return None, problem(
+            f"arguments must be a JSON object, got {type(arguments).__name__}", "type"
+        )
+    exceeded = measure(arguments, limits)
+    if exceeded is not None:
+        return None, problem(f"the arguments are too large: {exceeded.message}", exceeded.rule)
+    return arguments, None
+
+
+class ArgumentChecker:
+    """Checks calls against the catalog: the tool exists and is allowed, the arguments are a
+    JSON object within the size limits, match the schema and name no unknown parameter."""
+
+    def __init__(
+        self, catalog: Catalog, *, limits: JsonLimits, reject_unknown_arguments: bool = True
+    ) -> None:
+        """Compile every tool's schema now (a broken schema fails at construction).
+
+        Raises:
+            ValueError: a tool's parameters are not a valid JSON object schema.
+        """
+        self.catalog = catalog
+        self.limits = limits
+        self.reject_unknown_arguments = reject_unknown_arguments
+        self._validators: dict[str, Validator] = {
+            name: compile_schema(spec.parameters, where=f"schema of {name!r}")
+            for name, spec in catalog.specs.items()
+        }
+
+    def _unknown(self, tool_name: object, state: Mapping[str, Any] | None) -> Payload | None:
+        allowed = self.catalog.allowed(state)
+        if tool_name in self.catalog and tool_name in allowed:
+            return None
+        return unknown_tool_payload(
+            tool_name, known=tool_name in self.catalog, hint=did_you_mean(tool_name, allowed)
+        )
+
+    def _extra(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
+        extra = sorted(str(k) for k in set(arguments) - set(spec.properties))
+        if not extra:
+            return None
+        valid = ", ".join(spec.properties) or "none"
+        names = ", ".join(repr(k) for k in extra)
+        return problem(
+            f"unknown argument {names} (valid: {valid})", "additionalProperties", extra[0]
+        )
+
+    def check(
+        self, tool_name: object, arguments: Any, *, state: Mapping[str, Any] | None = None
+    ) -> Checked | Payload:
+        """The checked call, or an error payload with a `next_step` (nothing ran)."""
+        refused = self._unknown(tool_name, state)
+        if refused is not None:
+            return refused
+        spec = self.catalog.specs[str(tool_name)]
+        parsed, bad = _parse(arguments, self.limits)
+        if parsed is None:
+            return invalid_arguments_payload(spec, [bad or problem("invalid arguments", "type")])
+        problems = [p.as_dict() for p in check_arguments(self._validators[spec.name], parsed)]
+        if self.reject_unknown_arguments and not any(
+            p["rule"] == "additionalProperties" for p in problems
+        ):
+            extra = self._extra(spec, parsed)
+            if extra is not None:
+                problems.append(extra)
+        if problems:
+            return invalid_arguments_payload(spec, problems)
+        return Checked(spec, dict(parsed))
+
+
+def _finish(
+    spec: ToolSpec, result: Any, approval: Mapping[str, Any] | None, limits: JsonLimits
+) -> Payload:
+    value, exceeded, preview = json_result(result, limits)
+    if exceeded is not None:
+        logger.info("gateway tool %s returned a result over the limits: %s", spec.name, exceeded)
+        return result_too_large_payload(spec, exceeded, approval, preview)
+    return success_payload(spec, value, approval)
+
+
+def run_tool(
+    tool: BaseTool,
+    spec: ToolSpec,
+    arguments: dict[str, Any],
+    approval: Mapping[str, Any] | None,
+    limits: JsonLimits,
+) -> Payload:
+    """Run a checked call: the success, failure or oversized-result payload."""
+    try:
+        result = tool.invoke(arguments)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        logger.info("gateway tool %s failed: %s", spec.name, exc)
+        return failure_payload(spec, exc)
+    return _finish(spec, result, approval, limits)
+
+
+async def arun_tool(
+    tool: BaseTool,
+    spec: ToolSpec,
+    arguments: dict[str, Any],
+    approval: Mapping[str, Any] | None,
+    limits: JsonLimits,
+) -> Payload:
+    """Async form of `run_tool` (async tools are awaited)."""
+    try:
+        result = await tool.ainvoke(arguments)
+    except GraphBubbleUp:
+        raise
+    except Exception as exc:
+        logger.info("gateway tool %s failed: %s", spec.name, exc)
+        return failure_payload(spec, exc)
+    return _finish(spec, result, approval, limits)

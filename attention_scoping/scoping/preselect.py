@@ -1,0 +1,144 @@
+"""Intent pre-selection of the scope: pick the scope a user's message is about before the model
+is called, so a model that never navigates still sees the right tools on its first call.
+
+Framework-free. Each scope is represented by its description and its tools' texts; a ranker
+scores those documents against the message, a scope takes the best score of its documents, and
+the best scope is chosen only when it is clearly ahead of the next one (a relative margin) and
+scores high enough in absolute terms (so "hello" activates nothing). Otherwise the choice is
+not confident and the caller falls back to its start mode (every tool, the top tools, or
+`load_context` only). Scores must therefore be absolute (a cosine similarity, a share of query
+words), not normalised per query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from attention_scoping.core.tool import RankTools, ToolSpec
+from attention_scoping.scoping.catalog import ScopeCatalog
+
+SCOPE_DOC_PREFIX = "scope::"
+"""Name prefix of the document that stands for a scope's own description."""
+
+Rank = RankTools
+"""`(query, documents) -> [(name, score)]`, best first, with absolute scores."""
+
+Reason = Literal["confident", "close_call", "no_match", "no_intent"]
+
+
+@dataclass(frozen=True)
+class ScopeChoice:
+    """The outcome of one pre-selection, kept in state and sent in the `scope` stream event."""
+
+    scope: str | None
+    """The chosen scope, or None when the choice is not confident."""
+    reason: Reason
+    scores: dict[str, float] = field(default_factory=dict)
+    """Best document score per scope, best first."""
+    margin: float = 0.0
+    """Lead of the best scope's score over the next one's."""
+
+    def as_record(self) -> dict[str, Any]:
+        """A JSON-able record for state and events."""
+        return {
+            "scope": self.scope,
+            "reason": self.reason,
+            "margin": round(self.margin, 4),
+            "scores": {k: round(v, 4) for k, v in self.scores.items()},
+        }
+
+    def explain(self) -> str:
+        """One sentence a developer can read."""
+        ranked = ", ".join(f"{k} {v:.3f}" for k, v in list(self.scores.items())[:3])
+        text = {
+            "confident": f"chose {self.scope!r}: ahead by {self.margin:.3f} ({ranked})",
+            "close_call": f"no scope chosen: the best leads by only {self.margin:.3f} ({ranked})",
+            "no_match": f"no scope chosen: no scope matches the message well enough ({ranked})",
+            "no_intent": "no scope chosen: no user message to read",
+        }
+        return text[self.reason]
+
+
+def scope_documents(catalog: ScopeCatalog, tools: Iterable[ToolSpec]) -> list[ToolSpec]:
+    """The documents a scope is ranked by: one per scope description, plus its tools."""
+    docs = [
+        ToolSpec(
+            f"{SCOPE_DOC_PREFIX}{name}",
+            f"{SCOPE_DOC_PREFIX}{name}",
+            f"{name}: {catalog.describe(name)}",
+            {"type": "object", "properties": {}},
+        )
+        for name in catalog.names
+    ]
+    scoped = {t for s in catalog.scopes.values() for t in s.tools}
+    docs += [spec for spec in tools if spec.name in scoped]
+    return docs
+
+
+def scope_scores(ranked: Iterable[tuple[str, float]], catalog: ScopeCatalog) -> dict[str, float]:
+    """Best document score per scope (a tool in several scopes counts for each), best first."""
+    best: dict[str, float] = {}
+    for name, score in ranked:
+        if name.startswith(SCOPE_DOC_PREFIX):
+            owners: Sequence[str] = (name[len(SCOPE_DOC_PREFIX) :],)
+        else:
+            owners = catalog.scopes_offering(name)
+        for scope in owners:
+            if scope in catalog.scopes and score > best.get(scope, float("-inf")):
+                best[scope] = float(score)
+    return dict(sorted(best.items(), key=lambda item: (-item[1], item[0])))
+
+
+def choose(scores: Mapping[str, float], *, margin: float, min_score: float = 0.0) -> ScopeChoice:
+    """The best scope when it scores at least `min_score` and leads the next by `margin`."""
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    if not ordered or ordered[0][1] < min_score or ordered[0][1] <= 0:
+        return ScopeChoice(None, "no_match", dict(ordered))
+    best = ordered[0][1]
+    second = ordered[1][1] if len(ordered) > 1 else 0.0
+    lead = best - max(second, 0.0)
+    if lead < margin:
+        return ScopeChoice(None, "close_call", dict(ordered), lead)
+    return ScopeChoice(ordered[0][0], "confident", dict(ordered), lead)
+
+
+def preselect(
+    intent: str,
+    catalog: ScopeCatalog,
+    documents: Sequence[ToolSpec],
+    rank: Rank,
+    *,
+    margin: float,
+    min_score: float = 0.0,
+) -> ScopeChoice:
+    """Rank `documents` against `intent` and choose a scope (see `choose`)."""
+    if not intent.strip():
+        return ScopeChoice(None, "no_intent")
+    scores = scope_scores(rank(intent, documents), catalog)
+    return choose(scores, margin=margin, min_score=min_score)
+
+
+def top_tools(
+    intent: str,
+    catalog: ScopeCatalog,
+    documents: Sequence[ToolSpec],
+    rank: Rank,
+    k: int,
+    *,
+    min_score: float = 0.0,
+) -> list[str]:
+    """The `k` best tools across every scope for `intent` that score at least `min_score` (and
+    above 0): the "top" start mode."""
+    if not intent.strip() or k <= 0:
+        return []
+    out: list[str] = []
+    for name, score in rank(intent, documents):
+        if score < min_score or score <= 0:
+            break
+        if not name.startswith(SCOPE_DOC_PREFIX) and catalog.scopes_offering(name):
+            out.append(name)
+            if len(out) == k:
+                break
+    return out

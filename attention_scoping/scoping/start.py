@@ -1,0 +1,198 @@
+"""What a model sees while no scope is active: a pre-selected scope, or a start set of tools.
+
+The LangChain side of `preselect`: it turns the registered tools into ranking documents once,
+builds the ranker lazily (the gate's hybrid ranker when the `gate` extra is installed, a
+dependency-free lexical ranker otherwise), and answers two questions per model call: which scope
+does this message clearly ask for, and, when none, which tools to start with.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from attention_scoping.adapters.tools import specs_from_tools
+from attention_scoping.core.text import lexical_tokens
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.scoping.catalog import ScopeCatalog
+from attention_scoping.scoping.preselect import Rank, ScopeChoice, preselect, scope_documents
+from attention_scoping.scoping.preselect import top_tools as rank_top_tools
+
+logger = logging.getLogger(__name__)
+
+Preselect = Literal["off", "unscoped", "every_turn"]
+"""When to pre-select: never; while no scope is active; or also at every new user turn."""
+
+Start = Literal["index", "all", "top"]
+"""What an unscoped call shows when pre-selection is off or not confident: `index` (only the
+always-on tools and `load_context`), `all` (every scoped tool), `top` (the best tools across
+scopes for the message)."""
+
+PRESELECT_MODES: tuple[str, ...] = ("off", "unscoped", "every_turn")
+START_MODES: tuple[str, ...] = ("index", "all", "top")
+
+
+def lexical_rank(query: str, documents: Sequence[ToolSpec]) -> list[tuple[str, float]]:
+    """Dependency-free ranking: the share of the query's words found in each document."""
+    words = set(lexical_tokens(query))
+    if not words:
+        return []
+    scored = []
+    for doc in documents:
+        params = " ".join(doc.parameter_names())
+        text = set(lexical_tokens(f"{doc.name} {doc.description} {params}"))
+        hits = len(words & text)
+        if hits:
+            scored.append((doc.name, hits / len(words)))
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+LEXICAL_WEIGHT = 0.3
+"""Weight of the lexical share added to the cosine similarity in the default ranking."""
+
+RANKERS = ("auto", "dense", "fused", "lexical")
+"""Ranker names pre-selection accepts."""
+
+CALIBRATION: dict[str, tuple[float, float]] = {
+    "fused": (0.2, 0.03),
+    "dense": (0.2, 0.03),
+    "lexical": (0.25, 0.1),
+}
+"""(min_score, margin) per kind of ranker, chosen on the example agent's labelled questions and
+checked on a hold-out set (`python benchmarks/scope_preselection.py --grid`; docs/scoping.md
+has the table). Scores differ in scale by ranker, so each kind has its own."""
+
+
+class FusedRank:
+    """Cosine similarity plus `weight` x the lexical share: absolute, so an off-topic message
+    scores low everywhere, and a request that names a tool's words is not lost to the encoder."""
+
+    def __init__(self, dense: Rank, weight: float = LEXICAL_WEIGHT) -> None:
+        """Fuse `dense` (cosine similarities) with `lexical_rank`."""
+        self.dense = dense
+        self.weight = weight
+        self.__name__ = f"{getattr(dense, '__name__', 'dense')} + {weight:g} x lexical"
+
+    def __call__(self, query: str, documents: Sequence[ToolSpec]) -> list[tuple[str, float]]:
+        """(name, score) for every document with any signal, best first."""
+        scores = dict(self.dense(query, documents))
+        for name, share in lexical_rank(query, documents):
+            scores[name] = scores.get(name, 0.0) + self.weight * share
+        return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def resolve_rank(ranker: Any) -> tuple[Rank, str, str]:
+    """The ranking function for `ranker`, its label, and its calibration kind.
+
+    `ranker`: `"auto"` (MiniLM cosine similarity with the `gate` extra, else lexical),
+    `"dense"`, `"fused"` (cosine plus a share of the lexical score), `"lexical"`, or a callable
+    `(query, specs) -> [(name, score)]` with absolute scores (kind `"custom"`: pass
+    `preselect_min_score` and `preselect_margin`).
+    """
+    if callable(ranker) and not isinstance(ranker, str):
+        return ranker, getattr(ranker, "__name__", type(ranker).__name__), "custom"
+    if ranker not in RANKERS:
+        msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
+        raise ValueError(msg)
+    if ranker == "lexical":
+        return lexical_rank, "lexical", "lexical"
+    try:
+        from attention_scoping.gating.catalog_ranker import CatalogRanker
+
+        dense = CatalogRanker("dense")
+    except Exception as exc:  # the gate extra is missing: degrade, loudly
+        if ranker != "auto":
+            raise
+        logger.warning("scope pre-selection uses the lexical ranker: %s", exc)
+        return lexical_rank, "lexical (fallback)", "lexical"
+    if ranker == "fused":
+        fused = FusedRank(dense)
+        return fused, fused.__name__, "fused"
+    return dense, dense.__name__, "dense"
+
+
+class ScopeStart:
+    """Pre-selection and start set of one scoping middleware (ranker built on first use)."""
+
+    def __init__(
+        self,
+        catalog: ScopeCatalog,
+        *,
+        preselect: Preselect,
+        start: Start,
+        margin: float | None,
+        min_score: float | None,
+        top_k: int,
+        ranker: Any,
+    ) -> None:
+        """Validate the options; nothing is ranked or loaded yet."""
+        if preselect not in PRESELECT_MODES:
+            msg = f"preselect must be one of {', '.join(PRESELECT_MODES)}, not {preselect!r}"
+            raise ValueError(msg)
+        if start not in START_MODES:
+            msg = f"start must be one of {', '.join(START_MODES)}, not {start!r}"
+            raise ValueError(msg)
+        if margin is not None and not 0.0 <= margin < 1.0:
+            msg = f"preselect_margin must be in [0, 1), not {margin!r}"
+            raise ValueError(msg)
+        custom = callable(ranker) and not isinstance(ranker, str)
+        if custom and (margin is None or min_score is None):
+            msg = "a custom ranker needs preselect_margin and preselect_min_score for its scale"
+            raise ValueError(msg)
+        if isinstance(ranker, str) and ranker not in RANKERS:
+            msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
+            raise ValueError(msg)
+        if top_k < 1:
+            msg = f"start_top_k must be at least 1, not {top_k!r}"
+            raise ValueError(msg)
+        self.catalog = catalog
+        self.preselect: Preselect = preselect
+        self.start: Start = start
+        self._margin = margin
+        self._min_score = min_score
+        self.margin = 0.0
+        self.min_score = 0.0
+        self.top_k = top_k
+        self._ranker_spec = ranker
+        self._rank: Rank | None = None
+        self.ranker_label = ""
+        self._docs: tuple[tuple[str, ...], list[ToolSpec]] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def needs_ranking(self) -> bool:
+        """Whether any call will rank (pre-selection on, or the `top` start)."""
+        return self.preselect != "off" or self.start == "top"
+
+    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, list[ToolSpec]]:
+        with self._lock:
+            if self._rank is None:
+                self._rank, self.ranker_label, kind = resolve_rank(self._ranker_spec)
+                floor, lead = CALIBRATION.get(kind, (0.0, 0.0))
+                self.min_score = floor if self._min_score is None else self._min_score
+                self.margin = lead if self._margin is None else self._margin
+            objects = [t for t in tools if not isinstance(t, dict)]
+            key = tuple(getattr(t, "name", "") for t in objects)
+            if self._docs is None or self._docs[0] != key:
+                self._docs = (key, scope_documents(self.catalog, specs_from_tools(objects)))
+            return self._rank, self._docs[1]
+
+    def choose(self, intent: str, tools: Sequence[Any]) -> ScopeChoice:
+        """Pre-select a scope for `intent` over the registered `tools`."""
+        rank, docs = self._ranking(tools)
+        return preselect(
+            intent, self.catalog, docs, rank, margin=self.margin, min_score=self.min_score
+        )
+
+    def offered(self, intent: str, tools: Sequence[Any]) -> list[str]:
+        """The start set of tools (beyond always-on ones) for an unscoped call."""
+        if self.start == "index":
+            return []
+        if self.start == "all":
+            return sorted({t for s in self.catalog.scopes.values() for t in s.tools})
+        rank, docs = self._ranking(tools)
+        return rank_top_tools(
+            intent, self.catalog, docs, rank, self.top_k, min_score=self.min_score
+        )

@@ -1,0 +1,1 @@
+"""Runnable examples (`python examples/<name>.py`); a package so tests can import them."""
