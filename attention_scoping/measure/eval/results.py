@@ -40,6 +40,8 @@ class TaskResult:
     tags: tuple[str, ...] = ()
     last_text: str = ""
     """The model's last reply (to read why a task failed; the check never uses it)."""
+    calls: tuple[tuple[str, dict[str, Any], bool], ...] = ()
+    """The domain tool calls that ran: (tool, arguments, ran without error)."""
 
     def to_json(self) -> str:
         """One JSON line."""
@@ -51,6 +53,9 @@ class TaskResult:
         known = {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}
         for key in ("call_seconds", "tags"):
             known[key] = tuple(known.get(key) or ())
+        known["calls"] = tuple(
+            (str(c[0]), dict(c[1]), bool(c[2])) for c in known.get("calls") or ()
+        )
         return cls(**known)
 
 
@@ -86,6 +91,7 @@ def task_result(
         retries=sum(c.retries for c in calls),
         tags=task.tags,
         last_text=transcript.last_text,
+        calls=tuple((c.name, dict(c.args), c.ok) for c in transcript.tools),
     )
 
 
