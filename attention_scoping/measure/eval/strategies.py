@@ -60,12 +60,14 @@ def register_strategy(
     return strategy
 
 
-def _agent(
+def create_eval_agent(
     model: Any,
     tools: Sequence[Any],
     prompt: str,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]],
 ) -> Any:
+    """`create_agent` as every strategy builds it (with a checkpointer, for multi-turn tasks);
+    pass the eval's `tail` middleware last in `middleware`."""
     from langchain.agents import create_agent
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -98,17 +100,19 @@ def _gate(suite: Suite, options: StrategyOptions) -> AgentMiddleware[Any, Any, A
 
 def build_eager(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
     """Every tool on every call."""
-    return _agent(model, suite.tools, suite.system_prompt, tail)
+    return create_eval_agent(model, suite.tools, suite.system_prompt, tail)
 
 
 def build_scoped(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
     """The suite's scopes behind `load_context`."""
-    return _agent(model, suite.tools, suite.system_prompt, [_scoping(suite), *tail])
+    return create_eval_agent(model, suite.tools, suite.system_prompt, [_scoping(suite), *tail])
 
 
 def build_gated(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
     """Intent gating over every tool."""
-    return _agent(model, suite.tools, suite.system_prompt, [_gate(suite, options), *tail])
+    return create_eval_agent(
+        model, suite.tools, suite.system_prompt, [_gate(suite, options), *tail]
+    )
 
 
 def build_scoped_gated(
@@ -116,7 +120,7 @@ def build_scoped_gated(
 ) -> Any:
     """Scopes first, then the gate inside the active scope."""
     middleware = [_scoping(suite), _gate(suite, options), *tail]
-    return _agent(model, suite.tools, suite.system_prompt, middleware)
+    return create_eval_agent(model, suite.tools, suite.system_prompt, middleware)
 
 
 def build_gateway(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
@@ -130,7 +134,7 @@ def build_gateway(suite: Suite, model: Any, tail: Sequence[Any], options: Strate
         ranker = CatalogRanker(options.ranker)
     gateway = ToolGateway(list(suite.tools), ranker=ranker)
     prompt = f"{suite.system_prompt}\n\n{GATEWAY_PROMPT}"
-    return _agent(model, gateway.tools, prompt, tail)
+    return create_eval_agent(model, gateway.tools, prompt, tail)
 
 
 register_strategy("eager", build_eager, "every tool on every call")
