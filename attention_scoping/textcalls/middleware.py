@@ -19,7 +19,8 @@ from typing_extensions import override
 from attention_scoping.textcalls.parse import offered_calls, strip_calls
 
 
-def _tool_names(tools: list[Any]) -> set[str]:
+def offered_tool_names(tools: list[Any]) -> set[str]:
+    """Names of the tools of a model request (LangChain tools or provider dicts)."""
     names: set[str] = set()
     for tool in tools:
         if isinstance(tool, dict):
@@ -100,7 +101,7 @@ class TextToolCallMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     def _convert(
         self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
     ) -> ModelResponse[ResponseT]:
-        offered = _tool_names(list(request.tools))
+        offered = offered_tool_names(list(request.tools))
         result = [convert_text_calls(m, offered) for m in response.result]
         if all(a is b for a, b in zip(result, response.result, strict=True)):
             return response

@@ -37,7 +37,7 @@ from attention_scoping.measure.eval.retry import (
 )
 from attention_scoping.measure.eval.tasks import ToolCallMade
 from attention_scoping.measure.eval.transcript import ModelCall, Transcript
-from attention_scoping.textcalls.middleware import _tool_names, convert_text_calls
+from attention_scoping.textcalls.middleware import convert_text_calls, offered_tool_names
 from attention_scoping.textcalls.parse import find_text_calls
 
 NAVIGATION_TOOLS = frozenset({"load_context", "search_tool_catalog", "get_tool_schema"})
@@ -149,7 +149,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         seconds: float,
         retries: int,
     ) -> ModelResponse[ResponseT]:
-        offered = _tool_names(list(request.tools))
+        offered = offered_tool_names(list(request.tools))
         result: list[BaseMessage] = list(response.result)
         found = converted = 0
         for i, message in enumerate(result):
