@@ -29,6 +29,10 @@ way OpenAI bills it: `prompt_tokens` of the request rendered in provider order (
 messages) and `prompt_tokens_details.cached_tokens` by OpenAI's prefix rule (>= 1,024 tokens,
 128-token steps), from `attention_scoping.core.cost` (so clients' cached-token paths are tested).
 
+Any spec may also carry `delay` (seconds to wait before answering: a slow server, for client
+timeouts) or `raw` (a string sent as the response body as is, with `status` or 200: a
+malformed reply).
+
 Requests are validated the way the real API does where it matters for a tool-calling client
 (message order around tool calls, tool message content types, tool schemas, `tool_choice` and
 `parallel_tool_calls` without tools, ...). An invalid request gets HTTP 400 in OpenAI's error
@@ -683,6 +687,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _send_raw(self, status: int, body: str) -> None:
+        data = body.encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
     def _authorized(self) -> bool:
         key = self.owner.api_key
         if key is None:
@@ -759,6 +771,11 @@ class _Handler(BaseHTTPRequestHandler):
             with stub._lock:
                 stub.errors.append(exc)
             self._send_json(500, error_body(f"OpenAIStub script error: {exc!r}", "server_error"))
+            return
+        if spec.get("delay"):
+            time.sleep(float(spec["delay"]))
+        if "raw" in spec:
+            self._send_raw(int(spec.get("status", 200)), str(spec["raw"]))
             return
         if "status" in spec:
             payload = {"error": spec.get("error") or {"message": "error", "type": "server_error"}}

@@ -1,6 +1,7 @@
 """The `attention-scoping` command: `audit` (what a tool set costs per call, and what scoping,
 gating or the gateway would save), `bench` (does the gate still pick the right tool, at what
-cost) and `simulate` (the paper's 120-tool, six-server benchmark, seeded).
+cost), `simulate` (the paper's 120-tool, six-server benchmark, seeded) and `eval` (task
+success of a real model under each strategy; in `attention_scoping.measure.eval`).
 
 Every input problem ends with a one-line `error: ...` naming the file and line, and exit
 status 2; never a traceback.
@@ -12,7 +13,6 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -20,49 +20,15 @@ from rich.markup import escape
 from attention_scoping.core.catalog import CatalogError
 from attention_scoping.core.extras import GATE_EXTRA_HINT
 from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
+from attention_scoping.measure.args import UsageError
+from attention_scoping.measure.args import check_output as _check_output
+from attention_scoping.measure.args import float_list as _float_list
+from attention_scoping.measure.args import int_list as _int_list
+from attention_scoping.measure.args import name_list as _name_list
+from attention_scoping.measure.args import positive as _positive
 
 EXIT_USAGE = 2
 """Exit status for bad input (a malformed file, an unknown option value)."""
-
-
-class UsageError(Exception):
-    """A problem with the user's input that deserves one line, not a traceback."""
-
-
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        msg = f"expected comma-separated integers, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if not values or min(values) < 1:
-        msg = f"expected integers >= 1, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return values
-
-
-def _float_list(text: str) -> list[float]:
-    try:
-        return [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        msg = f"expected comma-separated numbers, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-
-
-def _name_list(text: str) -> list[str]:
-    return [v.strip() for v in text.split(",") if v.strip()]
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        msg = f"expected an integer, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if value < 1:
-        msg = f"expected an integer >= 1, got {value}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -226,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--turn-gap", type=float, default=None, metavar="S", help="seconds between turns (60)"
     )
     cost.add_argument("--plot", metavar="PATH.png", help="cumulative cost against turns")
+
+    from attention_scoping.measure.eval.cli import add_eval_parser
+
+    add_eval_parser(sub)
     return parser
 
 
@@ -235,18 +205,6 @@ def _cache(directory: str | None) -> object | None:
     from attention_scoping.gating.cache import VectorCache
 
     return VectorCache(directory)
-
-
-def _check_output(path: str | None, suffix: str | None = None) -> None:
-    if path is None:
-        return
-    target = Path(path)
-    if suffix is not None and target.suffix.lower() != suffix:
-        msg = f"{path}: expected a {suffix} file name"
-        raise UsageError(msg)
-    if target.exists() and target.is_dir():
-        msg = f"{path}: is a directory, expected a file name"
-        raise UsageError(msg)
 
 
 def run_bench_command(args: argparse.Namespace, console: Console) -> int:
@@ -420,10 +378,18 @@ def run_simulate_command(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def run_eval_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping eval` (in `attention_scoping.measure.eval.cli`)."""
+    from attention_scoping.measure.eval.cli import run_eval_command as run
+
+    return run(args, console)
+
+
 COMMANDS = {
     "audit": run_audit_command,
     "bench": run_bench_command,
     "simulate": run_simulate_command,
+    "eval": run_eval_command,
 }
 
 

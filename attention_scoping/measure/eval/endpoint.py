@@ -1,0 +1,120 @@
+"""Which OpenAI-compatible endpoint the eval talks to, with which key, and a reachability check.
+
+OpenRouter by default (`OPENROUTER_API_KEY`); `--base-url` for llama.cpp's server, Ollama,
+vLLM or any other (key from `OPENROUTER_API_KEY` for openrouter.ai, else `OPENAI_API_KEY`, else
+none: local servers ignore it). Problems become one-line `EndpointError`s before any task runs.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+OPENROUTER_URL = "https://openrouter.ai/api/v1"
+NO_KEY = "not-needed"
+
+
+class EndpointError(Exception):
+    """The endpoint cannot be used as configured (no key, bad key, unreachable)."""
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Base URL, key and request options of the model endpoint."""
+
+    base_url: str
+    api_key: str
+    key_source: str | None
+    timeout: float = 120.0
+
+    @property
+    def host(self) -> str:
+        """The host part of the base URL (for messages)."""
+        return httpx.URL(self.base_url).host or self.base_url
+
+
+def resolve_endpoint(
+    base_url: str | None, api_key_env: str | None = None, timeout: float = 120.0
+) -> Endpoint:
+    """The endpoint from the command line and the environment; `EndpointError` when no key."""
+    url = (base_url or OPENROUTER_URL).rstrip("/")
+    if api_key_env:
+        candidates = [api_key_env]
+    elif "openrouter.ai" in url:
+        candidates = ["OPENROUTER_API_KEY"]
+    else:
+        candidates = ["OPENAI_API_KEY", "OPENROUTER_API_KEY"]
+    for name in candidates:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return Endpoint(url, value, name, timeout)
+    if base_url is None or api_key_env:
+        msg = (
+            f"${candidates[0]} is not set: export it, or pass --base-url for a local "
+            "OpenAI-compatible server"
+        )
+        raise EndpointError(msg)
+    return Endpoint(url, NO_KEY, None, timeout)
+
+
+def check_endpoint(endpoint: Endpoint, client: httpx.Client | None = None) -> None:
+    """`GET /models` once: raise `EndpointError` for an unreachable host or a refused key.
+
+    Servers without a models route (404) or other answers pass: the first chat call decides.
+    """
+    own = client is None
+    http = client or httpx.Client(timeout=min(endpoint.timeout, 15.0))
+    headers = {}
+    if endpoint.api_key != NO_KEY:
+        headers["Authorization"] = f"Bearer {endpoint.api_key}"
+    try:
+        response = http.get(f"{endpoint.base_url}/models", headers=headers)
+    except httpx.HTTPError as exc:
+        reason = str(exc) or type(exc).__name__
+        msg = f"cannot reach {endpoint.base_url} ({reason}); is the server running?"
+        raise EndpointError(msg) from None
+    finally:
+        if own:
+            http.close()
+    if response.status_code in (401, 403):
+        source = f" (from ${endpoint.key_source})" if endpoint.key_source else ""
+        msg = (
+            f"{endpoint.host} rejected the API key{source} with HTTP {response.status_code}: "
+            f"{_reason(response)}"
+        )
+        raise EndpointError(msg)
+
+
+def _reason(response: httpx.Response) -> str:
+    try:
+        body: Any = response.json()
+    except ValueError:
+        return response.text[:200].strip() or response.reason_phrase
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:200]
+    return str(error or body)[:200]
+
+
+def chat_model(endpoint: Endpoint, model: str, *, max_tokens: int | None = 512) -> Any:
+    """`ChatOpenAI` at temperature 0 on the endpoint; retries are the eval's own (none here)."""
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError as exc:
+        msg = "the eval needs langchain-openai: pip install 'attention-scoping[openai]'"
+        raise EndpointError(msg) from exc
+    from pydantic import SecretStr
+
+    return ChatOpenAI(
+        model=model,
+        base_url=endpoint.base_url,
+        api_key=SecretStr(endpoint.api_key),
+        temperature=0,
+        timeout=endpoint.timeout,
+        max_retries=0,
+        max_completion_tokens=max_tokens,
+        stream_usage=True,
+    )

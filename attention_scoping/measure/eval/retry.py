@@ -1,0 +1,89 @@
+"""Retries with exponential backoff for transient endpoint errors (429, 5xx, timeouts)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+MAX_RETRY_AFTER = 60.0
+"""Longest server-requested wait (`Retry-After`) honoured, in seconds."""
+
+
+class EndpointRejected(Exception):
+    """The endpoint refused us for good (bad key, no access): stop the whole run."""
+
+
+def _status(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """429, any 5xx, a timeout or a dropped connection: worth another try."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - the eval needs langchain-openai anyway
+        return False
+    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+        return True
+    status = _status(exc)
+    return status is not None and (status == 429 or status >= 500)
+
+
+def is_fatal(exc: BaseException) -> bool:
+    """401 and 403: every later call would fail the same way."""
+    return _status(exc) in (401, 403)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    raw = headers.get("retry-after") if headers is not None else None
+    try:
+        return min(float(raw), MAX_RETRY_AFTER) if raw is not None else None
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry transient errors.
+
+    Attributes:
+        retries: Extra attempts after the first one.
+        base: Seconds before the first retry; doubles each time (with up to 25 % jitter).
+        cap: Longest wait between two attempts.
+    """
+
+    retries: int = 4
+    base: float = 1.0
+    cap: float = 30.0
+
+    def delay(self, attempt: int, exc: BaseException) -> float:
+        """Seconds to wait before retry number `attempt` (0-based)."""
+        hinted = _retry_after(exc)
+        if hinted is not None:
+            return hinted
+        wait = min(self.base * (2**attempt), self.cap)
+        return wait * (1 + random.random() / 4)
+
+    def call(
+        self, fn: Callable[[], T], sleep: Callable[[float], None] = time.sleep
+    ) -> tuple[T, int]:
+        """`fn()` with retries; returns (result, retries used). Fatal errors raise at once."""
+        attempt = 0
+        while True:
+            try:
+                return fn(), attempt
+            except Exception as exc:
+                if is_fatal(exc):
+                    raise EndpointRejected(str(exc)) from exc
+                if attempt >= self.retries or not is_transient(exc):
+                    raise
+                sleep(self.delay(attempt, exc))
+                attempt += 1

@@ -1,0 +1,264 @@
+"""Run a suite's tasks under several strategies against one model, concurrently and resumably."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from attention_scoping.measure.eval.pricing import PriceModel, TokenPrices
+from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
+from attention_scoping.measure.eval.results import EvalResult, TaskResult, read_results, task_result
+from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy
+from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOptions
+from attention_scoping.measure.eval.suite import Suite
+from attention_scoping.measure.eval.tasks import EvalTask
+from attention_scoping.measure.eval.transcript import Transcript
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class EvalOptions:
+    """How to run: everything but the suite, the strategies and the model.
+
+    Attributes:
+        model_name: The model id (recorded with every result).
+        base_url: Where the model is served (recorded in the report).
+        prices: Price model for the billed cost.
+        parse_text_calls: Convert text tool calls naming an offered tool.
+        concurrency: Tasks in flight at once.
+        max_cost: Stop starting tasks once the next one could exceed this many USD.
+        max_steps: Model calls per task before it is ended.
+        retry: Retries of transient endpoint errors.
+        results_path: JSON-lines file every finished task is appended to.
+        resume: Keep the finished tasks of `results_path` and run only the others.
+        strategy_options: Ranker and k of the gate.
+    """
+
+    model_name: str
+    base_url: str = ""
+    prices: PriceModel = field(default_factory=TokenPrices)
+    parse_text_calls: bool = False
+    concurrency: int = 1
+    max_cost: float | None = None
+    max_steps: int = 8
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    results_path: Path | None = None
+    resume: bool = False
+    strategy_options: StrategyOptions = field(default_factory=StrategyOptions)
+
+
+class _Budget:
+    """Spent USD so far and whether another task fits under `max_cost`."""
+
+    def __init__(self, max_cost: float | None) -> None:
+        self.max_cost = max_cost
+        self.spent = 0.0
+        self.dearest = 0.0
+        self.in_flight = 0
+        self.lock = threading.Lock()
+
+    def admit(self) -> bool:
+        with self.lock:
+            if self.max_cost is None:
+                self.in_flight += 1
+                return True
+            projected = self.spent + self.dearest * (self.in_flight + 1)
+            if projected > self.max_cost or self.spent >= self.max_cost:
+                return False
+            self.in_flight += 1
+            return True
+
+    def settle(self, cost: float) -> None:
+        with self.lock:
+            self.in_flight -= 1
+            self.spent += cost
+            self.dearest = max(self.dearest, cost)
+
+
+def _run_task(agent: Any, recorder: EvalRecorder, task: EvalTask) -> Transcript:
+    thread_id = f"eval-{uuid.uuid4().hex}"
+    transcript = Transcript(task)
+    recorder.register(thread_id, transcript)
+    config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
+    try:
+        for i, turn in enumerate(task.turns):
+            update: dict[str, Any] = {"messages": [HumanMessage(turn)]}
+            if i == 0 and task.state:
+                update.update(task.state)
+            agent.invoke(update, config=config)
+    finally:
+        recorder.release(thread_id)
+    return transcript
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+class _Writer:
+    """Appends results to the results file as they finish (thread-safe)."""
+
+    def __init__(self, path: Path | None, keep: Sequence[TaskResult]) -> None:
+        self.path = path
+        self.lock = threading.Lock()
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("".join(r.to_json() + "\n" for r in keep), encoding="utf-8")
+
+    def write(self, result: TaskResult) -> None:
+        if self.path is None:
+            return
+        with self.lock, self.path.open("a", encoding="utf-8") as sink:
+            sink.write(result.to_json() + "\n")
+
+
+def _plan(
+    suite: Suite, strategies: Sequence[str], done: set[tuple[str, str]], result: EvalResult
+) -> list[tuple[str, EvalTask]]:
+    jobs: list[tuple[str, EvalTask]] = []
+    for name in strategies:
+        strategy = STRATEGIES[name]
+        if strategy.needs_scopes and not suite.scopes:
+            result.skipped[name] = f"suite {suite.name!r} has no scopes"
+            continue
+        jobs.extend((name, t) for t in suite.tasks if (name, t.id) not in done)
+    return jobs
+
+
+def _agents(
+    suite: Suite, strategies: Sequence[str], model: Any, options: EvalOptions, result: EvalResult
+) -> dict[str, tuple[Any, EvalRecorder]]:
+    schemas = schemas_of(suite.tools)
+    agents: dict[str, tuple[Any, EvalRecorder]] = {}
+    for name in strategies:
+        if name in result.skipped:
+            continue
+        recorder = EvalRecorder(
+            schemas,
+            parse_text_calls=options.parse_text_calls,
+            retry=options.retry,
+            max_steps=options.max_steps,
+        )
+        try:
+            agent = STRATEGIES[name].build(suite, model, [recorder], options.strategy_options)
+        except (ImportError, ValueError) as exc:
+            result.skipped[name] = _one_line(exc)
+            continue
+        agents[name] = (agent, recorder)
+    return agents
+
+
+def run_eval(
+    suite: Suite,
+    strategies: Sequence[str],
+    model: Any,
+    options: EvalOptions,
+    progress: Progress | None = None,
+) -> EvalResult:
+    """Run every (strategy, task) pair; returns the results (also appended to the file).
+
+    Raises:
+        KeyError: An unknown strategy name.
+        EndpointRejected: The endpoint refused the key (the run stops at once).
+    """
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        msg = f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}"
+        raise KeyError(msg)
+    result = EvalResult(
+        suite.name,
+        options.model_name,
+        options.base_url,
+        list(strategies),
+        notes=suite.notes,
+        parse_text_calls=options.parse_text_calls,
+    )
+    task_ids = {t.id for t in suite.tasks}
+    kept: list[TaskResult] = []
+    if options.resume and options.results_path is not None:
+        kept = [
+            r
+            for r in read_results(options.results_path, options.model_name)
+            if r.strategy in strategies and r.task in task_ids
+        ]
+    result.results.extend(kept)
+    jobs = _plan(suite, strategies, {(r.strategy, r.task) for r in kept}, result)
+    agents = _agents(suite, strategies, model, options, result)
+    jobs = [(s, t) for s, t in jobs if s in agents]
+    writer = _Writer(options.results_path, kept)
+    with suite.environment():
+        _execute(jobs, agents, options, result, writer, progress)
+    order = {(s, t.id): i for i, (s, t) in enumerate(_all_pairs(suite, strategies))}
+    result.results.sort(key=lambda r: order.get((r.strategy, r.task), len(order)))
+    return result
+
+
+def _all_pairs(suite: Suite, strategies: Sequence[str]) -> Iterator[tuple[str, EvalTask]]:
+    for name in strategies:
+        for task in suite.tasks:
+            yield name, task
+
+
+def _execute(
+    jobs: Sequence[tuple[str, EvalTask]],
+    agents: dict[str, tuple[Any, EvalRecorder]],
+    options: EvalOptions,
+    result: EvalResult,
+    writer: _Writer,
+    progress: Progress | None,
+) -> None:
+    budget = _Budget(options.max_cost)
+    totals = {name: sum(1 for s, _ in jobs if s == name) for name in agents}
+    counts = dict.fromkeys(agents, 0)
+    pending: dict[Future[TaskResult], str] = {}
+    queue = list(jobs)
+
+    def work(name: str, task: EvalTask) -> TaskResult:
+        agent, recorder = agents[name]
+        try:
+            transcript = _run_task(agent, recorder, task)
+            return task_result(name, options.model_name, transcript, options.prices)
+        except EndpointRejected:
+            raise
+        except Exception as exc:
+            return task_result(
+                name, options.model_name, Transcript(task), options.prices, _one_line(exc)
+            )
+
+    with ThreadPoolExecutor(max_workers=max(options.concurrency, 1)) as pool:
+        while queue or pending:
+            while queue and len(pending) < max(options.concurrency, 1) and result.stopped is None:
+                if not budget.admit():
+                    result.stopped = (
+                        f"--max-cost {options.max_cost:g} USD reached after "
+                        f"{budget.spent:.4f} USD; {len(queue)} task runs not started"
+                    )
+                    break
+                name, task = queue.pop(0)
+                pending[pool.submit(work, name, task)] = name
+            if result.stopped is not None and not pending:
+                break
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                name = pending.pop(future)
+                try:
+                    task_res = future.result()
+                except EndpointRejected:
+                    for other in pending:
+                        other.cancel()
+                    raise
+                budget.settle(task_res.cost)
+                result.results.append(task_res)
+                writer.write(task_res)
+                counts[name] += 1
+                if progress is not None:
+                    progress(name, counts[name], totals[name])

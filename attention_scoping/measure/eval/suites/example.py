@@ -1,0 +1,94 @@
+"""The `example` suite: the example agent's three scopes (math, translation, weather).
+
+Weather runs against an offline fake of Open-Meteo, so the suite needs no network besides the
+model. Needs the repository's `agents/` package (run from a clone).
+
+`distractors=N` adds N tools no task needs, drawn from the simulated benchmark's servers
+(GitHub, Jira, Slack, ...) and trimmed to their first sentence and required parameters, each
+server a scope: the "many irrelevant tools" condition in which small models lose accuracy.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+from attention_scoping.measure.eval.suite import ANSWER_RULE, Suite
+from attention_scoping.measure.eval.suites.offline_weather import offline_weather
+from attention_scoping.measure.eval.tasks import load_tasks
+
+TASKS_FILE = Path(__file__).with_name("example.json")
+
+
+def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
+    """`n` trimmed simulated tools (round-robin over the servers) and one scope per server."""
+    from attention_scoping.core.tool import ToolSpec
+    from attention_scoping.measure.eval.suites.spec_tools import spec_tools
+    from attention_scoping.measure.simulate.catalog import build_catalog
+    from attention_scoping.measure.simulate.strategies import SCOPE_DESCRIPTIONS
+    from attention_scoping.scoping.catalog import Scope
+
+    by_server: dict[str, list[ToolSpec]] = {}
+    for spec in build_catalog(seed):
+        by_server.setdefault(spec.server or "other", []).append(spec)
+    rng = random.Random(f"distractors:{seed}")
+    for specs in by_server.values():
+        rng.shuffle(specs)
+    picked: list[ToolSpec] = []
+    while len(picked) < n and any(by_server.values()):
+        for specs in by_server.values():
+            if specs and len(picked) < n:
+                picked.append(_trim(specs.pop()))
+    tools, _ = spec_tools(picked)
+    scopes = [
+        Scope(
+            server,
+            SCOPE_DESCRIPTIONS.get(server, server),
+            tools=[s.name for s in picked if s.server == server],
+        )
+        for server in dict.fromkeys(s.server or "other" for s in picked)
+    ]
+    return tools, scopes
+
+
+def _trim(spec: Any) -> Any:
+    """The spec with its first sentence and required parameters only (~80 tokens)."""
+    from attention_scoping.core.tool import ToolSpec, summarize
+
+    params = spec.parameters
+    required = list(params.get("required") or [])
+    props = {k: v for k, v in (params.get("properties") or {}).items() if k in required}
+    schema = {"type": "object", "properties": props, "required": required}
+    return ToolSpec(spec.id, spec.name, summarize(spec.description), schema, spec.server)
+
+
+def example_suite(
+    tasks_file: str | Path = TASKS_FILE, *, distractors: int = 0, seed: int = 0
+) -> Suite:
+    """The example agent's tools and scopes with the tasks of `tasks_file` (+ distractors)."""
+    try:
+        from agents import CORE_PROMPT, build_scopes
+    except ImportError as exc:
+        msg = (
+            "the example suite needs the repository's agents/ package: run the command from a "
+            f"clone of the repository ({exc})"
+        )
+        raise ImportError(msg) from exc
+    scopes: list[Any] = build_scopes()
+    tools: list[Any] = [tool for scope in scopes for tool in scope.tool_objects]
+    notes = "weather answers come from an offline fake of Open-Meteo"
+    if distractors:
+        extra_tools, extra_scopes = _distractors(distractors, seed)
+        tools += extra_tools
+        scopes += extra_scopes
+        notes += f"; {len(extra_tools)} distractor tools no task needs"
+    return Suite(
+        "example",
+        tools=tools,
+        tasks=load_tasks(tasks_file),
+        scopes=scopes,
+        system_prompt=f"{CORE_PROMPT.strip()}\n- {ANSWER_RULE}",
+        environment=offline_weather,
+        notes=notes,
+    )

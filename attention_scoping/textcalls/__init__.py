@@ -1,0 +1,37 @@
+"""Tool calls written as text: find them (`parse`, pure) and turn offered ones into real calls
+(`TextToolCallMiddleware`), for small local models whose server does not parse their calls."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attention_scoping._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from attention_scoping.textcalls.middleware import TextToolCallMiddleware, convert_text_calls
+    from attention_scoping.textcalls.parse import (
+        TextCall,
+        find_text_calls,
+        offered_calls,
+        strip_calls,
+    )
+
+_EXPORTS = {
+    "TextCall": "parse",
+    "TextToolCallMiddleware": "middleware",
+    "convert_text_calls": "middleware",
+    "find_text_calls": "parse",
+    "offered_calls": "parse",
+    "strip_calls": "parse",
+}
+
+__all__ = [
+    "TextCall",
+    "TextToolCallMiddleware",
+    "convert_text_calls",
+    "find_text_calls",
+    "offered_calls",
+    "strip_calls",
+]
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,126 @@
+"""`TextToolCallMiddleware`: turn tool calls a model wrote as text into real tool calls."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ContextT,
+    ModelRequest,
+    ModelResponse,
+    ResponseT,
+)
+from langchain_core.messages import AIMessage, BaseMessage
+from typing_extensions import override
+
+from attention_scoping.textcalls.parse import offered_calls, strip_calls
+
+
+def offered_tool_names(tools: list[Any]) -> set[str]:
+    """Names of the tools of a model request (LangChain tools or provider dicts)."""
+    names: set[str] = set()
+    for tool in tools:
+        if isinstance(tool, dict):
+            inner = tool.get("function")
+            name = (inner if isinstance(inner, dict) else tool).get("name")
+        else:
+            name = getattr(tool, "name", None)
+        if isinstance(name, str):
+            names.add(name)
+    return names
+
+
+def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMessage:
+    """`message` with its text tool calls (naming an offered tool) as real `tool_calls`.
+
+    A message that already has tool calls, or whose text calls name no offered tool, is
+    returned unchanged; the converted message keeps any prose around the calls as content.
+    """
+    if not isinstance(message, AIMessage) or message.tool_calls:
+        return message
+    text = message.text if isinstance(message.content, list) else str(message.content or "")
+    calls, _ = offered_calls(text, offered)
+    if not calls:
+        return message
+    tool_calls = [
+        {
+            "name": c.name,
+            "args": c.arguments,
+            "id": f"call_text_{uuid.uuid4().hex[:12]}",
+            "type": "tool_call",
+        }
+        for c in calls
+    ]
+    metadata = {**message.response_metadata, "text_tool_calls": len(calls)}
+    return message.model_copy(
+        update={
+            "content": "" if all(c.source == "bare" for c in calls) else strip_calls(text),
+            "tool_calls": tool_calls,
+            "invalid_tool_calls": [],
+            "response_metadata": metadata,
+        }
+    )
+
+
+class TextToolCallMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+    """Convert tool calls written in the model's text into real tool calls (opt-in).
+
+    Small local models (e.g. Qwen2.5-Coder under llama.cpp's server) often answer with a fenced
+    ```` ```json {"name": ..., "arguments": ...} ``` ```` block, `<tool_call>` tags or bare JSON
+    instead of `tool_calls`, so the agent stops without running anything. This middleware
+    rewrites such a reply into a real tool call, **only when the name is one of the tools
+    offered on that model call**; any other text is left alone. Put it last in the middleware
+    list (innermost) so it sees the tools the other middleware left visible.
+
+    Example:
+        ```python
+        from langchain.agents import create_agent
+        from attention_scoping.textcalls import TextToolCallMiddleware
+
+        agent = create_agent(local_model, tools=tools, middleware=[TextToolCallMiddleware()])
+        ```
+    """
+
+    def __init__(self, *, name: str | None = None) -> None:
+        """Configure the middleware.
+
+        Args:
+            name: Middleware name, to use two instances in one agent.
+        """
+        super().__init__()
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """The middleware's node-name prefix."""
+        return self._name or type(self).__name__
+
+    def _convert(
+        self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
+    ) -> ModelResponse[ResponseT]:
+        offered = offered_tool_names(list(request.tools))
+        result = [convert_text_calls(m, offered) for m in response.result]
+        if all(a is b for a, b in zip(result, response.result, strict=True)):
+            return response
+        return ModelResponse(result=result, structured_response=response.structured_response)
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+    ) -> ModelResponse[ResponseT]:
+        """Call the model and convert offered text calls in its reply."""
+        return self._convert(request, handler(request))
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+    ) -> ModelResponse[ResponseT]:
+        """Async form of `wrap_model_call`."""
+        return self._convert(request, await handler(request))

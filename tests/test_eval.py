@@ -1,0 +1,388 @@
+"""`attention-scoping eval` mechanics against the scripted OpenAI-compatible server.
+
+The real `ChatOpenAI` client talks HTTP to `tests/openai_stub.py`; the stub plays the model, so
+these tests check what the eval records and how it reacts (native and text tool calls, cached
+tokens, 429, 500, a timeout, a malformed body, a bad key, resume, budget), not any model.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attention_scoping.measure.cli import main
+from attention_scoping.measure.eval import EvalOptions, TokenPrices, run_eval
+from attention_scoping.measure.eval.endpoint import Endpoint, chat_model
+from attention_scoping.measure.eval.results import EvalResult
+from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy
+from attention_scoping.measure.eval.strategies import StrategyOptions
+from attention_scoping.measure.eval.suites import example_suite
+from tests.openai_stub import OpenAIStub, auth_error
+
+Body = dict[str, Any]
+NO_WAIT = RetryPolicy(retries=2, base=0.0)
+FENCED_CALC = '```json\n{{"name": "calculate", "arguments": {"expression": "47*83"}}}\n```'
+
+
+def last_role(body: Body) -> str:
+    return str(body["messages"][-1]["role"])
+
+
+def user_text(body: Body) -> str:
+    return str([m for m in body["messages"] if m["role"] == "user"][-1]["content"])
+
+
+def offered(body: Body) -> list[str]:
+    return [t["function"]["name"] for t in body.get("tools") or []]
+
+
+def calc(expression: str) -> dict[str, Any]:
+    return {"tool_calls": [{"name": "calculate", "arguments": {"expression": expression}}]}
+
+
+def answer_after_tool(first: Callable[[Body], dict[str, Any]]) -> Callable[[Body], Any]:
+    """A model that makes `first(body)` on a user turn and answers once a tool result is in."""
+
+    def reply(body: Body) -> dict[str, Any]:
+        if last_role(body) == "tool":
+            return {"content": "Done."}
+        return first(body)
+
+    return reply
+
+
+def run(
+    stub: OpenAIStub,
+    tasks: list[str],
+    strategies: list[str] | None = None,
+    **options: Any,
+) -> EvalResult:
+    suite = example_suite().select(tasks)
+    timeout = options.pop("timeout", 30.0)
+    endpoint = Endpoint(stub.base_url, "test-key", None, timeout)
+    opts = EvalOptions(
+        model_name="stub-model",
+        base_url=stub.base_url,
+        retry=options.pop("retry", NO_WAIT),
+        strategy_options=StrategyOptions(ranker="bm25"),
+        **options,
+    )
+    return run_eval(suite, strategies or ["eager"], chat_model(endpoint, "stub-model"), opts)
+
+
+def test_native_tool_call_succeeds_and_is_measured() -> None:
+    usage = {"prompt_tokens": 900, "completion_tokens": 12}
+    with OpenAIStub(
+        [{**calc("47*83"), "usage": usage}, {"content": "3901.", "usage": usage}]
+    ) as stub:
+        result = run(stub, ["math-multiply"])
+        assert sorted(stub.tool_names(0)) == sorted(example_suite().tool_names())
+    [task] = result.results
+    assert task.success and task.first_tool_right and task.first_tool == "calculate"
+    assert task.calls == (("calculate", {"expression": "47*83"}, True),)
+    assert (task.steps, task.input_tokens, task.output_tokens) == (2, 1800, 24)
+    assert task.hallucinated == task.invalid_args == task.text_call_replies == 0
+    assert len(task.call_seconds) == 2
+
+
+def test_tool_call_in_text_is_reported_and_not_run_by_default() -> None:
+    with OpenAIStub([{"content": FENCED_CALC}]) as stub:
+        result = run(stub, ["math-multiply"])
+    [task] = result.results
+    assert not task.success and task.first_tool is None
+    assert task.text_call_replies == 1 and task.converted == 0
+
+
+def test_parse_text_tool_calls_converts_an_offered_tool() -> None:
+    with OpenAIStub([{"content": FENCED_CALC}, {"content": "3901"}]) as stub:
+        result = run(stub, ["math-multiply"], parse_text_calls=True)
+        tool_results = stub.tool_messages(1)
+    [task] = result.results
+    assert task.success and task.text_call_replies == 1 and task.converted == 1
+    assert list(tool_results.values()) == ["3901"]
+
+
+def test_cached_tokens_are_read_from_usage_and_billed() -> None:
+    usage = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 10,
+        "prompt_tokens_details": {"cached_tokens": 600},
+    }
+    with OpenAIStub([{**calc("47*83"), "usage": usage}, {"content": "ok", "usage": usage}]) as stub:
+        result = run(stub, ["math-multiply"], prices=TokenPrices(1.0, 2.0, 0.1))
+    [task] = result.results
+    assert task.cached_tokens == 1200
+    assert task.cost == pytest.approx(2 * (400 * 1.0 + 600 * 0.1 + 10 * 2.0) / 1e6)
+
+
+def test_429_then_success_is_retried() -> None:
+    limited = {"status": 429, "error": {"message": "Rate limit reached", "type": "requests"}}
+    with OpenAIStub([limited, calc("47*83"), {"content": "3901"}]) as stub:
+        result = run(stub, ["math-multiply"])
+        assert len(stub.accepted) == 3
+    [task] = result.results
+    assert task.success and task.retries == 1 and task.error is None
+
+
+def test_500_after_the_retries_is_a_task_error_and_the_run_goes_on() -> None:
+    down = {"status": 500, "error": {"message": "upstream exploded", "type": "server_error"}}
+    script: list[Any] = [down, down, down, calc("0.15*240"), {"content": "36"}]
+    with OpenAIStub(script) as stub:
+        result = run(stub, ["math-multiply", "math-percent"])
+    first, second = result.results
+    assert first.error is not None and "500" in first.error
+    assert "upstream exploded" in first.error and not first.success
+    assert second.success and second.error is None
+
+
+def test_timeout_is_retried() -> None:
+    with OpenAIStub([{**calc("47*83"), "delay": 1.5}, calc("47*83"), {"content": "ok"}]) as stub:
+        result = run(stub, ["math-multiply"], timeout=0.5)
+    [task] = result.results
+    assert task.success and task.retries == 1
+
+
+def test_malformed_body_is_a_one_line_task_error() -> None:
+    with OpenAIStub([{"raw": "<html>bad gateway</html"}]) as stub:
+        result = run(stub, ["math-multiply"], retry=RetryPolicy(retries=0))
+    [task] = result.results
+    assert task.error is not None and "\n" not in task.error and not task.success
+
+
+def test_a_refused_key_stops_the_run() -> None:
+    with OpenAIStub([auth_error("sk-wrong-key")]) as stub, pytest.raises(EndpointRejected):
+        run(stub, ["math-multiply", "math-percent"])
+
+
+def test_hallucinated_names_and_invalid_arguments_are_counted() -> None:
+    script = [
+        {"tool_calls": [{"name": "calculator", "arguments": {"expression": "47*83"}}]},
+        {"tool_calls": [{"name": "calculate", "arguments": {"expr": "47*83"}}]},
+        calc("47*83"),
+        {"content": "3901"},
+    ]
+    with OpenAIStub(script) as stub:
+        result = run(stub, ["math-multiply"])
+    [task] = result.results
+    assert task.hallucinated == 1 and task.invalid_args == 1
+    assert task.first_tool == "calculator" and not task.first_tool_right
+    assert task.success  # it recovered: the check is on the calls that ran
+
+
+def test_scoped_strategy_skips_navigation_when_judging_the_first_tool() -> None:
+    def reply(body: Body) -> dict[str, Any]:
+        tool_results = [m for m in body["messages"] if m["role"] == "tool"]
+        if not tool_results:
+            return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
+        if len(tool_results) == 1:
+            return calc("47*83")
+        return {"content": "3901"}
+
+    with OpenAIStub([reply] * 3) as stub:
+        result = run(stub, ["math-multiply"], ["scoped"])
+        assert "load_context" in offered(stub.requests[0])
+        assert "calculate" in offered(stub.requests[1])
+    [task] = result.results
+    assert task.success and task.first_tool_right and task.steps == 3
+    assert [c[0] for c in task.calls] == ["calculate"]
+
+
+def test_gateway_calls_are_unwrapped() -> None:
+    def first(body: Body) -> dict[str, Any]:
+        return {
+            "tool_calls": [
+                {
+                    "name": "execute_tool",
+                    "arguments": {
+                        "tool_name": "get_current_weather",
+                        "arguments": {"city": "Lisbon"},
+                    },
+                }
+            ]
+        }
+
+    with OpenAIStub([answer_after_tool(first)] * 2) as stub:
+        result = run(stub, ["wx-current-lisbon"], ["gateway"])
+        assert set(offered(stub.requests[0])) == {
+            "search_tool_catalog",
+            "get_tool_schema",
+            "execute_tool",
+        }
+    [task] = result.results
+    assert task.success and task.first_tool == "get_current_weather"
+
+
+def test_concurrent_tasks_keep_their_own_transcripts() -> None:
+    def first(body: Body) -> dict[str, Any]:
+        return calc("47*83") if "47" in user_text(body) else calc("15/100*240")
+
+    with OpenAIStub([answer_after_tool(first)] * 4) as stub:
+        result = run(stub, ["math-multiply", "math-percent"], concurrency=2)
+    assert [(r.task, r.success, r.steps) for r in result.results] == [
+        ("math-multiply", True, 2),
+        ("math-percent", True, 2),
+    ]
+
+
+def test_resume_skips_finished_tasks(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    down = {"status": 500, "error": {"message": "down", "type": "server_error"}}
+    with OpenAIStub([calc("47*83"), {"content": "ok"}, down]) as stub:
+        run(
+            stub, ["math-multiply", "math-percent"], results_path=path, retry=RetryPolicy(retries=0)
+        )
+    with OpenAIStub([calc("15/100*240"), {"content": "36"}]) as stub:
+        result = run(stub, ["math-multiply", "math-percent"], results_path=path, resume=True)
+        assert len(stub.accepted) == 2  # only the task that errored ran again
+    assert [(r.task, r.success) for r in result.results] == [
+        ("math-multiply", True),
+        ("math-percent", True),
+    ]
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert lines[0]["calls"] == [["calculate", {"expression": "47*83"}, True]]
+    assert [(d["task"], d["error"]) for d in lines] == [
+        ("math-multiply", None),
+        ("math-percent", None),
+    ]
+
+
+def test_max_cost_stops_before_the_budget_is_exceeded() -> None:
+    usage = {"prompt_tokens": 1_000_000, "completion_tokens": 0}
+    script = [{**calc("47*83"), "usage": usage}, {"content": "ok", "usage": usage}]
+    with OpenAIStub(script * 3) as stub:
+        result = run(
+            stub,
+            ["math-multiply", "math-percent", "math-miles"],
+            prices=TokenPrices(1.0),
+            max_cost=3.0,
+        )
+        assert len(stub.accepted) == 2
+    assert len(result.results) == 1 and result.results[0].cost == pytest.approx(2.0)
+    assert result.stopped is not None and "2 task runs not started" in result.stopped
+
+
+def test_step_budget_ends_a_looping_task() -> None:
+    with OpenAIStub([calc("47*83")] * 5) as stub:
+        result = run(stub, ["math-multiply"], max_steps=3)
+        assert len(stub.accepted) == 3
+    assert result.results[0].steps == 3
+
+
+# -- the command ---------------------------------------------------------------------------
+
+
+def test_cli_prints_the_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    out = tmp_path / "eval.json"
+    with OpenAIStub([answer_after_tool(lambda b: calc("47*83"))] * 2) as stub:
+        code = main(
+            [
+                "eval",
+                "--suite",
+                "example",
+                "--task",
+                "math-multiply",
+                "--base-url",
+                stub.base_url,
+                "--model",
+                "stub-model",
+                "--strategies",
+                "eager",
+                "--results",
+                str(tmp_path / "r.jsonl"),
+                "--json",
+                str(out),
+                "--quiet",
+            ]
+        )
+        assert stub.headers[0]["authorization"] == "Bearer not-needed"
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "eager" in printed and "100 %" in printed
+    figures = json.loads(out.read_text())
+    assert figures["strategies"][0]["success"] == 1.0
+    assert figures["tasks"][0]["task"] == "math-multiply"
+
+
+def _cli_error(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "\n" not in err and "Traceback" not in err
+    return err
+
+
+def test_cli_bad_key_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-1234")
+    with OpenAIStub(api_key="sk-right-key-5678") as stub:
+        err = _cli_error(["eval", "--base-url", stub.base_url, "--model", "m", "--quiet"], capsys)
+    assert "rejected the API key (from $OPENAI_API_KEY) with HTTP 401" in err
+
+
+def test_cli_unreachable_host_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _cli_error(["eval", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"], capsys)
+    assert "cannot reach http://127.0.0.1:9/v1" in err
+
+
+def test_cli_missing_openrouter_key(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    err = _cli_error(["eval", "--model", "m"], capsys)
+    assert "$OPENROUTER_API_KEY is not set" in err
+
+
+def test_cli_unknown_strategy(capsys: pytest.CaptureFixture[str]) -> None:
+    err = _cli_error(["eval", "--strategies", "eager,psychic", "--base-url", "http://x/v1"], capsys)
+    assert "unknown strategy 'psychic'" in err
+
+
+def test_single_call_task_stops_after_the_choice_and_scopeless_suites_skip_scoping(
+    tmp_path: Path,
+) -> None:
+    from attention_scoping.measure.eval.suites import catalog_suite
+
+    catalog, queries = tmp_path / "c.jsonl", tmp_path / "q.jsonl"
+    catalog.write_text(
+        "\n".join(
+            json.dumps(
+                {
+                    "id": f"t.{i}",
+                    "name": f"t.{i}",
+                    "description": f"tool {i}",
+                    "parameters": {"type": "object", "properties": {}},
+                }
+            )
+            for i in range(4)
+        )
+    )
+    queries.write_text(json.dumps({"id": "q", "query": "use tool 2", "gold_ids": ["t.2"]}))
+    suite = catalog_suite(catalog, queries)
+    with OpenAIStub([{"tool_calls": [{"name": "t_2", "arguments": {}}]}]) as stub:
+        endpoint = Endpoint(stub.base_url, "k", None)
+        result = run_eval(
+            suite,
+            ["eager", "scoped"],
+            chat_model(endpoint, "m"),
+            EvalOptions(model_name="m", retry=NO_WAIT),
+        )
+        assert len(stub.accepted) == 1
+    [task] = result.results
+    assert task.success and task.steps == 1
+    assert "no scopes" in result.skipped["scoped"]
+
+
+def test_the_last_reply_is_kept_for_reading_failures() -> None:
+    with OpenAIStub([{"content": "47 times 83 is 3901."}]) as stub:
+        result = run(stub, ["math-multiply"])
+    [task] = result.results
+    assert not task.success and task.first_tool is None
+    assert task.last_text == "47 times 83 is 3901."

@@ -1,0 +1,196 @@
+"""Eval task files, the outcome check, and the shipped suites (no model involved)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attention_scoping.measure.eval import (
+    EvalTask,
+    Expect,
+    TaskFileError,
+    ToolCallMade,
+    judge,
+    load_tasks,
+)
+from attention_scoping.measure.eval.suites import catalog_suite, example_suite, simulated_suite
+from attention_scoping.measure.eval.suites.offline_weather import offline_weather
+
+
+def made(name: str, ok: bool = True, result: str = "", **args: object) -> ToolCallMade:
+    return ToolCallMade(name, args, ok, result)
+
+
+TWO_STEP = EvalTask(
+    "t",
+    ("q",),
+    (
+        Expect(("calculate",), result_contains=("5000",)),
+        Expect(("format_number",), args={"value": 5000}, mentions=("fr",)),
+    ),
+)
+
+
+def test_judge_needs_every_expectation_in_order() -> None:
+    calc = made("calculate", result="5000", expression="1250*4")
+    fmt = made("format_number", result="5 000", value=5000.0, language="French")
+    assert judge(TWO_STEP, [calc, fmt])
+    assert judge(TWO_STEP, [made("language_info", language="fr"), calc, calc, fmt])
+    assert not judge(TWO_STEP, [fmt, calc])
+    assert not judge(TWO_STEP, [calc])
+
+
+def test_judge_rejects_failed_calls_wrong_values_and_results() -> None:
+    fmt = made("format_number", result="5 000", value=5000, language="fr")
+    assert not judge(TWO_STEP, [made("calculate", ok=False, result="5000"), fmt])
+    assert not judge(TWO_STEP, [made("calculate", result="4999"), fmt])
+    assert not judge(
+        TWO_STEP,
+        [made("calculate", result="5000"), made("format_number", value=500, language="fr")],
+    )
+    assert not judge(
+        TWO_STEP,
+        [made("calculate", result="5000"), made("format_number", value=5000, language="de")],
+    )
+
+
+def test_single_call_tasks_are_judged_on_the_first_call() -> None:
+    task = EvalTask("q", ("q",), (Expect(("a", "b")),), single_call=True)
+    assert judge(task, [made("b", ok=False)])
+    assert not judge(task, [made("c"), made("a")])
+    assert not judge(task, [])
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "invalid JSON"),
+        ('{"tasks": {}}', 'expected {"tasks": [...]}'),
+        ('{"tasks": [{"turns": ["hi"], "expect": [{"tool": "x"}]}]}', "string 'id'"),
+        ('{"tasks": [{"id": "a", "turns": [], "expect": [{"tool": "x"}]}]}', "at least one user"),
+        ('{"tasks": [{"id": "a", "turns": ["hi"], "expect": []}]}', "at least one tool call"),
+        ('{"tasks": [{"id": "a", "turns": ["hi"], "expect": [{"args": {}}]}]}', "needs a 'tool'"),
+        (
+            '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [{"tool": "x"}]},'
+            ' {"id": "a", "turns": ["hi"], "expect": [{"tool": "x"}]}]}',
+            "duplicate task id 'a'",
+        ),
+    ],
+)
+def test_bad_task_files_name_the_problem(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "tasks.json"
+    path.write_text(content)
+    with pytest.raises(TaskFileError, match=r"tasks\.json") as info:
+        load_tasks(path)
+    assert message in str(info.value)
+
+
+def test_example_suite_has_scopes_switches_and_only_known_tools() -> None:
+    suite = example_suite()
+    names = set(suite.tool_names())
+    assert len(suite.tasks) >= 20 and suite.scopes is not None
+    assert {s.name for s in suite.scopes} == {"math", "translation", "weather"}
+    assert sum("switch" in t.tags for t in suite.tasks) >= 5
+    assert any(len(t.turns) > 1 for t in suite.tasks)
+    for task in suite.tasks:
+        assert all(set(e.tools) <= names for e in task.expect), task.id
+
+
+def test_example_gold_calls_pass_their_own_checks() -> None:
+    """Each task is solvable: running its tools with sensible arguments satisfies the check."""
+    gold: dict[str, list[tuple[str, dict[str, Any]]]] = {
+        "math-multiply": [("calculate", {"expression": "47*83"})],
+        "tr-format-german": [
+            ("format_number", {"value": 1234567.891, "language": "German", "decimals": 2})
+        ],
+        "wx-forecast-oslo": [("get_forecast", {"city": "Oslo", "days": 5})],
+        "switch-weather-convert": [
+            ("get_current_weather", {"city": "Madrid"}),
+            ("convert_units", {"value": 30, "from_unit": "C", "to_unit": "F"}),
+        ],
+    }
+    suite = example_suite()
+    tools = {t.name: t for t in suite.tools}
+    tasks = {t.id: t for t in suite.tasks}
+    with offline_weather():
+        for task_id, steps in gold.items():
+            calls = [made(n, result=str(tools[n].invoke(a)), **a) for n, a in steps]
+            assert judge(tasks[task_id], calls), task_id
+
+
+def test_offline_weather_is_deterministic_per_city() -> None:
+    suite = example_suite()
+    tool = next(t for t in suite.tools if t.name == "get_current_weather")
+    with offline_weather():
+        first, again = tool.invoke({"city": "Lisbon"}), tool.invoke({"city": "Lisbon"})
+        other = tool.invoke({"city": "Oslo"})
+    assert first == again and first != other and first.startswith("Lisbon")
+
+
+def test_simulated_suite_names_gold_tools_and_user_values() -> None:
+    suite = simulated_suite(n_tasks=9, seed=1)
+    names = set(suite.tool_names())
+    assert len(suite.tools) == 120 and suite.scopes is not None and len(suite.scopes) == 6
+    assert sum(len(t.expect) == 2 for t in suite.tasks) == 3
+    for task in suite.tasks:
+        for expect in task.expect:
+            assert set(expect.tools) <= names
+            assert all(v in task.turns[0] for v in expect.mentions)
+    assert [t.turns for t in simulated_suite(n_tasks=9, seed=1).tasks] == [
+        t.turns for t in suite.tasks
+    ]
+
+
+def _catalog(tmp_path: Path, servers: bool) -> tuple[Path, Path]:
+    rows = [
+        {
+            "id": f"svc.tool{i}",
+            "name": f"svc.tool{i}",
+            "description": f"Tool number {i}.",
+            "parameters": {"type": "object", "properties": {"x": {"type": "integer"}}},
+            **({"server": f"s{i % 2}"} if servers else {}),
+        }
+        for i in range(10)
+    ]
+    catalog = tmp_path / "catalog.jsonl"
+    catalog.write_text("\n".join(json.dumps(r) for r in rows))
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        "\n".join(
+            json.dumps({"id": f"q{i}", "query": f"use tool {i}", "gold_ids": [f"svc.tool{i}"]})
+            for i in (3, 7)
+        )
+    )
+    return catalog, queries
+
+
+def test_catalog_suite_samples_gold_plus_distractors(tmp_path: Path) -> None:
+    catalog, queries = _catalog(tmp_path, servers=True)
+    suite = catalog_suite(catalog, queries, max_tools=5)
+    assert len(suite.tools) == 5 and {"svc_tool3", "svc_tool7"} <= set(suite.tool_names())
+    assert [(t.id, t.expect[0].tools, t.single_call) for t in suite.tasks] == [
+        ("q3", ("svc_tool3",), True),
+        ("q7", ("svc_tool7",), True),
+    ]
+    assert suite.scopes is not None and {s.name for s in suite.scopes} <= {"s0", "s1"}
+    assert catalog_suite(catalog, queries, max_tools=5).tool_names() == suite.tool_names()
+
+
+def test_catalog_without_servers_has_no_scopes(tmp_path: Path) -> None:
+    catalog, queries = _catalog(tmp_path, servers=False)
+    assert catalog_suite(catalog, queries).scopes is None
+
+
+def test_distractors_add_unneeded_trimmed_tools_as_scopes() -> None:
+    plain, noisy = example_suite(), example_suite(distractors=12)
+    extra = set(noisy.tool_names()) - set(plain.tool_names())
+    assert len(extra) == 12 and noisy.scopes is not None
+    assert {s.name for s in noisy.scopes} >= {"math", "translation", "weather", "github", "jira"}
+    needed = {name for task in noisy.tasks for e in task.expect for name in e.tools}
+    assert not needed & extra
+    tool = next(t for t in noisy.tools if t.name in extra)
+    assert "." not in tool.description.rstrip(".")  # one sentence
+    assert example_suite(distractors=12).tool_names() == noisy.tool_names()
