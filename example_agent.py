@@ -121,7 +121,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--mcp",
         metavar="CONFIG",
-        help="an MCP client configuration ({\"mcpServers\": ...}): each server becomes a scope, "
+        help='an MCP client configuration ({"mcpServers": ...}): each server becomes a scope, '
         "started only when the model loads it (needs the 'mcp' extra)",
     )
     return parser.parse_args(argv)

@@ -18,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from rich.console import Console
 from rich.table import Table
@@ -76,12 +76,14 @@ def _agent(config: str, model: Any) -> Any:
             system_prompt=CORE_PROMPT + "\n\n" + modules,
             checkpointer=InMemorySaver(),
         )
-    delivery = "load_context" if "module in load_context" in config else "system_prompt"
+    delivery: Literal["system_prompt", "load_context"] = (
+        "load_context" if "module in load_context" in config else "system_prompt"
+    )
     middleware: list[Any] = [AttentionScopingMiddleware(scopes, module_delivery=delivery)]
     if "gate" in config:
         from attention_scoping.gating import ToolAttentionMiddleware
 
-        per = "turn" if "per turn" in config else "call"
+        per: Literal["call", "turn"] = "turn" if "per turn" in config else "call"
         middleware.append(ToolAttentionMiddleware(k=1, summary_pool="scope", decide_per=per))
     return create_agent(
         model, system_prompt=CORE_PROMPT, middleware=middleware, checkpointer=InMemorySaver()

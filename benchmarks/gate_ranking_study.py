@@ -33,7 +33,7 @@ K = 5
 
 def load(
     name: str, encoder: MiniLMOnnxEncoder, cache: VectorCache, query_cache: VectorCache
-) -> list[tuple]:  # type: ignore[type-arg]
+) -> list[tuple]:
     """Raw dense and BM25 scores of every query and of every query part."""
     specs = load_catalog(DATA / f"catalog_{name}.jsonl")
     queries = load_queries(DATA / f"queries_{SETS[name]}.jsonl", specs)
@@ -61,7 +61,7 @@ def recall(order: np.ndarray, gold: list[int]) -> float:
     return sum(1 for g in gold if g in top) / len(gold)
 
 
-def variant_scores(item: tuple, method: str, alpha: float, beta: float | None) -> np.ndarray:  # type: ignore[type-arg]
+def variant_scores(item: tuple, method: str, alpha: float, beta: float | None) -> np.ndarray:
     """Final scores of one query; `beta` None: the whole request only, else parts weighted
     `beta` against it (the `HybridRanker` merge; 1.0 is a plain max over the texts)."""
     dense, lexical, bm25, texts, _ = item
@@ -83,7 +83,7 @@ def variant_scores(item: tuple, method: str, alpha: float, beta: float | None) -
     return np.maximum(rows[0], (beta or 1.0) * np.max(np.stack(rows[1:]), axis=0))
 
 
-def evaluate(items: list, method: str, alpha: float, beta: float | None) -> np.ndarray:  # type: ignore[type-arg]
+def evaluate(items: list, method: str, alpha: float, beta: float | None) -> np.ndarray:
     """Recall@K per query."""
     out = []
     for item in items:

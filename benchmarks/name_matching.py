@@ -21,7 +21,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=20)
     args = parser.parse_args()
     rng = random.Random(0)
-    verbs = ['get', 'set', 'list', 'send']
+    verbs = ["get", "set", "list", "send"]
     names = [f"{rng.choice(verbs)}_item_{i}_record" for i in range(args.tools)]
     words: list[str] = []
     while sum(len(w) + 1 for w in words) < args.kb * 1024:

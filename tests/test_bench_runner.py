@@ -112,7 +112,7 @@ def _with_ids(specs: list[ToolSpec]) -> list[ToolSpec]:
     return [replace(s, id=f"{s.server or 'srv'}/{s.name}") for s in specs]
 
 
-def test_ids_that_differ_from_names_score_as_ids(tiny: tuple[list[ToolSpec], list]) -> None:  # type: ignore[type-arg]
+def test_ids_that_differ_from_names_score_as_ids(tiny: tuple[list[ToolSpec], list]) -> None:
     specs, queries = tiny
     renamed = _with_ids(specs)
     moved = {s.name: r.id for s, r in zip(specs, renamed, strict=True)}
@@ -137,7 +137,7 @@ def test_tools_sharing_a_name_are_told_apart_by_id() -> None:
 
 
 def test_gold_names_where_ids_differ_are_refused(
-    tiny: tuple[list[ToolSpec], list],  # type: ignore[type-arg]
+    tiny: tuple[list[ToolSpec], list],
     tmp_path: Path,
 ) -> None:
     specs = _with_ids(tiny[0])

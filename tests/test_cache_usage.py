@@ -8,6 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 
 from tests.openai_stub import OpenAIStub
 
@@ -23,7 +24,9 @@ def _cache_read(message: Any) -> int:
 
 def test_repeated_prefix_is_reported_cached() -> None:
     with OpenAIStub(script=[{"content": "a"}, {"content": "b"}], prompt_cache=True) as stub:
-        model = ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="test-key")
+        model = ChatOpenAI(
+            model="stub-model", base_url=stub.base_url, api_key=SecretStr("test-key")
+        )
         first = model.invoke([SystemMessage(LONG_SYSTEM), HumanMessage("hi")])
         second = model.invoke(
             [SystemMessage(LONG_SYSTEM), HumanMessage("hi"), AIMessage("a"), HumanMessage("more")]
@@ -37,7 +40,9 @@ def test_repeated_prefix_is_reported_cached() -> None:
 
 def test_a_changed_system_prompt_is_not_cached() -> None:
     with OpenAIStub(script=[{"content": "a"}, {"content": "b"}], prompt_cache=True) as stub:
-        model = ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="test-key")
+        model = ChatOpenAI(
+            model="stub-model", base_url=stub.base_url, api_key=SecretStr("test-key")
+        )
         model.invoke([SystemMessage(LONG_SYSTEM), HumanMessage("hi")])
         second = model.invoke([SystemMessage("Changed. " + LONG_SYSTEM), HumanMessage("hi")])
     assert _cache_read(second) == 0
@@ -46,6 +51,8 @@ def test_a_changed_system_prompt_is_not_cached() -> None:
 def test_scripted_usage_wins() -> None:
     usage = {"prompt_tokens": 7, "completion_tokens": 1}
     with OpenAIStub(script=[{"content": "a", "usage": usage}], prompt_cache=True) as stub:
-        model = ChatOpenAI(model="stub-model", base_url=stub.base_url, api_key="test-key")
+        model = ChatOpenAI(
+            model="stub-model", base_url=stub.base_url, api_key=SecretStr("test-key")
+        )
         reply = model.invoke([HumanMessage("hi")])
     assert reply.usage_metadata and reply.usage_metadata["input_tokens"] == 7

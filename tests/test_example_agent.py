@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,7 +160,7 @@ def test_example_agent_shows_cached_tokens_per_call(
     offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     """With a server that reports cached tokens, each model call shows its usage."""
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
         {"content": "47 times 83 is 3901."},

@@ -257,9 +257,7 @@ class NameMatcher:
     def _find(self, text: str) -> list[str]:
         tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
         found = [self.by_key[key] for key in sorted(tokens & self.by_key.keys())]
-        written = [
-            t for t in tokens if t not in self.by_key and ("_" in t or "." in t or "-" in t)
-        ]
+        written = [t for t in tokens if t not in self.by_key and ("_" in t or "." in t or "-" in t)]
         for token in heapq.nsmallest(MAX_FUZZY_TOKENS, written):
             close = self._closest(token)
             if close is not None and self.by_key[close] not in found:

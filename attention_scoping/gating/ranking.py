@@ -35,7 +35,6 @@ DEFAULT_ALPHA = 0.65
 """Weight of the dense score in the hybrid (the middle of the measured 0.6-0.7 plateau)."""
 
 
-
 @runtime_checkable
 class Ranker(Protocol):
     """Scores the tools of a fitted catalog against a query (higher = more relevant)."""

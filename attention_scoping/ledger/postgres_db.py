@@ -3,7 +3,7 @@
 Used by the PostgreSQL ledger and the PostgreSQL token store, so every PostgreSQL table of the
 package is reached the same way: autocommit connection, explicit transactions, a reconnect
 after a restart or a failover, and schema creation that is safe when many processes open the
-same database at once. Needs `psycopg` (`pip install "attention-scoping[postgres]"`).
+same database at once. Needs `psycopg` (`pip install -e ".[postgres]"` from a clone).
 """
 
 from __future__ import annotations

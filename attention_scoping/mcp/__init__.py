@@ -1,7 +1,7 @@
 """MCP servers as scopes: one scope per configured server, its tools registered up front from a
 cached listing, its session opened only when the model needs it.
 
-The sessions and tools need the `mcp` extra (`pip install "attention-scoping[mcp]"`); the
+The sessions and tools need the `mcp` extra (`pip install -e ".[mcp]"` from a clone); the
 configuration, cache, naming and fault modules are framework-free and import nothing from MCP.
 
 Example:

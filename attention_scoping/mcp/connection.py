@@ -19,13 +19,13 @@ from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from typing import IO, Any, TextIO
 
+from attention_scoping.core.extras import install_hint
+
 try:
     import anyio
     from mcp import ClientSession, McpError, StdioServerParameters
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    msg = (
-        f"attention_scoping.mcp needs the 'mcp' extra: pip install 'attention-scoping[mcp]' ({exc})"
-    )
+    msg = f"attention_scoping.mcp needs the 'mcp' extra: {install_hint('mcp')} ({exc})"
     raise ImportError(msg) from exc
 from mcp import types as mcp_types
 from mcp.client.stdio import stdio_client

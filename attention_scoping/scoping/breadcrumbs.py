@@ -17,7 +17,6 @@ STATE_KEY = "active_context"
 """The state key holding the active scope name (None: unscoped)."""
 
 
-
 def scope_tools(catalog: ScopeCatalog, scope: str | None) -> list[str]:
     """Tool names visible in `scope`: the scope's tools in order, then always-on tools."""
     own = list(catalog.scopes[scope].tools) if scope is not None else []

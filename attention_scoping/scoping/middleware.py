@@ -410,9 +410,7 @@ class AttentionScopingMiddleware(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
         )
 
-    def _emit(
-        self, request: ModelRequest[ContextT], plan: CallPlan, tools: Sequence[Any]
-    ) -> None:
+    def _emit(self, request: ModelRequest[ContextT], plan: CallPlan, tools: Sequence[Any]) -> None:
         if not self.emit_events or request.runtime is None:
             return
         writer = getattr(request.runtime, "stream_writer", None)

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tool import ToolSpec, summarize
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
 from attention_scoping.mcp.naming import exposed_names, namespace_for, scope_name_for
@@ -54,10 +55,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
     try:
         from attention_scoping.mcp.inventory import list_server_tools
     except ImportError as exc:
-        msg = (
-            "auditing an MCP configuration needs the 'mcp' extra: "
-            f"pip install 'attention-scoping[mcp]' ({exc})"
-        )
+        msg = f"auditing an MCP configuration needs the 'mcp' extra: {install_hint('mcp')} ({exc})"
         raise McpTargetError(msg) from None
     found = list_server_tools(config, timeout=timeout)
     listings = {name: r for name, r in found.items() if not isinstance(r, Exception)}

@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from attention_scoping.core.extras import install_hint
+
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 NO_KEY = "not-needed"
 
@@ -104,7 +106,7 @@ def chat_model(endpoint: Endpoint, model: str, *, max_tokens: int | None = 512) 
     try:
         from langchain_openai import ChatOpenAI
     except ImportError as exc:
-        msg = "the eval needs langchain-openai: pip install 'attention-scoping[openai]'"
+        msg = f"the eval needs langchain-openai: {install_hint('openai')}"
         raise EndpointError(msg) from exc
     from pydantic import SecretStr
 

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from attention_scoping.core.extras import install_hint
 from attention_scoping.measure.eval.results import EvalResult, StrategyFigures
 
 
@@ -103,7 +104,7 @@ def plot(result: EvalResult, path: str | Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        msg = "--plot needs matplotlib: pip install 'attention-scoping[bench]'"
+        msg = f"--plot needs matplotlib: {install_hint('bench')}"
         raise ImportError(msg) from exc
     rows = result.by_strategy()
     names = [f.strategy for f in rows]

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from attention_scoping.core.extras import install_hint
 from attention_scoping.measure.simulate.billing import RECOMMENDED, SessionBenchmark
 
 
@@ -86,7 +87,7 @@ def plot(result: SessionBenchmark, path: str | Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        msg = "the plot needs matplotlib: pip install 'attention-scoping[bench]'"
+        msg = f"the plot needs matplotlib: {install_hint('bench')}"
         raise ImportError(msg) from exc
     p = result.price.name
     turns = list(range(1, result.turns + 1))
