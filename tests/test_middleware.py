@@ -424,3 +424,39 @@ def test_module_delivery_default_swaps_the_module_and_bad_values_fail(scopes: li
         ValueError, match="module_delivery must be 'system_prompt' or 'load_context'"
     ):
         AttentionScopingMiddleware(scopes, module_delivery="messages")  # type: ignore[arg-type]
+
+
+def test_compact_layout_is_your_prompt_then_one_index_line(
+    scopes: list[Scope], ledger: Ledger
+) -> None:
+    """Compact layout: the system prompt is the user's prompt and one line naming every scope,
+    the same on every call; the module travels in the load_context result."""
+    model, result = run(
+        scopes,
+        [
+            calls(tool_call("load_context", {"name": "math"}, "c1")),
+            calls(tool_call("multiply", {"a": 47, "b": 83}, "c2")),
+            say("done"),
+        ],
+        system_prompt="You are concise.",
+        mw={"prompt_layout": "compact"},
+    )
+    systems = {r["system"] for r in model.recorded}
+    assert systems == {
+        "You are concise.\n\nTool groups (call `load_context(name)` for another group's tools): "
+        "math (integer arithmetic); text (string transformations)."
+    }
+    (crumb,) = [payload(m) for m in tool_messages(result) if m.name == "load_context"]
+    assert crumb["prompt_module"] == "# Active context: math\nUse add and multiply for arithmetic."
+    assert [r["tools"] for r in model.recorded][1] == ["load_context", "add", "multiply"]
+    assert ledger.names() == ["multiply"]
+
+
+def test_compact_layout_layers_and_bad_values(scopes: list[Scope]) -> None:
+    compact = AttentionScopingMiddleware(scopes, prompt_layout="compact")
+    layers = compact.prompt_layers({"active_context": "math"}, "Be brief.")
+    assert (layers.index, layers.module) == ("", "")
+    assert layers.core.startswith("Be brief.\n\nTool groups") and "Core" not in layers.core
+    assert compact.module_delivery == "load_context"
+    with pytest.raises(ValueError, match="prompt_layout must be 'layered' or 'compact'"):
+        AttentionScopingMiddleware(scopes, prompt_layout="short")  # type: ignore[arg-type]

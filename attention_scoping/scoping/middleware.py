@@ -42,8 +42,10 @@ from attention_scoping.scoping.prompts import (
     DEFAULT_CORE,
     INDEX_HEADER,
     PromptLayers,
+    PromptLayout,
     build_layers,
     capability_index,
+    compact_index,
 )
 from attention_scoping.scoping.start import Preselect, ScopeStart, Start
 
@@ -140,6 +142,7 @@ class AttentionScopingMiddleware(
         on_foreign_tool: ForeignToolPolicy = "refuse",
         emit_events: bool = True,
         module_delivery: ModuleDelivery = "system_prompt",
+        prompt_layout: PromptLayout = "layered",
         name: str | None = None,
     ) -> None:
         """Validate the scopes and build the `load_context` tool.
@@ -188,6 +191,11 @@ class AttentionScopingMiddleware(
                 system prompt stays byte-identical for the whole session and a provider's prompt
                 cache keeps it and the conversation after it (see docs/cost.md). The module of
                 the default scope (or the no-context note) stays in the system prompt.
+            prompt_layout: `"layered"`: capability index, core (navigation rules, then your
+                prompt) and the active scope's module. `"compact"`: your prompt, then one line
+                naming the scopes; modules travel in `load_context` results and the system
+                prompt never changes. Small models call tools under the compact layout where
+                the layered one makes them answer from memory (docs/scoping.md).
             name: Middleware name, to use two instances in one agent.
 
         Raises:
@@ -212,6 +220,13 @@ class AttentionScopingMiddleware(
                 f"{module_delivery!r}"
             )
             raise ValueError(msg)
+        if prompt_layout not in ("layered", "compact"):
+            msg = f"prompt_layout must be 'layered' or 'compact', not {prompt_layout!r}"
+            raise ValueError(msg)
+        self.prompt_layout: PromptLayout = prompt_layout
+        """How the system prompt is laid out."""
+        if prompt_layout == "compact":
+            module_delivery = "load_context"
         self.module_delivery: ModuleDelivery = module_delivery
         """Where the active scope's prompt module is delivered."""
         self.core_prompt = core_prompt
@@ -239,7 +254,11 @@ class AttentionScopingMiddleware(
         """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
-        self.index = capability_index(self.catalog, index_header)
+        self.index = (
+            compact_index(self.catalog)
+            if prompt_layout == "compact"
+            else capability_index(self.catalog, index_header)
+        )
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(
             self.catalog, with_module=module_delivery == "load_context"
@@ -297,12 +316,16 @@ class AttentionScopingMiddleware(
             if self.module_delivery == "load_context"
             else self.active_scope(state)
         )
+        return self._layers(scope, user_prompt)
+
+    def _layers(self, scope: str | None, user_prompt: str | None) -> PromptLayers:
         return build_layers(
             self.catalog,
             scope,
             index=self.index,
             framework_core=self.core_prompt,
             user_prompt=user_prompt,
+            layout=self.prompt_layout,
         )
 
     def filter_tools(
@@ -393,13 +416,7 @@ class AttentionScopingMiddleware(
         module_scope = (
             self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
         )
-        layers = build_layers(
-            self.catalog,
-            module_scope,
-            index=self.index,
-            framework_core=self.core_prompt,
-            user_prompt=user_prompt,
-        )
+        layers = self._layers(module_scope, user_prompt)
         self._emit(request, plan, tools)
         overrides: dict[str, Any] = {}
         choice = visible_tool_choice(request.tool_choice, tools)

@@ -6,6 +6,7 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
 
 - eager: every tool on every call.
 - scoped: `AttentionScopingMiddleware` (the suite's scopes + `load_context`).
+- scoped-compact: the same with `prompt_layout="compact"` (your prompt and a one-line index).
 - gated: `ToolAttentionMiddleware` over every tool (intent ranking, top-k full schemas).
 - scoped+gated: both, scoping outermost.
 - gateway: `ToolGateway`'s search / schema / execute tools only.
@@ -80,13 +81,13 @@ def create_eval_agent(
     )
 
 
-def _scoping(suite: Suite) -> AgentMiddleware[Any, Any, Any]:
+def _scoping(suite: Suite, **options: Any) -> AgentMiddleware[Any, Any, Any]:
     from attention_scoping.scoping.middleware import AttentionScopingMiddleware
 
     if not suite.scopes:
         msg = f"suite {suite.name!r} has no scopes"
         raise ValueError(msg)
-    return AttentionScopingMiddleware(list(suite.scopes), tools=list(suite.tools))
+    return AttentionScopingMiddleware(list(suite.scopes), tools=list(suite.tools), **options)
 
 
 def _gate(suite: Suite, options: StrategyOptions) -> AgentMiddleware[Any, Any, Any]:
@@ -106,6 +107,14 @@ def build_eager(suite: Suite, model: Any, tail: Sequence[Any], options: Strategy
 def build_scoped(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
     """The suite's scopes behind `load_context`."""
     return create_eval_agent(model, suite.tools, suite.system_prompt, [_scoping(suite), *tail])
+
+
+def build_scoped_compact(
+    suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions
+) -> Any:
+    """The suite's scopes with the compact prompt layout (for small models)."""
+    scoping = _scoping(suite, prompt_layout="compact")
+    return create_eval_agent(model, suite.tools, suite.system_prompt, [scoping, *tail])
 
 
 def build_gated(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
@@ -139,6 +148,12 @@ def build_gateway(suite: Suite, model: Any, tail: Sequence[Any], options: Strate
 
 register_strategy("eager", build_eager, "every tool on every call")
 register_strategy("scoped", build_scoped, "scopes + load_context", needs_scopes=True)
+register_strategy(
+    "scoped-compact",
+    build_scoped_compact,
+    "scopes + load_context, compact prompt",
+    needs_scopes=True,
+)
 register_strategy("gated", build_gated, "intent gate over every tool")
 register_strategy(
     "scoped+gated", build_scoped_gated, "scopes, then the gate inside", needs_scopes=True
