@@ -19,6 +19,7 @@ from attention_scoping.gating.encoders import (
     HashingEncoder,
     LangChainEncoder,
     MiniLMOnnxEncoder,
+    length_batches,
 )
 from attention_scoping.gating.ranking import (
     BM25Ranker,
@@ -115,6 +116,21 @@ def test_real_minilm_loads_from_its_package_and_ranks(tmp_path: Path) -> None:
         ("bill the customer", "invoice.create"),
     ]:
         assert SPECS[int(top_rows(hybrid.scores(query), 1)[0])].name == best, query
+
+
+def test_length_batches_cut_where_padding_would_grow() -> None:
+    """A long request and its short parts go in separate batches; similar lengths share one."""
+    assert length_batches([100, 20, 22, 25, 21], 8) == [[1, 4, 2, 3], [0]]
+    assert length_batches([10] * 10, 4) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9]]
+    assert length_batches([0, 0], 8) == [[0, 1]]
+    assert length_batches([], 8) == []
+
+
+def test_minilm_vectors_do_not_depend_on_batching() -> None:
+    texts = ["refund", "what is the weather in Paris tomorrow and the day after, please"] * 3
+    encoder = MiniLMOnnxEncoder(batch_size=8)
+    one_by_one = np.stack([encoder.encode([t])[0] for t in texts])
+    np.testing.assert_allclose(encoder.encode(texts), one_by_one, atol=1e-5)
 
 
 def test_missing_gate_extra_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, caplog: Any) -> None:

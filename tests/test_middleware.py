@@ -426,11 +426,11 @@ def test_module_delivery_default_swaps_the_module_and_bad_values_fail(scopes: li
         AttentionScopingMiddleware(scopes, module_delivery="messages")  # type: ignore[arg-type]
 
 
-def test_compact_layout_is_your_prompt_then_one_index_line(
+def test_compact_layout_is_your_prompt_alone_and_load_context_describes_scopes(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
-    """Compact layout: the system prompt is the user's prompt and one line naming every scope,
-    the same on every call; the module travels in the load_context result."""
+    """Compact layout: the system prompt is the user's prompt, unchanged on every call; the
+    scopes are described in load_context's schema and the module travels in its result."""
     model, result = run(
         scopes,
         [
@@ -441,11 +441,9 @@ def test_compact_layout_is_your_prompt_then_one_index_line(
         system_prompt="You are concise.",
         mw={"prompt_layout": "compact"},
     )
-    systems = {r["system"] for r in model.recorded}
-    assert systems == {
-        "You are concise.\n\nTool groups (call `load_context(name)` for another group's tools): "
-        "math (integer arithmetic); text (string transformations)."
-    }
+    assert {r["system"] for r in model.recorded} == {"You are concise."}
+    schema = model.recorded[0]["schemas"][0]
+    assert "math (integer arithmetic); text (string transformations)" in json.dumps(schema)
     (crumb,) = [payload(m) for m in tool_messages(result) if m.name == "load_context"]
     assert crumb["prompt_module"] == "# Active context: math\nUse add and multiply for arithmetic."
     assert [r["tools"] for r in model.recorded][1] == ["load_context", "add", "multiply"]
@@ -455,8 +453,9 @@ def test_compact_layout_is_your_prompt_then_one_index_line(
 def test_compact_layout_layers_and_bad_values(scopes: list[Scope]) -> None:
     compact = AttentionScopingMiddleware(scopes, prompt_layout="compact")
     layers = compact.prompt_layers({"active_context": "math"}, "Be brief.")
-    assert (layers.index, layers.module) == ("", "")
-    assert layers.core.startswith("Be brief.\n\nTool groups") and "Core" not in layers.core
+    assert (layers.index, layers.core, layers.module) == ("", "Be brief.", "")
     assert compact.module_delivery == "load_context"
+    layered = AttentionScopingMiddleware(scopes).load_context_tool.args["name"]["description"]
+    assert "integer arithmetic" not in layered
     with pytest.raises(ValueError, match="prompt_layout must be 'layered' or 'compact'"):
         AttentionScopingMiddleware(scopes, prompt_layout="short")  # type: ignore[arg-type]

