@@ -191,6 +191,21 @@ def test_scoped_strategy_skips_navigation_when_judging_the_first_tool() -> None:
     assert [c[0] for c in task.calls] == ["calculate"]
 
 
+def test_scoped_compact_sends_the_suite_prompt_alone() -> None:
+    """The compact layout: the suite's system prompt unchanged, the pre-selected scope's tools,
+    and a `load_context` whose schema describes every scope."""
+    with OpenAIStub([answer_after_tool(lambda body: calc("47*83"))] * 2) as stub:
+        result = run(stub, ["math-multiply"], ["scoped-compact"])
+        first = stub.requests[0]
+        system = first["messages"][0]["content"]
+        assert system == example_suite().system_prompt
+        assert {"load_context", "calculate"} <= set(offered(first))
+        (load_context,) = [t for t in first["tools"] if t["function"]["name"] == "load_context"]
+        assert "weather (" in json.dumps(load_context)
+    [task] = result.results
+    assert task.success and task.first_tool_right
+
+
 def test_gateway_calls_are_unwrapped() -> None:
     def first(body: Body) -> dict[str, Any]:
         return {

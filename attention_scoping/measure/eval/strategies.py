@@ -160,4 +160,4 @@ register_strategy(
 )
 register_strategy("gateway", build_gateway, "search / schema / execute")
 
-DEFAULT_STRATEGIES = ("eager", "scoped", "gated", "scoped+gated", "gateway")
+DEFAULT_STRATEGIES = ("eager", "scoped", "scoped-compact", "gated", "scoped+gated", "gateway")
