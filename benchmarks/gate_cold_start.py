@@ -34,6 +34,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--catalog", default=f"{DATA}/catalog_bfcl.jsonl")
     parser.add_argument("--queries", default=f"{DATA}/queries_bfcl_dev.jsonl")
+    parser.add_argument(
+        "--add-catalog",
+        action="append",
+        default=[],
+        metavar="C",
+        help="more tools to rank (ids already present are skipped): a bigger catalog, same queries",
+    )
     parser.add_argument("--threads", type=int, default=None, help="onnxruntime threads")
     parser.add_argument(
         "--whole-request", action="store_true", help="rank the whole request only (no parts)"
@@ -42,6 +49,9 @@ def main() -> None:
 
     imported_s = time.perf_counter() - T0
     specs = load_catalog(args.catalog)
+    for extra in args.add_catalog:
+        seen = {s.id for s in specs}
+        specs += [s for s in load_catalog(extra) if s.id not in seen]
     queries = load_queries(args.queries, specs)
     cache = VectorCache()
     encoder = MiniLMOnnxEncoder(threads=args.threads)
