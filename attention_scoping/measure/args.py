@@ -50,6 +50,19 @@ def positive(text: str) -> int:
     return value
 
 
+def non_negative(text: str) -> float:
+    """A number >= 0 (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        msg = f"expected a number, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not value >= 0:  # NaN fails too
+        msg = f"expected a number >= 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def check_output(path: str | None, suffix: str | None = None) -> None:
     """Refuse an output path that is a directory or lacks the expected suffix."""
     if path is None:

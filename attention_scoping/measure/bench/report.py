@@ -9,8 +9,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from attention_scoping.core.extras import install_hint
 from attention_scoping.measure.bench.runner import BenchResult
+from attention_scoping.measure.display import pyplot
 
 REPORT_K = 5
 """The k shown in the summary columns (hit, tokens, tools) when it was measured."""
@@ -124,14 +124,7 @@ def plot(result: BenchResult, path: str | Path) -> None:
     Raises:
         ImportError: matplotlib is not installed (the `bench` extra).
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        msg = f"--plot needs matplotlib: {install_hint('bench')}"
-        raise ImportError(msg) from None
+    plt = pyplot()
     ks = list(result.ks)
     fig, (left, right) = plt.subplots(1, 2, figsize=(15, 5.4))
     markers = "osD^v<>px*h"

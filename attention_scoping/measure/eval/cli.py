@@ -11,24 +11,18 @@ from typing import Any
 
 from rich.console import Console
 
-from attention_scoping.measure.args import UsageError, check_output, name_list, positive
+from attention_scoping.measure.args import (
+    UsageError,
+    check_output,
+    name_list,
+    non_negative,
+    positive,
+)
 from attention_scoping.measure.eval.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
 RESULTS_DIR = ".attention-scoping/eval"
 """Where results files go by default (relative to the working directory)."""
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        msg = f"expected a number, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
-    if value < 0:
-        msg = f"expected a number >= 0, got {text!r}"
-        raise argparse.ArgumentTypeError(msg)
-    return value
 
 
 def add_eval_parser(sub: Any) -> None:
@@ -77,11 +71,11 @@ def add_eval_parser(sub: Any) -> None:
         "real calls when they name an offered tool",
     )
     ev.add_argument("--concurrency", type=positive, default=1, help="tasks in flight (default 1)")
-    ev.add_argument("--max-cost", type=_non_negative, metavar="USD", help="stop before this spend")
-    ev.add_argument("--price-in", type=_non_negative, default=0.0, help="USD per M input tokens")
-    ev.add_argument("--price-out", type=_non_negative, default=0.0, help="USD per M output tokens")
+    ev.add_argument("--max-cost", type=non_negative, metavar="USD", help="stop before this spend")
+    ev.add_argument("--price-in", type=non_negative, default=0.0, help="USD per M input tokens")
+    ev.add_argument("--price-out", type=non_negative, default=0.0, help="USD per M output tokens")
     ev.add_argument(
-        "--price-cached", type=_non_negative, default=None, help="USD per M cached input tokens"
+        "--price-cached", type=non_negative, default=None, help="USD per M cached input tokens"
     )
     ev.add_argument("--max-steps", type=positive, default=8, help="model calls per task (8)")
     ev.add_argument("--timeout", type=float, default=180.0, help="seconds per model call (180)")

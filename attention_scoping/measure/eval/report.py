@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from attention_scoping.core.extras import install_hint
+from attention_scoping.measure.display import pyplot
 from attention_scoping.measure.eval.results import EvalResult, StrategyFigures
 
 
@@ -98,14 +98,7 @@ def write_json(result: EvalResult, path: str | Path) -> None:
 
 def plot(result: EvalResult, path: str | Path) -> None:
     """Task success and input tokens per task, one bar per strategy."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        msg = f"--plot needs matplotlib: {install_hint('bench')}"
-        raise ImportError(msg) from exc
+    plt = pyplot()
     rows = result.by_strategy()
     names = [f.strategy for f in rows]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from attention_scoping.core.extras import install_hint
+from attention_scoping.measure.display import pyplot
 from attention_scoping.measure.simulate.billing import RECOMMENDED, SessionBenchmark
 
 
@@ -81,14 +81,7 @@ def render(result: SessionBenchmark, console: Console) -> None:
 
 def plot(result: SessionBenchmark, path: str | Path) -> None:
     """Cumulative billed input against turns, one line per strategy (needs matplotlib)."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        msg = f"the plot needs matplotlib: {install_hint('bench')}"
-        raise ImportError(msg) from exc
+    plt = pyplot()
     p = result.price.name
     turns = list(range(1, result.turns + 1))
     fig, ax = plt.subplots(figsize=(9, 5.5))
