@@ -11,6 +11,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --demo --tiers        # + always-on tools, a write tool behind approval
     python example_agent.py --demo --gateway      # the tools behind a ToolGateway instead
     langgraph dev                                 # the LangGraph server (see langgraph.json)
+    python example_agent.py --base-url URL --prompt-layout compact  # a small local model
     python example_agent.py --mcp mcp.json        # your MCP servers as more scopes (docs/mcp.md)
 """
 
@@ -61,7 +62,7 @@ from attention_scoping.core.tokens import get_counter
 from attention_scoping.gateway import GATEWAY_PROMPT, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.measure.tax import tool_tokens
-from attention_scoping.scoping.prompts import DEFAULT_CORE
+from attention_scoping.scoping.prompts import DEFAULT_CORE, PromptLayout
 from attention_scoping.testing import ScriptedChatModel
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
@@ -117,6 +118,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action="store_true",
         help="serve the tools through a ToolGateway (search, schema, execute) instead of "
         "scopes; implies --tiers",
+    )
+    parser.add_argument(
+        "--prompt-layout",
+        choices=("layered", "compact"),
+        default="layered",
+        help="compact: the agent's own prompt alone, scopes described in load_context "
+        "(for small local models; docs/scoping.md)",
     )
     parser.add_argument(
         "--mcp",
@@ -393,13 +401,15 @@ def build_agent(
     tiers: bool = False,
     mcp: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    prompt_layout: PromptLayout = "layered",
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes (plus one per MCP server with `mcp`), optionally a gate
     inside them, the hesitation radar, the core prompt and an in-memory checkpointer
     (middleware order: scoping, MCP connection, gate, radar).
     `checkpointer` replaces the in-memory one (`PostgresSaver`, say; docs/deploy.md);
     `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
-    `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`."""
+    `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`;
+    `prompt_layout="compact"` is the layout for small models."""
     scopes = tiered_scopes() if tiers else build_scopes()
     extra: list[Any] = []
     if mcp is not None:
@@ -408,13 +418,15 @@ def build_agent(
         scopes, extra = [*scopes, *more], [connect]
     try:
         if tiers:
+            core = "" if prompt_layout == "compact" else DEFAULT_CORE + "\n\n"
             scoping = AttentionScopingMiddleware(
                 scopes,
                 always_on=ALWAYS_ON,
-                core_prompt=DEFAULT_CORE + "\n\n" + WRITE_TOOLS_PROMPT,
+                core_prompt=core + WRITE_TOOLS_PROMPT,
+                prompt_layout=prompt_layout,
             )
         else:
-            scoping = AttentionScopingMiddleware(scopes)
+            scoping = AttentionScopingMiddleware(scopes, prompt_layout=prompt_layout)
     except ScopeConfigError as exc:
         msg = f"--mcp: {exc}"
         raise SetupError(msg) from exc
@@ -479,7 +491,9 @@ def build_for(
         agent, sent = build_gateway_agent(model)
         shown = [*catalog_tools(), *sent]
         return agent, TurnView(console, shown, auto_approve=auto_approve)
-    agent, scoping = build_agent(model, args.gate, tiers=args.tiers, mcp=args.mcp)
+    agent, scoping = build_agent(
+        model, args.gate, tiers=args.tiers, mcp=args.mcp, prompt_layout=args.prompt_layout
+    )
     view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
     return agent, view
 

@@ -174,3 +174,24 @@ def test_example_agent_shows_cached_tokens_per_call(
     assert "(cached 0)" in lines[0] or "(cached 0 =" in lines[0]
     # the third call repeats the second call's tools, system prompt and messages
     assert "cached 0 " not in lines[2] and "cached 0)" not in lines[2]
+
+
+def test_example_agent_compact_layout_sends_its_own_prompt(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--prompt-layout compact`: every call carries the agent's own prompt alone, and the
+    math module arrives in the load_context result."""
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]},
+        {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
+        {"content": "47 times 83 is 3901."},
+    ]
+    with OpenAIStub(script) as stub:
+        argv = ["--once", "What is 47 times 83?", "--base-url", stub.base_url]
+        code = example_agent.main([*argv, "--prompt-layout", "compact"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    systems = {r["messages"][0]["content"] for r in stub.requests}
+    assert systems == {example_agent.CORE_PROMPT}
+    loaded = [m for m in stub.requests[1]["messages"] if m["role"] == "tool"]
+    assert "Do not compute in your head" in loaded[0]["content"]

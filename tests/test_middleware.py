@@ -455,6 +455,8 @@ def test_compact_layout_layers_and_bad_values(scopes: list[Scope]) -> None:
     layers = compact.prompt_layers({"active_context": "math"}, "Be brief.")
     assert (layers.index, layers.core, layers.module) == ("", "Be brief.", "")
     assert compact.module_delivery == "load_context"
+    ruled = AttentionScopingMiddleware(scopes, prompt_layout="compact", core_prompt="Rules.")
+    assert ruled.prompt_layers({}, "Be brief.").core == "Rules.\n\nBe brief."
     layered = AttentionScopingMiddleware(scopes).load_context_tool.args["name"]["description"]
     assert "integer arithmetic" not in layered
     with pytest.raises(ValueError, match="prompt_layout must be 'layered' or 'compact'"):

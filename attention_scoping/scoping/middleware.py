@@ -128,7 +128,7 @@ class AttentionScopingMiddleware(
         tools: Iterable[ToolLike] | None = None,
         always_on: Iterable[str | ToolLike] = (),
         default_scope: str | None = None,
-        core_prompt: str = DEFAULT_CORE,
+        core_prompt: str | None = None,
         index_header: str = INDEX_HEADER,
         unscoped_tools: UnscopedPolicy = "hide",
         invalid_context: InvalidContextPolicy = "default",
@@ -156,7 +156,8 @@ class AttentionScopingMiddleware(
                 middleware always sends them too.
             default_scope: Scope in force while `active_context` is unset (None: no tools but
                 the always-on ones until the model calls `load_context`).
-            core_prompt: Our part of the core layer (navigation rules); your own
+            core_prompt: Our part of the core layer (default: `DEFAULT_CORE`, the navigation
+                rules; none under the compact layout); your own
                 `create_agent(system_prompt=...)` is appended to it, never dropped.
             index_header: First line(s) of the capability index.
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
@@ -194,7 +195,9 @@ class AttentionScopingMiddleware(
                 prompt) and the active scope's module. `"compact"`: your prompt alone;
                 `load_context` describes the scopes and returns their modules, and the system
                 prompt never changes. Small models call tools under the compact layout where
-                the layered one makes them answer from memory (docs/scoping.md).
+                the layered one makes them answer from memory (docs/scoping.md). A scope
+                chosen by pre-selection brings its tools but not its module, which arrives
+                only when the model calls `load_context`.
             name: Middleware name, to use two instances in one agent.
 
         Raises:
@@ -228,6 +231,8 @@ class AttentionScopingMiddleware(
             module_delivery = "load_context"
         self.module_delivery: ModuleDelivery = module_delivery
         """Where the active scope's prompt module is delivered."""
+        if core_prompt is None:
+            core_prompt = "" if prompt_layout == "compact" else DEFAULT_CORE
         self.core_prompt = core_prompt
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools

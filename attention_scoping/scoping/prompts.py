@@ -85,9 +85,10 @@ def build_layers(
     layout: PromptLayout = "layered",
 ) -> PromptLayers:
     """Assemble the three layers for a resolved `scope` (index is precomputed: it never changes).
-    The compact layout keeps only your prompt (as core; `index` is not used)."""
+    The compact layout keeps only the core (`index` is not used): `framework_core`, which it
+    leaves empty unless you set one, then your prompt."""
     if layout == "compact":
-        return PromptLayers(index="", core=core_layer("", user_prompt), module="")
+        return PromptLayers(index="", core=core_layer(framework_core, user_prompt), module="")
     return PromptLayers(
         index=index,
         core=core_layer(framework_core, user_prompt),
