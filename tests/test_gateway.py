@@ -14,6 +14,8 @@ from langchain_core.tools import BaseTool, tool
 
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway import (
+    GATEWAY_POOL_HEADER,
+    GATEWAY_PROMPT,
     CatalogEntry,
     GatewayConfigError,
     ToolGateway,
@@ -334,3 +336,22 @@ def test_two_gateways_share_one_encoder() -> None:
     assert first.ranker is not second.ranker  # each gateway fits its own catalog
     encoder = first.ranker.ranker.dense.encoder  # type: ignore[attr-defined]
     assert second.ranker.ranker.dense.encoder is encoder  # type: ignore[attr-defined]
+
+
+def test_prompt_with_pool_lists_only_the_tools_the_caller_may_see(
+    runs: list[dict[str, Any]],
+) -> None:
+    base = make_gateway(runs, FakeClock())
+    gateway = ToolGateway(
+        list(base.entries.values()),
+        approval=base.approval,
+        allow=lambda entry, state: entry.name != "create_invoice" or state.get("role") == "admin",
+    )
+    assert gateway.prompt() == GATEWAY_PROMPT
+    plain = gateway.prompt(pool=True, state={})
+    assert plain.startswith(GATEWAY_PROMPT + "\n\n" + GATEWAY_POOL_HEADER + "\n- ")
+    weather = gateway.entries["get_weather"].spec
+    assert f"- get_weather: {weather.summary}" in plain.splitlines()
+    assert "create_invoice" not in plain
+    assert "- create_invoice: " in gateway.prompt(pool=True, state={"role": "admin"})
+    assert gateway.prompt(pool=True, state={}) == plain  # stable: a cacheable system prompt

@@ -39,6 +39,16 @@ def summarize(text: str, max_chars: int = SUMMARY_MAX_CHARS) -> str:
 # -- the approval rule -------------------------------------------------------------------------
 
 
+def summary_lines(header: str, lines: Sequence[tuple[str, str]]) -> str:
+    """A tool index: `header`, then one `- name: summary` line per tool in the given (stable)
+    order; empty without tools. The gate's summary pool and the gateway's prompt use it."""
+    if not lines:
+        return ""
+    return "\n".join(
+        [header, *(f"- {name}: {summary}" if summary else f"- {name}" for name, summary in lines)]
+    )
+
+
 def approval_rule(risk: str | None, requires_approval: bool | None = None) -> bool:
     """Whether a call must be approved by a human: an explicit `requires_approval` wins, else a
     write tool needs approval and a read tool does not. The package's one "is a write" rule."""

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from attention_scoping.core.tool import RankTools, Risk
     from attention_scoping.gateway.catalog import (
         EXECUTE_TOOL,
+        GATEWAY_POOL_HEADER,
         GATEWAY_PROMPT,
         GATEWAY_TOOL_NAMES,
         GET_TOOL_SCHEMA,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "EXECUTE_TOOL": "catalog",
+    "GATEWAY_POOL_HEADER": "catalog",
     "GATEWAY_PROMPT": "catalog",
     "GATEWAY_TOOL_NAMES": "catalog",
     "GET_TOOL_SCHEMA": "catalog",
@@ -51,6 +53,7 @@ _EXPORTS = {
 
 __all__ = [
     "EXECUTE_TOOL",
+    "GATEWAY_POOL_HEADER",
     "GATEWAY_PROMPT",
     "GATEWAY_TOOL_NAMES",
     "GET_TOOL_SCHEMA",

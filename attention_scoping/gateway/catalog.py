@@ -40,6 +40,12 @@ parameters, the gateway asks the user for approval itself. Ask the user only for
 value that cannot be inferred and has no default."""
 """Prompt text for the core layer of an agent using the gateway (add it to your core)."""
 
+GATEWAY_POOL_HEADER = f"""\
+# Tools behind the gateway
+Every tool you can run (name: what it does). Fetch its schema with {GET_TOOL_SCHEMA} once, \
+then call {EXECUTE_TOOL}; {SEARCH_TOOL_CATALOG} only if none of these fits."""
+"""Header of the gateway's summary pool (`ToolGateway.prompt(pool=True)`)."""
+
 Allow = Callable[[ToolSpec, Mapping[str, Any]], bool]
 """(tool, graph state) -> whether this caller may see and run the tool."""
 

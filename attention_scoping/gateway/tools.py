@@ -26,9 +26,10 @@ from attention_scoping.adapters.tools import ToolLike, as_base_tool, spec_from_t
 from attention_scoping.core.errors import Payload, render_payload
 from attention_scoping.core.limits import JsonLimits
 from attention_scoping.core.text import did_you_mean
-from attention_scoping.core.tool import Risk, ToolSpec
+from attention_scoping.core.tool import Risk, ToolSpec, summary_lines
 from attention_scoping.gateway.catalog import (
     EXECUTE_TOOL,
+    GATEWAY_POOL_HEADER,
     GATEWAY_PROMPT,
     GATEWAY_TOOL_NAMES,
     GET_TOOL_SCHEMA,
@@ -244,6 +245,18 @@ class ToolGateway:
     def tool_names(self) -> tuple[str, str, str]:
         """Names of the three gateway tools."""
         return GATEWAY_TOOL_NAMES
+
+    def prompt(self, *, pool: bool = False, state: Mapping[str, Any] | None = None) -> str:
+        """The gateway's instructions for your system prompt; with `pool`, followed by one
+        line per tool the caller may see (`state` for an `allow` rule), so the model fetches
+        a schema without searching first. Put it in a system prompt that does not change:
+        this is the cheapest set-up measured under prompt caching (docs/cost.md)."""
+        if not pool:
+            return GATEWAY_PROMPT
+        lines = [(spec.name, spec.summary) for spec in self.catalog.visible(state)]
+        return "\n\n".join(
+            p for p in (GATEWAY_PROMPT, summary_lines(GATEWAY_POOL_HEADER, lines)) if p
+        )
 
     # -- payloads ---------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.tool import summary_lines
 from attention_scoping.gating.gate import NOT_AVAILABLE
 
 PoolMode = Literal["auto", "catalog", "scope", "off"]
@@ -22,11 +23,7 @@ POOL_HEADER = (
 
 def pool_text(lines: Sequence[tuple[str, str]], header: str = POOL_HEADER) -> str:
     """The pool: one `- name: summary` line per tool, in the given (stable) order."""
-    if not lines:
-        return ""
-    return "\n".join(
-        [header, *(f"- {name}: {summary}" if summary else f"- {name}" for name, summary in lines)]
-    )
+    return summary_lines(header, lines)
 
 
 def not_available_payload(name: str, summary: str, exposed: Sequence[str]) -> dict[str, Any]:

@@ -41,7 +41,8 @@ from typing import Any
 
 from attention_scoping.core.cost import stable_json
 from attention_scoping.core.errors import render_payload
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.core.tool import ToolSpec, summary_lines
+from attention_scoping.gateway.catalog import GATEWAY_POOL_HEADER
 from attention_scoping.measure.simulate.conversation import Conversation
 from attention_scoping.measure.simulate.sessions import (
     Session,
@@ -61,13 +62,6 @@ BASE_PROMPT = (
 """The user's own system prompt, the same for every strategy."""
 
 MISSED = "I could not find a tool for that."
-
-GATEWAY_POOL_HEADER = (
-    "# Tools behind the gateway\n"
-    "Every tool you can run (name: what it does). Fetch its schema with get_tool_schema once, "
-    "then call execute_tool; search_tool_catalog only if none of these fits."
-)
-"""Header of the summary pool in the gateway's system prompt (docs/cost.md shows the setup)."""
 
 TOOL_SEARCH = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
 """The provider's tool-search tool (Anthropic's server tool; its own size is not public)."""
@@ -578,11 +572,9 @@ class GatewayWithPool(Gateway):
 
     def __init__(self, specs: Sequence[ToolSpec], gateway: Any) -> None:
         """Append the catalog's one-line summaries (`GATEWAY_POOL_HEADER`) to the prompt."""
-        from attention_scoping.gating.disclosure import pool_text
-
         super().__init__(specs, gateway)
         lines = [(s.name, s.summary) for s in specs]
-        self._system = f"{self._system}\n\n{pool_text(lines, GATEWAY_POOL_HEADER)}"
+        self._system = f"{self._system}\n\n{summary_lines(GATEWAY_POOL_HEADER, lines)}"
 
     def discover(self, conv: Conversation, turn: Turn, tool: str) -> bool:
         """The pool names the tool: nothing to search."""
