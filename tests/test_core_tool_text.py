@@ -4,13 +4,14 @@ schema parsing, stemming and bounded did-you-mean hints."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from langchain_core.tools import tool
 
 from attention_scoping.adapters.tools import needs_approval, spec_from_tool
 from attention_scoping.core import text
+from attention_scoping.core.options import check_choice
 from attention_scoping.core.text import did_you_mean, did_you_mean_hint, identifier_words, stem
 from attention_scoping.core.tool import (
     ToolSpec,
@@ -185,3 +186,11 @@ def test_spec_from_tool_strict_and_lenient() -> None:
     refund.metadata = {"risk": "write", "requires_approval": False}
     assert not needs_approval(refund) and spec_from_tool(refund).is_write
     assert needs_approval({"type": "function"}) is False  # a provider dict has no metadata
+
+
+def test_check_choice_names_the_option_and_every_valid_value() -> None:
+    check_choice("mode", "b", Literal["a", "b"])
+    with pytest.raises(ValueError, match=r"^mode must be 'a' or 'b', not 'c'$"):
+        check_choice("mode", "c", Literal["a", "b"])
+    with pytest.raises(ValueError, match=r"^pool must be 'x', 'y' or 'z', not None$"):
+        check_choice("pool", None, ("x", "y", "z"))

@@ -13,6 +13,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from attention_scoping.core.options import check_choice
+
 SUMMARY_MAX_CHARS = 200
 """One-line summaries are cut here (about 40-60 tokens), so a pool of summaries stays cheap."""
 
@@ -73,10 +75,7 @@ def check_risk(risk: object, *, tool: str = "") -> Risk:
     """`risk` as a `Risk` (None means `read`), or a `ValueError` naming the valid values."""
     if risk is None:
         return "read"
-    if risk not in RISKS:
-        who = f"tool {tool!r}: " if tool else ""
-        msg = f"{who}risk must be 'read' or 'write', not {risk!r}"
-        raise ValueError(msg)
+    check_choice(f"tool {tool!r}: risk" if tool else "risk", risk, RISKS)
     return cast("Risk", risk)
 
 

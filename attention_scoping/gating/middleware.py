@@ -28,6 +28,7 @@ from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.messages import intent_text
+from attention_scoping.core.options import check_choice
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.gating.disclosure import (
@@ -178,13 +179,9 @@ class ToolAttentionMiddleware(
                 f"pool_budget_tokens={pool_budget_tokens}"
             )
             raise ValueError(msg)
-        if decide_per not in ("call", "turn"):
-            msg = f"decide_per must be 'call' or 'turn', not {decide_per!r}"
-            raise ValueError(msg)
+        check_choice("decide_per", decide_per, DecidePer)
         self.decide_per: DecidePer = decide_per
-        if summary_pool not in ("auto", "catalog", "scope", "off"):
-            msg = f"summary_pool must be 'auto', 'catalog', 'scope' or 'off', not {summary_pool!r}"
-            raise ValueError(msg)
+        check_choice("summary_pool", summary_pool, PoolMode)
         self.index = ToolIndex(build_ranker(ranker, cache))
         """The tool registry and its fitted ranker."""
         self.k = k

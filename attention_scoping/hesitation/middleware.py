@@ -47,6 +47,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.core.options import check_choice
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.pending import (
@@ -205,9 +206,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         if max_nudges < 0:
             msg = f"max_nudges must be >= 0, not {max_nudges!r}"
             raise ValueError(msg)
-        if nudge_role not in ("user", "system"):
-            msg = f"nudge_role must be 'user' or 'system', not {nudge_role!r}"
-            raise ValueError(msg)
+        check_choice("nudge_role", nudge_role, NudgeRole)
         self.max_nudges = max_nudges
         self.markers = markers
         self.threshold = threshold

@@ -34,6 +34,7 @@ from attention_scoping.adapters.tools import (
     visible_tool_choice,
 )
 from attention_scoping.core.messages import intent_text, is_user_turn
+from attention_scoping.core.options import check_choice
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
 from attention_scoping.scoping.gate import Adoption, adopted_scope, review_call, sibling_calls
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
@@ -213,18 +214,9 @@ class AttentionScopingMiddleware(
             self.catalog = ScopeCatalog(
                 scopes, always_on=always_on, default_scope=default_scope, tools=tools
             )
-        if unscoped_tools not in ("hide", "show"):
-            msg = f"unscoped_tools must be 'hide' or 'show', not {unscoped_tools!r}"
-            raise ValueError(msg)
-        if module_delivery not in ("system_prompt", "load_context"):
-            msg = (
-                f"module_delivery must be 'system_prompt' or 'load_context', not "
-                f"{module_delivery!r}"
-            )
-            raise ValueError(msg)
-        if prompt_layout not in ("layered", "compact"):
-            msg = f"prompt_layout must be 'layered' or 'compact', not {prompt_layout!r}"
-            raise ValueError(msg)
+        check_choice("unscoped_tools", unscoped_tools, UnscopedPolicy)
+        check_choice("module_delivery", module_delivery, ModuleDelivery)
+        check_choice("prompt_layout", prompt_layout, PromptLayout)
         self.prompt_layout: PromptLayout = prompt_layout
         """How the system prompt is laid out."""
         if prompt_layout == "compact":
@@ -236,14 +228,10 @@ class AttentionScopingMiddleware(
         self.core_prompt = core_prompt
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools
-        if invalid_context not in ("default", "raise"):
-            msg = f"invalid_context must be 'default' or 'raise', not {invalid_context!r}"
-            raise ValueError(msg)
+        check_choice("invalid_context", invalid_context, InvalidContextPolicy)
         self.invalid_context: InvalidContextPolicy = invalid_context
         """Policy for a stale or mistyped `active_context`."""
-        if on_foreign_tool not in ("refuse", "switch"):
-            msg = f"on_foreign_tool must be 'refuse' or 'switch', not {on_foreign_tool!r}"
-            raise ValueError(msg)
+        check_choice("on_foreign_tool", on_foreign_tool, ForeignToolPolicy)
         self.on_foreign_tool: ForeignToolPolicy = on_foreign_tool
         """Policy for a call to another scope's tool."""
         self.start = ScopeStart(
