@@ -188,26 +188,26 @@ def test_gateway_tour_searches_then_executes_through_the_gateway(
     assert len(PROPOSALS) == 1
 
 
+def propose_cloud_live(capsys: pytest.CaptureFixture[str], answer: str) -> tuple[int, str]:
+    """One live `--tiers` turn whose model proposes the glossary term 'cloud' -> 'nuage', then
+    says `answer`; returns the exit code and what was printed."""
+    call = {
+        "name": "propose_glossary_term",
+        "arguments": {"term": "cloud", "language": "fr", "translation": "nuage"},
+    }
+    script: list[ScriptEntry] = [{"tool_calls": [call]}, {"content": answer}]
+    question = "Add 'cloud' to the French glossary as 'nuage'"
+    with OpenAIStub(script) as stub:
+        code = example_agent.main(["--once", question, "--base-url", stub.base_url, "--tiers"])
+    return code, capsys.readouterr().out
+
+
 def test_a_write_without_a_terminal_to_ask_is_rejected_and_does_not_run(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     PROPOSALS.clear()
     monkeypatch.setattr("sys.stdin.isatty", lambda: False)
-    script: list[ScriptEntry] = [
-        {
-            "tool_calls": [
-                {
-                    "name": "propose_glossary_term",
-                    "arguments": {"term": "cloud", "language": "fr", "translation": "nuage"},
-                }
-            ]
-        },
-        {"content": "It was not approved."},
-    ]
-    question = "Add 'cloud' to the French glossary as 'nuage'"
-    with OpenAIStub(script) as stub:
-        code = example_agent.main(["--once", question, "--base-url", stub.base_url, "--tiers"])
-    out = capsys.readouterr().out
+    code, out = propose_cloud_live(capsys, "It was not approved.")
     assert code == 0, out
     assert "rejected: no terminal to ask for approval" in out
     assert PROPOSALS == []
@@ -227,21 +227,7 @@ def test_a_terminal_user_approves_or_rejects_the_write(
 
     monkeypatch.setattr(Console, "input", terminal_input)
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
-    script: list[ScriptEntry] = [
-        {
-            "tool_calls": [
-                {
-                    "name": "propose_glossary_term",
-                    "arguments": {"term": "cloud", "language": "fr", "translation": "nuage"},
-                }
-            ]
-        },
-        {"content": "Done."},
-    ]
-    question = "Add 'cloud' to the French glossary as 'nuage'"
-    with OpenAIStub(script) as stub:
-        code = example_agent.main(["--once", question, "--base-url", stub.base_url, "--tiers"])
-    out = capsys.readouterr().out
+    code, out = propose_cloud_live(capsys, "Done.")
     assert code == 0, out
     assert prompts == ["  approve propose_glossary_term? [y/N] "]
     assert ("approved by you" if ran else "rejected by you") in out

@@ -265,3 +265,20 @@ def test_multi_part_request_embeds_its_parts_only(tmp_path: Path) -> None:
     assert encoder.seen == parts  # one call, the parts; the request's vector is their mean
     ranker.scores(request)
     assert encoder.seen == parts  # memoized: a retry or another k embeds nothing
+
+
+def test_rankers_of_one_encoder_embed_a_query_once(tmp_path: Path) -> None:
+    """Scope pre-selection and the gate rank the same user message: one encoder call."""
+    encoder = CountingEncoder()
+    first = DenseRanker(encoder, cache=VectorCache(tmp_path))
+    second = DenseRanker(encoder, cache=VectorCache(tmp_path))
+    first.fit(SPECS)
+    second.fit(SPECS)
+    before = encoder.encoded
+    np.testing.assert_allclose(
+        first.query_vector("will it rain in Oslo"), second.query_vector("will it rain in Oslo")
+    )
+    assert encoder.encoded == before + 1
+    other = CountingEncoder()
+    DenseRanker(other, cache=VectorCache(tmp_path)).query_vector("will it rain in Oslo")
+    assert (encoder.encoded, other.encoded) == (before + 1, 1)  # vectors are per encoder

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -102,6 +103,22 @@ class _Memo:
 MEMO_SIZE = 64
 """Query texts whose vectors and scores a ranker remembers (a call, its retries, other k)."""
 
+_QUERY_VECTORS: weakref.WeakKeyDictionary[Any, _Memo] = weakref.WeakKeyDictionary()
+_QUERY_VECTORS_LOCK = threading.Lock()
+
+
+def query_memo(encoder: Encoder) -> _Memo:
+    """The memo of query vectors of `encoder`, shared by every ranker that uses it: scope
+    pre-selection and the gate embed one user message once per process, not once each."""
+    with _QUERY_VECTORS_LOCK:
+        try:
+            memo = _QUERY_VECTORS.get(encoder)
+            if memo is None:
+                memo = _QUERY_VECTORS[encoder] = _Memo(MEMO_SIZE)
+        except TypeError:  # an encoder that cannot be a weak key keeps a memo of its own
+            memo = _Memo(MEMO_SIZE)
+        return memo
+
 
 class BM25Ranker:
     """Okapi BM25 over tool texts: no model, sub-millisecond, the fallback of everything."""
@@ -164,7 +181,7 @@ class DenseRanker:
         self.cache = cache if cache is not None else VectorCache()
         self._matrix: np.ndarray | None = None
         self._texts: list[str] | None = None
-        self._memo = _Memo(MEMO_SIZE)
+        self._memo = query_memo(encoder)
 
     @property
     def name(self) -> str:

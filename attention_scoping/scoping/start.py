@@ -83,6 +83,13 @@ class FusedRank:
         return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
+def _check_ranker(ranker: object) -> None:
+    """Refuse a ranker that is neither a known name nor a callable."""
+    if ranker not in RANKERS:
+        msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
+        raise ValueError(msg)
+
+
 def resolve_rank(ranker: Any) -> tuple[Rank, str, str]:
     """The ranking function for `ranker`, its label, and its calibration kind.
 
@@ -93,9 +100,7 @@ def resolve_rank(ranker: Any) -> tuple[Rank, str, str]:
     """
     if callable(ranker) and not isinstance(ranker, str):
         return ranker, getattr(ranker, "__name__", type(ranker).__name__), "custom"
-    if ranker not in RANKERS:
-        msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
-        raise ValueError(msg)
+    _check_ranker(ranker)
     if ranker == "lexical":
         return lexical_rank, "lexical", "lexical"
     try:
@@ -141,9 +146,8 @@ class ScopeStart:
         if custom and (margin is None or min_score is None):
             msg = "a custom ranker needs preselect_margin and preselect_min_score for its scale"
             raise ValueError(msg)
-        if isinstance(ranker, str) and ranker not in RANKERS:
-            msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
-            raise ValueError(msg)
+        if not custom:
+            _check_ranker(ranker)
         if top_k < 1:
             msg = f"start_top_k must be at least 1, not {top_k!r}"
             raise ValueError(msg)
