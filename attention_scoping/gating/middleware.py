@@ -325,10 +325,18 @@ class ToolAttentionMiddleware(
         self, request: ModelRequest[ContextT]
     ) -> tuple[ModelRequest[ContextT], Decision]:
         """Narrow `request` to the promoted tools and append the summary pool to the prompt."""
+        narrowed, decision, _ = self._prepare(request)
+        return narrowed, decision
+
+    def _prepare(
+        self, request: ModelRequest[ContextT]
+    ) -> tuple[ModelRequest[ContextT], Decision, list[str]]:
+        """`prepare_request`, plus the names this call shows (for the state update)."""
         decision = self.decide(request.state, request.tools)
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
         marked = [tool_name(t) for t in request.tools if not isinstance(t, dict) and is_pinned(t)]
-        shown = set(self.held_tools(request.state, decision, candidates))
+        held = self.held_tools(request.state, decision, candidates)
+        shown = set(held)
         tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
         text, tokens = self.pool(candidates, marked)
         overrides: dict[str, Any] = {"tools": tools}
@@ -352,18 +360,20 @@ class ToolAttentionMiddleware(
                         "trace": decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1)),
                     }
                 )
-        return request.override(**overrides), decision
+        return request.override(**overrides), decision, held
 
-    def _command(self, request: ModelRequest[Any], decision: Decision) -> Command[Any]:
+    def _command(
+        self, request: ModelRequest[Any], decision: Decision, shown: list[str]
+    ) -> Command[Any]:
         trace = decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1))
-        candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
-        shown = self.held_tools(request.state, decision, candidates)
         update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
         if self.decide_per == "turn":
             messages: list[Any] = list(request.state.get("messages", []))
             update["gate_turn"] = {
                 "turn": turn_key(messages),
-                "candidates": _fingerprint(candidates),
+                "candidates": _fingerprint(
+                    [tool_name(t) for t in request.tools if not isinstance(t, dict)]
+                ),
                 "shown": shown,
             }
         return Command(update=update)
@@ -394,10 +404,10 @@ class ToolAttentionMiddleware(
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
-        narrowed, decision = self.prepare_request(request)
+        narrowed, decision, shown = self._prepare(request)
         response = repair_response(handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(
-            model_response=response, command=self._command(request, decision)
+            model_response=response, command=self._command(request, decision, shown)
         )
 
     @override
@@ -407,10 +417,10 @@ class ToolAttentionMiddleware(
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
-        narrowed, decision = await asyncio.to_thread(self.prepare_request, request)
+        narrowed, decision, shown = await asyncio.to_thread(self._prepare, request)
         response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(
-            model_response=response, command=self._command(request, decision)
+            model_response=response, command=self._command(request, decision, shown)
         )
 
 
