@@ -395,13 +395,14 @@ class AttentionScopingMiddleware(
                 tool_name(t) for t in request.tools if not isinstance(t, dict)
             )
         plan = plan or self.plan(request)
-        offered = set(plan.offered)
-        tools = [
-            t
-            for t in request.tools
-            if t in self.filter_tools(request.tools, plan.scope)
-            or (not isinstance(t, dict) and t.name in offered)
-        ]
+        tools = self.filter_tools(request.tools, plan.scope)
+        if plan.offered:  # the start set joins in registration order
+            offered, kept = set(plan.offered), {id(t) for t in tools}
+            tools = [
+                t
+                for t in request.tools
+                if id(t) in kept or (not isinstance(t, dict) and t.name in offered)
+            ]
         user_prompt = request.system_message.text if request.system_message is not None else None
         module_scope = (
             self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
