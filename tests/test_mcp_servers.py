@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, ToolMessage
+from langchain_core.tools import ToolException
 
 from attention_scoping import AttentionScopingMiddleware, ToolGateway
 from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
@@ -88,6 +89,39 @@ def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
         cached = cache.get(servers.config.servers["calc"])
         assert cached is not None and cached.names == servers.scopes[0].tools
         assert all(isinstance(t, McpTool) for t in servers.tools)
+    finally:
+        servers.close()
+
+
+def test_a_cached_server_is_not_started_to_build_the_agent(
+    warm_cache: Path, cache_dir: str
+) -> None:
+    shutil.copytree(warm_cache, cache_dir)
+    before = set(child_pids())
+    servers = McpServers({"mcpServers": {"calc": CALC, "raw": RAW}}, cache_dir=cache_dir)
+    try:  # the default discover="connect" starts only servers missing from the cache
+        assert [s.name for s in servers.scopes] == ["calc", "raw"]
+        assert [c.starts for c in servers.connections.values()] == [0, 0]
+        assert servers.connected() == [] and set(child_pids()) <= before
+    finally:
+        servers.close()
+
+
+def test_a_tool_the_server_no_longer_lists_is_withdrawn(calc: McpServers) -> None:
+    server = calc.config.servers["raw"]
+    cached = calc.cache.get(server)
+    assert cached is not None
+    gone = {"name": "gone", "description": "Removed since.", "inputSchema": {"type": "object"}}
+    stale = listing_from_tools([*cached.tools, gone], cached.instructions, cached.server_name)
+    calc.cache.put(server, stale)
+    servers = McpServers(calc.config, cache_dir=str(calc.cache.directory), discover="cache")
+    try:
+        tool = next(t for t in servers.tools if t.name == "gone")
+        with pytest.raises(ToolException) as info:
+            tool.invoke({})
+        body = json.loads(str(info.value))
+        assert (body["error"], body["tool"]) == ("tool_withdrawn", "gone")
+        assert servers.connections["raw"].starts == 1  # connected once to find out
     finally:
         servers.close()
 

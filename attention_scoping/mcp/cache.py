@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.core.tool import summarize
 from attention_scoping.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,11 @@ class ToolListing:
     def names(self) -> tuple[str, ...]:
         """Tool names in listing order."""
         return tuple(str(t["name"]) for t in self.tools)
+
+    @property
+    def summary(self) -> str:
+        """The first sentence of the server's instructions (empty without instructions)."""
+        return summarize(self.instructions or "")
 
     def tool(self, name: str) -> dict[str, Any] | None:
         """The raw tool record named `name`, if listed."""

@@ -365,3 +365,13 @@ class ServerConnection:
             task.cancel()
         if still:
             await asyncio.wait(still, timeout=timeout)
+
+
+async def list_once(conn: ServerConnection) -> ToolListing | McpFault:
+    """Open `conn`, list its tools and close it again: the listing, or why it failed."""
+    try:
+        return await conn.ensure()
+    except McpFault as fault:
+        return fault
+    finally:
+        await conn.close()

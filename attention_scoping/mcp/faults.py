@@ -69,6 +69,11 @@ class McpFault(Exception):
         self.message = message
         self.detail = detail
 
+    @property
+    def reason(self) -> str:
+        """The message with its detail in parentheses: why a server was left out."""
+        return self.message + (f" ({self.detail})" if self.detail else "")
+
 
 def fault_payload(fault: McpFault) -> dict[str, Any]:
     """The JSON body of the error ToolMessage for `fault` (stable key order)."""

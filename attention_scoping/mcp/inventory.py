@@ -6,7 +6,7 @@ import asyncio
 
 from attention_scoping.mcp.cache import ToolListing
 from attention_scoping.mcp.config import ConfigInput, load_config
-from attention_scoping.mcp.connection import ServerConnection
+from attention_scoping.mcp.connection import ServerConnection, list_once
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
 
@@ -28,17 +28,12 @@ def list_server_tools(
     servers = load_config(config).servers
     loop = BackgroundLoop("attention-scoping-mcp-inventory")
 
-    async def one(name: str) -> ToolListing | McpFault:
-        conn = ServerConnection(servers[name], connect_timeout=timeout, call_timeout=timeout)
-        try:
-            return await conn.ensure()
-        except McpFault as fault:
-            return fault
-        finally:
-            await conn.close()
-
     async def every() -> list[ToolListing | McpFault]:
-        return list(await asyncio.gather(*(one(n) for n in servers)))
+        connections = [
+            ServerConnection(server, connect_timeout=timeout, call_timeout=timeout)
+            for server in servers.values()
+        ]
+        return list(await asyncio.gather(*(list_once(c) for c in connections)))
 
     try:
         results = loop.run(every())

@@ -53,6 +53,20 @@ def scope_name_for(server: str, taken: Iterable[str] = ()) -> str:
     return name
 
 
+def server_names(servers: Iterable[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Each server's tool-name namespace and scope name, unique in configuration order.
+
+    Returns:
+        `({server: namespace}, {server: scope name})`.
+    """
+    namespaces: dict[str, str] = {}
+    scope_names: dict[str, str] = {}
+    for name in servers:
+        namespaces[name] = namespace_for(name, namespaces.values())
+        scope_names[name] = scope_name_for(name, scope_names.values())
+    return namespaces, scope_names
+
+
 def _safe_local(name: str) -> str:
     """A tool name reduced to provider-safe characters (`files/read.v2` -> `files-read-v2`)."""
     return _UNSAFE.sub("-", name).strip("-") or f"tool-{_digest(name)}"

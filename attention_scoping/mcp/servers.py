@@ -16,13 +16,12 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from attention_scoping.core.tool import summarize
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
-from attention_scoping.mcp.connection import ServerConnection
+from attention_scoping.mcp.connection import ServerConnection, list_once
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
-from attention_scoping.mcp.naming import Naming, exposed_names, namespace_for, scope_name_for
+from attention_scoping.mcp.naming import Naming, exposed_names, server_names
 from attention_scoping.mcp.tools import Content, McpTool, as_content, make_tool, refresh_tool
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope
 
@@ -159,38 +158,22 @@ class McpServers:
                 self.unavailable[name] = "no cached tool list (discover='cache')"
         elif missing:
             found = self._loop.run(self._discover(missing))
-            for name in missing:
-                result = found[name]
+            for name, result in zip(missing, found, strict=True):
                 if isinstance(result, ToolListing):
                     listings[name] = result
                 else:
-                    self.unavailable[name] = str(result)
-                    logger.warning("MCP server %r left out: %s", name, result)
+                    self.unavailable[name] = result.reason
+                    logger.warning("MCP server %r left out: %s", name, result.reason)
         return {name: listings[name] for name in self.config.servers if name in listings}
 
-    async def _discover(self, names: list[str]) -> dict[str, ToolListing | str]:
+    async def _discover(self, names: list[str]) -> list[ToolListing | McpFault]:
         """Start the servers `names` concurrently, list their tools, and stop them again."""
-
-        async def one(name: str) -> ToolListing | str:
-            conn = self.connections[name]
-            try:
-                return await conn.ensure()
-            except McpFault as fault:
-                return fault.message + (f" ({fault.detail})" if fault.detail else "")
-            finally:
-                await conn.close()
-
-        results = await asyncio.gather(*(one(n) for n in names))
-        return dict(zip(names, results, strict=True))
+        return list(await asyncio.gather(*(list_once(self.connections[n]) for n in names)))
 
     def _build(
         self, listings: Mapping[str, ToolListing], naming: Naming, reserved: Iterable[str]
     ) -> None:
-        namespaces: dict[str, str] = {}
-        scope_names: dict[str, str] = {}
-        for name in self.config.servers:
-            namespaces[name] = namespace_for(name, namespaces.values())
-            scope_names[name] = scope_name_for(name, scope_names.values())
+        namespaces, scope_names = server_names(self.config.servers)
         names = exposed_names(
             {s: listing.names for s, listing in listings.items()},
             namespaces,
@@ -228,10 +211,7 @@ class McpServers:
     def _description(self, server: str, listing: ToolListing) -> str:
         """The scope's one line: the config's description, the instructions' first sentence,
         or (empty here) the tool listing `ScopeCatalog.describe` falls back to."""
-        own = self.config.servers[server].description
-        if own:
-            return own
-        return summarize(listing.instructions or "")
+        return self.config.servers[server].description or listing.summary
 
     def _on_listing(self, server: str, listing: ToolListing) -> None:
         """A fresh listing: cache it and refresh the registered tools' schemas."""

@@ -80,12 +80,17 @@ def result_content(result: mcp_types.CallToolResult) -> Content:
     return blocks
 
 
+def fault_exception(fault: McpFault) -> ToolException:
+    """The exception LangChain turns into an error ToolMessage carrying `fault`'s payload."""
+    return ToolException(render_payload(fault_payload(fault)))
+
+
 def tool_error(server: str, tool: str, result: mcp_types.CallToolResult) -> ToolException:
     """The exception (turned into an error ToolMessage) for a result with `isError: true`."""
     content = result_content(result)
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
     fault = McpFault(server, text or "the tool reported an error", code="tool_error", tool=tool)
-    return ToolException(render_payload(fault_payload(fault)))
+    return fault_exception(fault)
 
 
 def as_content(server: str, tool: str, result: mcp_types.CallToolResult) -> Content:
@@ -110,13 +115,13 @@ def make_tool(
         try:
             return call(server, remote, arguments)
         except McpFault as fault:
-            raise ToolException(render_payload(fault_payload(fault))) from None
+            raise fault_exception(fault) from None
 
     async def arun(**arguments: Any) -> Content:
         try:
             return await acall(server, remote, arguments)
         except McpFault as fault:
-            raise ToolException(render_payload(fault_payload(fault))) from None
+            raise fault_exception(fault) from None
 
     metadata: dict[str, Any] = {"mcp_server": server, "mcp_tool": remote}
     if record.get("annotations"):

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from attention_scoping.core.extras import install_hint
-from attention_scoping.core.tool import ToolSpec, summarize
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
-from attention_scoping.mcp.naming import exposed_names, namespace_for, scope_name_for
+from attention_scoping.mcp.faults import McpFault
+from attention_scoping.mcp.naming import exposed_names, server_names
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 
@@ -58,20 +59,16 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
         msg = f"auditing an MCP configuration needs the 'mcp' extra: {install_hint('mcp')} ({exc})"
         raise McpTargetError(msg) from None
     found = list_server_tools(config, timeout=timeout)
-    listings = {name: r for name, r in found.items() if not isinstance(r, Exception)}
+    listings = {name: r for name, r in found.items() if not isinstance(r, McpFault)}
     notes = [
-        f"server {name!r} left out: {r.message}" + (f" ({r.detail})" if r.detail else "")
+        f"server {name!r} left out: {r.reason}"
         for name, r in found.items()
-        if isinstance(r, Exception)
+        if isinstance(r, McpFault)
     ]
     if not any(listing.tools for listing in listings.values()):
         msg = f"{path}: no server listed any tool" + (f"; {'; '.join(notes)}" if notes else "")
         raise McpTargetError(msg)
-    namespaces: dict[str, str] = {}
-    scope_names: dict[str, str] = {}
-    for name in config.servers:
-        namespaces[name] = namespace_for(name, namespaces.values())
-        scope_names[name] = scope_name_for(name, scope_names.values())
+    namespaces, scope_names = server_names(config.servers)
     names = exposed_names(
         {s: listing.names for s, listing in listings.items()}, namespaces, reserved=[LOAD_CONTEXT]
     )
@@ -86,7 +83,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
             spec = ToolSpec(exposed, exposed, record["description"], record["inputSchema"], server)
             specs.append(spec)
             scopes.setdefault(scope, []).append(exposed)
-        own = config.servers[server].description or summarize(listing.instructions or "")
+        own = config.servers[server].description or listing.summary
         if own:
             descriptions[scope] = own
         if listing.instructions:
