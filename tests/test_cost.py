@@ -180,6 +180,10 @@ def test_stable_serialisation_ignores_key_order() -> None:
     second: Request = render_request([two], "S", [], len)
     assert first.prefix_hash(1) == second.prefix_hash(1)
     assert first.text() == second.text()
+    message = {"role": "user", "content": "hi"}
+    rendered = render_request([stable_json(one)], "S", [stable_json(message)], len)
+    assert rendered == render_request([two], "S", [message], len)  # pre-rendered texts
+    assert rendered.prefix_hash(2) == render_request([one], "S", [message], len).prefix_hash(2)
 
 
 def test_bad_price_models_name_the_valid_values() -> None:

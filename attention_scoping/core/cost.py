@@ -237,8 +237,9 @@ def _chain(blocks: Sequence[Block]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(hashes), tuple(cumulative)
 
 
-def _message_text(message: Mapping[str, Any] | str) -> str:
-    return message if isinstance(message, str) else stable_json(message)
+def _block_text(item: Mapping[str, Any] | str) -> str:
+    """A tool definition's or message's text: `stable_json`, or the text already rendered."""
+    return item if isinstance(item, str) else stable_json(item)
 
 
 Breakpoints = Literal["auto", "none"] | Sequence[int]
@@ -258,7 +259,7 @@ def auto_breakpoints(
 
 
 def render_request(
-    tools: Iterable[Mapping[str, Any]],
+    tools: Iterable[Mapping[str, Any] | str],
     system: str | Sequence[str],
     messages: Iterable[Mapping[str, Any] | str],
     count: Callable[[str], int],
@@ -268,7 +269,9 @@ def render_request(
     """Render a request in provider order (tools -> system -> messages), byte-stably.
 
     `tools` are provider tool definitions (kept in the given order: reordering is a change),
-    `system` one text or several system blocks, `messages` role/content mappings (or texts).
+    `system` one text or several system blocks, `messages` role/content mappings. A tool or
+    message given as a string is taken as already rendered (`stable_json` of it), so a caller
+    that sends the same definitions and transcript on every call serialises each only once.
     `breakpoints`: "auto" (see `auto_breakpoints`), "none", or block indices.
 
     Raises:
@@ -276,13 +279,13 @@ def render_request(
     """
     blocks: list[Block] = []
     for tool in tools:
-        text = stable_json(tool)
+        text = _block_text(tool)
         blocks.append(Block("tool", text, count(text)))
     for text in [system] if isinstance(system, str) else system:
         if text:
             blocks.append(Block("system", text, count(text)))
     for message in messages:
-        text = _message_text(message)
+        text = _block_text(message)
         blocks.append(Block("message", text, count(text)))
     return assemble(blocks, breakpoints=breakpoints)
 
