@@ -221,5 +221,9 @@ def test_bad_price_models_name_the_valid_values() -> None:
         price_model("antropic")
     with pytest.raises(PriceModelError, match="cache_read must be a number >= 0"):
         price_model("anthropic", cache_read=-0.1)
+    with pytest.raises(PriceModelError, match="cache_write must be a number >= 0, got nan"):
+        price_model("anthropic", cache_write=float("nan"))
+    with pytest.raises(PriceModelError, match="ttl_s must be a number >= 0, got True"):
+        price_model("anthropic", ttl_s=True)
     with pytest.raises(PriceModelError, match="valid: cache_read"):
         price_model("openai", discount=0.5)

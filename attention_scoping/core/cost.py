@@ -91,11 +91,9 @@ class PriceModel:
         """Refuse negative or missing prices and impossible cache parameters."""
         for key in ("cache_read", "cache_write", "ttl_s"):
             value = getattr(self, key)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or math.isnan(value) or value < 0:
                 msg = f"price model {self.name!r}: {key} must be a number >= 0, got {value!r}"
-                raise PriceModelError(msg)
-            if math.isnan(value):
-                msg = f"price model {self.name!r}: {key} must be a number >= 0, got nan"
                 raise PriceModelError(msg)
         if self.min_cacheable < 0 or self.granularity < 1 or self.max_breakpoints < 0:
             msg = (

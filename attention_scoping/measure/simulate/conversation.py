@@ -10,8 +10,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from attention_scoping.core.cost import CallCost, PriceModel, PromptCache, Request, render_request
-from attention_scoping.core.cost import stable_json as stable_json
+from attention_scoping.core.cost import (
+    CallCost,
+    PriceModel,
+    PromptCache,
+    Request,
+    render_request,
+    stable_json,
+)
 from attention_scoping.measure.simulate.sessions import CALL_SECONDS, TURN_GAP_SECONDS
 
 
