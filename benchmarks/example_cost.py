@@ -39,12 +39,17 @@ from attention_scoping import AttentionScopingMiddleware  # noqa: E402
 from attention_scoping.core.cost import (  # noqa: E402
     PRICE_MODELS,
     PromptCache,
+    SessionCost,
     memo_count,
     price_model,
     render_request,
 )
 from attention_scoping.core.tokens import get_counter  # noqa: E402
 from attention_scoping.measure.simulate.conversation import as_provider_message  # noqa: E402
+from attention_scoping.measure.simulate.sessions import (  # noqa: E402
+    CALL_SECONDS,
+    TURN_GAP_SECONDS,
+)
 
 CITIES = ("Paris", "Berlin", "Madrid", "Rome", "Lisbon", "Vienna", "Oslo", "Dublin", "Prague")
 LANGUAGES = ("French", "German", "Spanish", "Italian")
@@ -100,17 +105,17 @@ def play(config: str, turns: int) -> list[dict[str, Any]]:
     return list(model.recorded)
 
 
-def bill(recorded: Sequence[dict[str, Any]], prices: Sequence[Any]) -> dict[str, dict[str, float]]:
-    """Billed input, raw input and cache reads per price model; 4 s between calls of a turn,
-    60 s between turns."""
+def bill(recorded: Sequence[dict[str, Any]], prices: Sequence[Any]) -> dict[str, SessionCost]:
+    """The session's bill per price model; as in `simulate --sessions`, `CALL_SECONDS` between
+    calls of a turn and `TURN_GAP_SECONDS` between turns."""
     count = memo_count(get_counter().count)
     caches = {p.name: PromptCache(p) for p in prices}
-    totals = {p.name: {"billed": 0.0, "input": 0.0, "read": 0.0} for p in prices}
+    totals = {p.name: SessionCost() for p in prices}
     clock, last_turn = 0.0, 0
     for call in recorded:
         messages = [m for m in call["messages"] if not isinstance(m, SystemMessage)]
         turn = sum(1 for m in messages if isinstance(m, HumanMessage))
-        clock += 60.0 if turn != last_turn else 4.0
+        clock += TURN_GAP_SECONDS if turn != last_turn else CALL_SECONDS
         last_turn = turn
         request = render_request(
             call["schemas"],
@@ -119,10 +124,7 @@ def bill(recorded: Sequence[dict[str, Any]], prices: Sequence[Any]) -> dict[str,
             count,
         )
         for name, cache in caches.items():
-            cost = cache.call(request, clock)
-            totals[name]["billed"] += cost.billed
-            totals[name]["input"] += cost.input_tokens
-            totals[name]["read"] += cost.cache_read_tokens
+            totals[name].calls.append(cache.call(request, clock))
     return totals
 
 
@@ -165,11 +167,11 @@ def main() -> None:
         table.add_row(
             config,
             str(len(rows[config])),
-            f"{mine['input']:,.0f}",
-            f"{mine['billed']:,.0f}",
-            f"{mine['billed'] / eager[price.name]['billed']:.1%}",
-            f"{mine['read'] / mine['input']:.1%}" if mine["input"] else "-",
-            *(f"{totals[p.name]['billed'] / eager[p.name]['billed']:.1%}" for p in prices[1:]),
+            f"{mine.input_tokens:,.0f}",
+            f"{mine.billed:,.0f}",
+            f"{mine.billed / eager[price.name].billed:.1%}",
+            f"{mine.hit_ratio:.1%}" if mine.input_tokens else "-",
+            *(f"{totals[p.name].billed / eager[p.name].billed:.1%}" for p in prices[1:]),
         )
     Console(width=160).print(table)
 

@@ -91,6 +91,36 @@ def test_anthropic_lookback_window_documented_example() -> None:
     assert _lookback_case(5) == (0, 3000, 100)
 
 
+def test_anthropic_lookback_is_exactly_20_block_boundaries() -> None:
+    """The breakpoint and the 19 boundaries before it: with block 12 of 31 edited, the
+    boundary after block 11 (the 20th checked) is found; with block 11 edited, the boundary
+    after block 10 (the 21st) is not. No minimum, so only the window decides."""
+    price = price_model("anthropic", min_cacheable=0)
+    for changed, expected in ((12, (1100, 1900, 100)), (11, (0, 3000, 100))):
+        cache = PromptCache(price)
+        cache.call(render_request([], [], _msgs(30), len, breakpoints=[29]), at=0)
+        edited = render_request([], [], _msgs(31, changed=changed), len, breakpoints=[29])
+        cost = cache.call(edited, at=5)
+        assert (cost.cache_read_tokens, cost.cache_write_tokens, cost.uncached_tokens) == expected
+
+
+def test_every_breakpoint_has_its_own_lookback_window() -> None:
+    """25 messages added since the last call: the last message's window (its 20 boundaries)
+    holds nothing stored, but the system prompt's breakpoint still reads tools and system."""
+    cache = PromptCache(price_model("anthropic"))
+    tools, system = [_tool("a"), _tool("b")], "S" * 2000
+    first = render_request(tools, system, _msgs(2), len)
+    cache.call(first, at=0)
+    later = render_request(tools, system, _msgs(27), len)
+    assert later.breakpoints == (1, 2, 29)
+    cost = cache.call(later, at=5)
+    assert cost.cache_read_tokens == later.prefix_tokens(2)
+    assert cost.cache_write_tokens == later.tokens - later.prefix_tokens(2)
+    assert cost.billed == pytest.approx(
+        cost.cache_read_tokens * 0.1 + cost.cache_write_tokens * 1.25
+    )
+
+
 def test_anthropic_pricing_multipliers_match_the_price_table() -> None:
     """Anthropic pricing table, Claude Sonnet 4.5: base input $3/MTok, 5m cache writes $3.75,
     1h cache writes $6, cache hits and refreshes $0.30."""
@@ -180,6 +210,10 @@ def test_stable_serialisation_ignores_key_order() -> None:
     second: Request = render_request([two], "S", [], len)
     assert first.prefix_hash(1) == second.prefix_hash(1)
     assert first.text() == second.text()
+    message = {"role": "user", "content": "hi"}
+    rendered = render_request([stable_json(one)], "S", [stable_json(message)], len)
+    assert rendered == render_request([two], "S", [message], len)  # pre-rendered texts
+    assert rendered.prefix_hash(2) == render_request([one], "S", [message], len).prefix_hash(2)
 
 
 def test_bad_price_models_name_the_valid_values() -> None:
@@ -187,5 +221,9 @@ def test_bad_price_models_name_the_valid_values() -> None:
         price_model("antropic")
     with pytest.raises(PriceModelError, match="cache_read must be a number >= 0"):
         price_model("anthropic", cache_read=-0.1)
+    with pytest.raises(PriceModelError, match="cache_write must be a number >= 0, got nan"):
+        price_model("anthropic", cache_write=float("nan"))
+    with pytest.raises(PriceModelError, match="ttl_s must be a number >= 0, got True"):
+        price_model("anthropic", ttl_s=True)
     with pytest.raises(PriceModelError, match="valid: cache_read"):
         price_model("openai", discount=0.5)

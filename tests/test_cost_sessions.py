@@ -136,6 +136,25 @@ def test_gate_deferral_loads_each_tool_once(strategies: dict[str, SessionStrateg
     assert strategy.exposure["missed"] == 0
 
 
+def test_turn_gaps_past_the_ttl_expire_the_5_minute_cache(
+    strategies: dict[str, SessionStrategy],
+) -> None:
+    """The conversation's clock reaches the caches: with 400 s between user turns, a turn's
+    first call finds the 5-minute entries gone but the 1-hour ones live; within a turn (4 s
+    apart) both read; with no caching nothing is ever read."""
+    conv = Conversation(
+        list(PRICE_MODELS.values()), memo_count(get_counter().count), turn_gap_s=400
+    )
+    strategies["eager"].play(SESSIONS[0], conv)
+    opening = [c for c in conv.calls if c.first_of_turn and c.turn > 0]
+    later = [c for c in conv.calls if not c.first_of_turn]
+    assert opening and later
+    assert all(c.costs["anthropic"].cache_read_tokens == 0 for c in opening)
+    assert all(c.costs["anthropic-1h"].cache_read_tokens > 0 for c in opening)
+    assert all(c.costs["anthropic"].cache_read_tokens > 0 for c in later)
+    assert all(c.costs["none"].billed == c.costs["none"].input_tokens for c in conv.calls)
+
+
 def test_command_writes_the_documented_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -170,6 +189,12 @@ def test_command_writes_the_documented_json(
             "exposure",
         } <= set(figures)
         assert len(figures["cumulative_billed_by_turn"]) == 3
+        by_model = figures["billed_by_price_model"]
+        assert by_model["none"] == figures["input_tokens_per_task"]  # no caching: 1x
+        assert by_model["anthropic"] == figures["billed_input_per_task"]
+        assert figures["cumulative_billed_by_turn"][-1] == pytest.approx(
+            figures["billed_input_per_task"], abs=0.1
+        )
     eager = doc["strategies"]["eager"]
     assert eager["billed_input_per_task"] < eager["input_tokens_per_task"]  # caching pays
     assert doc["strategies"]["recommended"]["strategy"] in doc["strategies"]

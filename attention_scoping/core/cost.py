@@ -91,11 +91,9 @@ class PriceModel:
         """Refuse negative or missing prices and impossible cache parameters."""
         for key in ("cache_read", "cache_write", "ttl_s"):
             value = getattr(self, key)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if not number or math.isnan(value) or value < 0:
                 msg = f"price model {self.name!r}: {key} must be a number >= 0, got {value!r}"
-                raise PriceModelError(msg)
-            if math.isnan(value):
-                msg = f"price model {self.name!r}: {key} must be a number >= 0, got nan"
                 raise PriceModelError(msg)
         if self.min_cacheable < 0 or self.granularity < 1 or self.max_breakpoints < 0:
             msg = (
@@ -237,8 +235,9 @@ def _chain(blocks: Sequence[Block]) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(hashes), tuple(cumulative)
 
 
-def _message_text(message: Mapping[str, Any] | str) -> str:
-    return message if isinstance(message, str) else stable_json(message)
+def _block_text(item: Mapping[str, Any] | str) -> str:
+    """A tool definition's or message's text: `stable_json`, or the text already rendered."""
+    return item if isinstance(item, str) else stable_json(item)
 
 
 Breakpoints = Literal["auto", "none"] | Sequence[int]
@@ -258,7 +257,7 @@ def auto_breakpoints(
 
 
 def render_request(
-    tools: Iterable[Mapping[str, Any]],
+    tools: Iterable[Mapping[str, Any] | str],
     system: str | Sequence[str],
     messages: Iterable[Mapping[str, Any] | str],
     count: Callable[[str], int],
@@ -268,7 +267,9 @@ def render_request(
     """Render a request in provider order (tools -> system -> messages), byte-stably.
 
     `tools` are provider tool definitions (kept in the given order: reordering is a change),
-    `system` one text or several system blocks, `messages` role/content mappings (or texts).
+    `system` one text or several system blocks, `messages` role/content mappings. A tool or
+    message given as a string is taken as already rendered (`stable_json` of it), so a caller
+    that sends the same definitions and transcript on every call serialises each only once.
     `breakpoints`: "auto" (see `auto_breakpoints`), "none", or block indices.
 
     Raises:
@@ -276,13 +277,13 @@ def render_request(
     """
     blocks: list[Block] = []
     for tool in tools:
-        text = stable_json(tool)
+        text = _block_text(tool)
         blocks.append(Block("tool", text, count(text)))
     for text in [system] if isinstance(system, str) else system:
         if text:
             blocks.append(Block("system", text, count(text)))
     for message in messages:
-        text = _message_text(message)
+        text = _block_text(message)
         blocks.append(Block("message", text, count(text)))
     return assemble(blocks, breakpoints=breakpoints)
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -207,6 +208,22 @@ def _cache(directory: str | None) -> object | None:
     return VectorCache(directory)
 
 
+def _write_outputs(
+    args: argparse.Namespace,
+    console: Console,
+    result: Any,
+    write_json: Callable[[Any, str], None],
+    plot: Callable[[Any, str], None] | None = None,
+) -> None:
+    """Write `result` to `--json` and, given `plot`, draw it to `--plot`; say where."""
+    if args.json_path:
+        write_json(result, args.json_path)
+        console.print(f"figures written to {args.json_path}")
+    if plot is not None and args.plot:
+        plot(result, args.plot)
+        console.print(f"plot written to {args.plot}")
+
+
 def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping bench`."""
     from attention_scoping.core.catalog import load_catalog, load_queries
@@ -250,12 +267,7 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
         msg = f"no method could run ({reasons})"
         raise UsageError(msg)
     report.render(result, console)
-    if args.json_path:
-        report.write_json(result, args.json_path)
-        console.print(f"figures written to {args.json_path}")
-    if args.plot:
-        report.plot(result, args.plot)
-        console.print(f"plot written to {args.plot}")
+    _write_outputs(args, console, result, report.write_json, report.plot)
     return 0
 
 
@@ -281,9 +293,7 @@ def run_audit_command(args: argparse.Namespace, console: Console) -> int:
             progress=bars,
         )
     render(figures, console, price=args.price)
-    if args.json_path:
-        write_json(figures, args.json_path)
-        console.print(f"figures written to {args.json_path}")
+    _write_outputs(args, console, figures, write_json)
     return 0
 
 
@@ -338,12 +348,7 @@ def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
             progress=bars,
         )
     session_report.render(result, console)
-    if args.json_path:
-        billing.write_json(result, args.json_path)
-        console.print(f"figures written to {args.json_path}")
-    if args.plot:
-        session_report.plot(result, args.plot)
-        console.print(f"plot written to {args.plot}")
+    _write_outputs(args, console, result, billing.write_json, session_report.plot)
     return 0
 
 
@@ -369,9 +374,7 @@ def run_simulate_command(args: argparse.Namespace, console: Console) -> int:
             progress=bars,
         )
     render(result, console)
-    if args.json_path:
-        write_json(result, args.json_path)
-        console.print(f"figures written to {args.json_path}")
+    _write_outputs(args, console, result, write_json)
     if args.export:
         paths = export(result, args.export)
         console.print("exported " + ", ".join(str(p) for p in paths))

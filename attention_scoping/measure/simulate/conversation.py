@@ -10,8 +10,14 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from attention_scoping.core.cost import CallCost, PriceModel, PromptCache, Request, render_request
-from attention_scoping.core.cost import stable_json as stable_json
+from attention_scoping.core.cost import (
+    CallCost,
+    PriceModel,
+    PromptCache,
+    Request,
+    render_request,
+    stable_json,
+)
 from attention_scoping.measure.simulate.sessions import CALL_SECONDS, TURN_GAP_SECONDS
 
 
@@ -62,14 +68,27 @@ class Conversation:
     _caches: dict[str, PromptCache] = field(default_factory=dict)
     _opened: bool = False
     _ids: int = 0
+    _texts: list[str] = field(default_factory=list)
+    """`stable_json` of each of `rendered`, made once when the message is added."""
+    _tool_texts: dict[int, tuple[Mapping[str, Any], str]] = field(default_factory=dict)
+    """`stable_json` of each tool definition sent, by identity (the definition is kept, so its
+    id is not reused; strategies never change a definition once built)."""
 
     def __post_init__(self) -> None:
         """One cache per price model, all fed the same requests."""
         self._caches = {p.name: PromptCache(p) for p in self.prices}
 
     def _add(self, message: BaseMessage) -> None:
+        rendered = as_provider_message(message)
         self.messages.append(message)
-        self.rendered.append(as_provider_message(message))
+        self.rendered.append(rendered)
+        self._texts.append(stable_json(rendered))
+
+    def _tool_text(self, tool: Mapping[str, Any]) -> str:
+        found = self._tool_texts.get(id(tool))
+        if found is None:
+            found = self._tool_texts[id(tool)] = (tool, stable_json(tool))
+        return found[1]
 
     def user(self, text: str) -> None:
         """A new user turn (after the user's pause, if not the first)."""
@@ -81,7 +100,8 @@ class Conversation:
 
     def send(self, tools: Sequence[Mapping[str, Any]], system: str | Sequence[str]) -> CallRecord:
         """One model call with `tools` and `system` over the transcript so far; billed."""
-        request = render_request(tools, system, self.rendered, self.count)
+        texts = [self._tool_text(t) for t in tools]
+        request = render_request(texts, system, self._texts, self.count)
         costs = {name: cache.call(request, self.clock) for name, cache in self._caches.items()}
         if self.keep_requests:
             self.requests.append(request)

@@ -506,6 +506,22 @@ class _Searching(SessionStrategy):
         """Make one search call, append its result; the names found."""
         raise NotImplementedError
 
+    def fetch(self, conv: Conversation, tool: str) -> None:
+        """After `tool` was discovered, before its call (default: nothing, the search result
+        carried its definition)."""
+
+    def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
+        """Discover (and fetch) the tool once per session, then call it."""
+        outcome = "at once"
+        if tool not in self.known:
+            if not self.discover(conv, turn, tool):
+                self.miss(conv)
+                return
+            self.fetch(conv, tool)
+            outcome = "recovered"
+        conv.send(self.tools(), self.system())
+        self.run(conv, tool, key, outcome)
+
 
 class Gateway(_Searching):
     """search_tool_catalog -> get_tool_schema -> execute_tool."""
@@ -539,20 +555,16 @@ class Gateway(_Searching):
         conv.tool_result(call_id, "search_tool_catalog", render_payload(payload))
         return [c["name"] for c in payload["candidates"]]
 
-    def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
-        """Search and fetch the schema once per session; execute every time."""
-        outcome = "at once"
-        if tool not in self.known:
-            if not self.discover(conv, turn, tool):
-                self.miss(conv)
-                return
-            conv.send(self.tools(), self.system())
-            call_id = conv.tool_call("get_tool_schema", {"tool_names": [tool]})
-            payload = render_payload(self.gateway.schema([tool]))
-            conv.tool_result(call_id, "get_tool_schema", payload)
-            self.known.add(tool)
-            outcome = "recovered"
+    def fetch(self, conv: Conversation, tool: str) -> None:
+        """get_tool_schema([tool]), once per session."""
         conv.send(self.tools(), self.system())
+        call_id = conv.tool_call("get_tool_schema", {"tool_names": [tool]})
+        payload = render_payload(self.gateway.schema([tool]))
+        conv.tool_result(call_id, "get_tool_schema", payload)
+        self.known.add(tool)
+
+    def run(self, conv: Conversation, tool: str, key: str, outcome: str = "at once") -> None:
+        """The model calls `tool` through execute_tool and gets its output."""
         spec = self.specs[tool]
         args = {"tool_name": tool, "arguments": tool_arguments(spec, key)}
         call_id = conv.tool_call("execute_tool", args)
@@ -602,17 +614,6 @@ class NativeToolSearch(_Searching):
         conv.tool_result(call_id, TOOL_SEARCH["name"], stable_json(self.schemas(names)))
         self.known.update(names)
         return names
-
-    def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
-        """Search when the tool was not discovered yet, then call it directly."""
-        outcome = "at once"
-        if tool not in self.known:
-            if not self.discover(conv, turn, tool):
-                self.miss(conv)
-                return
-            outcome = "recovered"
-        conv.send(self.tools(), self.system())
-        self.run(conv, tool, key, outcome)
 
 
 def exposure_share(counts: Mapping[str, int]) -> float:
