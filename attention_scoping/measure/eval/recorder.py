@@ -8,7 +8,6 @@ spent or, for single-call tasks, once the model has chosen a tool.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -29,12 +28,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import override
 
-from attention_scoping.measure.eval.retry import (
-    EndpointRejected,
-    RetryPolicy,
-    is_fatal,
-    is_transient,
-)
+from attention_scoping.measure.eval.retry import RetryPolicy
 from attention_scoping.measure.eval.tasks import ToolCallMade
 from attention_scoping.measure.eval.transcript import ModelCall, Transcript
 from attention_scoping.textcalls.middleware import convert_text_calls, offered_tool_names
@@ -223,20 +217,14 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         stop = self._short_circuit(transcript)
         if stop is not None:
             return stop
-        attempt = 0
-        while True:
-            started = self.clock()
-            try:
-                response = await handler(request)
-                break
-            except Exception as exc:
-                if is_fatal(exc):
-                    raise EndpointRejected(str(exc)) from exc
-                if attempt >= self.retry.retries or not is_transient(exc):
-                    raise
-                await asyncio.sleep(self.retry.delay(attempt, exc))
-                attempt += 1
-        return self._record(transcript, request, response, self.clock() - started, attempt)
+        started = [0.0]
+
+        async def attempt() -> ModelResponse[ResponseT]:
+            started[0] = self.clock()
+            return await handler(request)
+
+        response, retries = await self.retry.acall(attempt)
+        return self._record(transcript, request, response, self.clock() - started[0], retries)
 
     # -- tool calls -----------------------------------------------------------------------
 
