@@ -362,6 +362,7 @@ def test_cli_prints_the_table_and_writes_json(
     assert code == 0
     printed = capsys.readouterr().out
     assert "eager" in printed and "100 %" in printed
+    assert "figures written to" in printed and "plot written" not in printed
     figures = json.loads(out.read_text())
     assert figures["strategies"][0]["success"] == 1.0
     assert figures["tasks"][0]["task"] == "math-multiply"
