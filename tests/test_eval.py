@@ -27,7 +27,12 @@ from attention_scoping.measure.eval.results import (
     task_result,
 )
 from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy
-from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOptions
+from attention_scoping.measure.eval.strategies import (
+    STRATEGIES,
+    StrategyOptions,
+    register_strategy,
+    scoped_builder,
+)
 from attention_scoping.measure.eval.suites import example_suite
 from attention_scoping.measure.eval.tasks import EvalTask, Expect, ToolCallMade
 from attention_scoping.measure.eval.transcript import Transcript
@@ -245,6 +250,22 @@ def test_scoped_compact_sends_the_suite_prompt_alone() -> None:
         assert "weather (" in json.dumps(load_context)
     [task] = result.results
     assert task.success and task.first_tool_right
+
+
+def test_scoped_builder_hands_its_options_to_the_scoping_middleware() -> None:
+    register_strategy(
+        "scoped-test-core",
+        scoped_builder(core_prompt="# Core\nTOOLS FIRST, ALWAYS."),
+        "scoped with a test core prompt",
+        needs_scopes=True,
+    )
+    try:
+        with OpenAIStub([answer_after_tool(lambda body: calc("47*83"))] * 2) as stub:
+            result = run(stub, ["math-multiply"], ["scoped-test-core"])
+            assert "TOOLS FIRST, ALWAYS." in stub.requests[0]["messages"][0]["content"]
+    finally:
+        del STRATEGIES["scoped-test-core"]
+    assert result.results[0].success
 
 
 def test_gateway_calls_are_unwrapped() -> None:
