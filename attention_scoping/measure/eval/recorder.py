@@ -31,7 +31,11 @@ from typing_extensions import override
 from attention_scoping.measure.eval.retry import RetryPolicy
 from attention_scoping.measure.eval.tasks import ToolCallMade
 from attention_scoping.measure.eval.transcript import ModelCall, Transcript
-from attention_scoping.textcalls.middleware import convert_text_calls, offered_tool_names
+from attention_scoping.textcalls.middleware import (
+    convert_text_calls,
+    message_text,
+    offered_tool_names,
+)
 from attention_scoping.textcalls.parse import find_text_calls
 
 NAVIGATION_TOOLS = frozenset({"load_context", "search_tool_catalog", "get_tool_schema"})
@@ -63,10 +67,6 @@ def _usage(message: BaseMessage) -> tuple[int, int, int]:
         int(usage.get("output_tokens") or 0),
         int(details.get("cache_read") or 0),
     )
-
-
-def _text(message: AIMessage) -> str:
-    return message.text if isinstance(message.content, list) else str(message.content or "")
 
 
 class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
@@ -149,7 +149,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         for i, message in enumerate(result):
             if not isinstance(message, AIMessage) or message.tool_calls:
                 continue
-            found += len(find_text_calls(_text(message)))
+            found += len(find_text_calls(message_text(message)))
             if self.parse_text_calls:
                 result[i] = convert_text_calls(message, offered)
                 converted += len(getattr(result[i], "tool_calls", []) or [])
@@ -160,7 +160,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         last = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
         if transcript is not None and last is not None:
             self._note_calls(transcript, last)
-            transcript.last_text = _text(last)[:LAST_TEXT_CHARS]
+            transcript.last_text = message_text(last)[:LAST_TEXT_CHARS]
             tokens = _usage(last)
             transcript.add_call(
                 ModelCall(
