@@ -11,32 +11,20 @@ comparison with `attention-scoping eval --strategies scoped` on the same tasks.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from typing import Any
 
 from rich.console import Console
 
 from attention_scoping.measure.eval import EvalOptions, register_strategy, run_eval
 from attention_scoping.measure.eval.endpoint import chat_model, resolve_endpoint
 from attention_scoping.measure.eval.report import render, write_json
-from attention_scoping.measure.eval.strategies import StrategyOptions, create_eval_agent
-from attention_scoping.measure.eval.suite import Suite
+from attention_scoping.measure.eval.strategies import scoped_builder
 from attention_scoping.measure.eval.suites import example_suite
-from attention_scoping.scoping.middleware import AttentionScopingMiddleware
 
 TOOL_FIRST_CORE = (
     "# Core\nYour tools are grouped into the contexts listed above. Use the tools you were "
     "given; when a request needs a tool of another context, call `load_context` with that "
     "context's name first. Never answer a number, reading or term without a tool result."
 )
-
-
-def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
-    """`scoped`, with the tool-first core prompt."""
-    scoping = AttentionScopingMiddleware(
-        list(suite.scopes or []), tools=list(suite.tools), core_prompt=TOOL_FIRST_CORE
-    )
-    return create_eval_agent(model, suite.tools, suite.system_prompt, [scoping, *tail])
 
 
 def main() -> None:
@@ -49,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     register_strategy(
         "scoped-toolfirst",
-        build,
+        scoped_builder(core_prompt=TOOL_FIRST_CORE),
         "scoped, core prompt without 'answer directly'",
         needs_scopes=True,
     )

@@ -13,14 +13,29 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from attention_scoping.measure.cli import main
 from attention_scoping.measure.eval import EvalOptions, TokenPrices, run_eval
 from attention_scoping.measure.eval.endpoint import Endpoint, chat_model
-from attention_scoping.measure.eval.results import EvalResult
+from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
+from attention_scoping.measure.eval.results import (
+    EvalResult,
+    TaskResult,
+    figures,
+    read_results,
+    task_result,
+)
 from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy
-from attention_scoping.measure.eval.strategies import StrategyOptions
+from attention_scoping.measure.eval.strategies import (
+    STRATEGIES,
+    StrategyOptions,
+    register_strategy,
+    scoped_builder,
+)
 from attention_scoping.measure.eval.suites import example_suite
+from attention_scoping.measure.eval.tasks import EvalTask, Expect, ToolCallMade
+from attention_scoping.measure.eval.transcript import Transcript
 from tests.openai_stub import OpenAIStub, auth_error
 
 Body = dict[str, Any]
@@ -128,6 +143,37 @@ def test_429_then_success_is_retried() -> None:
     assert task.success and task.retries == 1 and task.error is None
 
 
+async def test_async_model_calls_are_retried_and_recorded() -> None:
+    """`awrap_model_call`: the same retries and records as the sync path the runner uses."""
+    limited = {"status": 429, "error": {"message": "Rate limit reached", "type": "requests"}}
+    suite = example_suite().select(["math-multiply"])
+    recorder: EvalRecorder[Any, Any] = EvalRecorder(schemas_of(suite.tools), retry=NO_WAIT)
+    transcript = Transcript(suite.tasks[0])
+    recorder.register("async-task", transcript)
+    with OpenAIStub([limited, calc("47*83"), {"content": "3901"}]) as stub:
+        model = chat_model(Endpoint(stub.base_url, "test-key", None, 30.0), "stub-model")
+        agent = STRATEGIES["eager"].build(suite, model, [recorder], StrategyOptions())
+        await agent.ainvoke(
+            {"messages": [HumanMessage(suite.tasks[0].turns[0])]},
+            config={"configurable": {"thread_id": "async-task"}},
+        )
+        assert len(stub.accepted) == 3
+    assert [c.retries for c in transcript.calls] == [1, 0]
+    assert transcript.first_choice == "calculate"
+    assert [(t.name, t.ok) for t in transcript.tools] == [("calculate", True)]
+
+
+async def test_async_refused_key_is_endpoint_rejected() -> None:
+    class Refused(Exception):
+        status_code = 401
+
+    async def refuse() -> None:
+        raise Refused("bad key")
+
+    with pytest.raises(EndpointRejected, match="bad key"):
+        await NO_WAIT.acall(refuse)
+
+
 def test_500_after_the_retries_is_a_task_error_and_the_run_goes_on() -> None:
     down = {"status": 500, "error": {"message": "upstream exploded", "type": "server_error"}}
     script: list[Any] = [down, down, down, calc("0.15*240"), {"content": "36"}]
@@ -204,6 +250,22 @@ def test_scoped_compact_sends_the_suite_prompt_alone() -> None:
         assert "weather (" in json.dumps(load_context)
     [task] = result.results
     assert task.success and task.first_tool_right
+
+
+def test_scoped_builder_hands_its_options_to_the_scoping_middleware() -> None:
+    register_strategy(
+        "scoped-test-core",
+        scoped_builder(core_prompt="# Core\nTOOLS FIRST, ALWAYS."),
+        "scoped with a test core prompt",
+        needs_scopes=True,
+    )
+    try:
+        with OpenAIStub([answer_after_tool(lambda body: calc("47*83"))] * 2) as stub:
+            result = run(stub, ["math-multiply"], ["scoped-test-core"])
+            assert "TOOLS FIRST, ALWAYS." in stub.requests[0]["messages"][0]["content"]
+    finally:
+        del STRATEGIES["scoped-test-core"]
+    assert result.results[0].success
 
 
 def test_gateway_calls_are_unwrapped() -> None:
@@ -321,6 +383,7 @@ def test_cli_prints_the_table_and_writes_json(
     assert code == 0
     printed = capsys.readouterr().out
     assert "eager" in printed and "100 %" in printed
+    assert "figures written to" in printed and "plot written" not in printed
     figures = json.loads(out.read_text())
     assert figures["strategies"][0]["success"] == 1.0
     assert figures["tasks"][0]["task"] == "math-multiply"
@@ -401,3 +464,61 @@ def test_the_last_reply_is_kept_for_reading_failures() -> None:
     [task] = result.results
     assert not task.success and task.first_tool is None
     assert task.last_text == "47 times 83 is 3901."
+
+
+# -- judging and aggregation (no model) ----------------------------------------------------
+
+TWO_STEP = EvalTask(
+    "two-step",
+    ("q",),
+    (Expect(("calculate",)), Expect(("format_number",))),
+)
+
+
+def _transcript(first: str | None, calls: list[ToolCallMade]) -> Transcript:
+    transcript = Transcript(TWO_STEP)
+    if first is not None:
+        transcript.note_choice(first, known=True, valid=True)
+    for made in calls:
+        transcript.add_tool(made)
+    return transcript
+
+
+def test_first_tool_is_judged_against_the_first_expectation_only() -> None:
+    both = [ToolCallMade("calculate", {}, True), ToolCallMade("format_number", {}, True)]
+    right = task_result("eager", "m", _transcript("calculate", both), TokenPrices())
+    assert right.success and right.first_tool_right
+    # The second step's tool first is a wrong first choice, even though it is expected later.
+    late = task_result("eager", "m", _transcript("format_number", both[::-1]), TokenPrices())
+    assert not late.success and not late.first_tool_right
+    assert late.first_tool == "format_number"
+    # A run that errored is never a success, whatever calls it made.
+    errored = task_result("eager", "m", _transcript("calculate", both), TokenPrices(), "boom")
+    assert not errored.success and errored.error == "boom"
+
+
+def test_figures_split_right_wrong_and_no_first_tool() -> None:
+    both = [ToolCallMade("calculate", {}, True), ToolCallMade("format_number", {}, True)]
+    rows = [
+        task_result("eager", "m", _transcript("calculate", both), TokenPrices()),
+        task_result("eager", "m", _transcript("format_number", []), TokenPrices()),
+        task_result("eager", "m", _transcript(None, []), TokenPrices(), "boom"),
+    ]
+    row = figures("eager", rows)
+    assert row.tasks == 3 and row.errors == 1
+    assert row.success == pytest.approx(1 / 3)
+    assert row.first_tool_right == row.wrong_first_tool == row.no_tool == pytest.approx(1 / 3)
+
+
+def test_resume_keeps_only_finished_results_of_the_same_model(tmp_path: Path) -> None:
+    path = tmp_path / "results.jsonl"
+    done = TaskResult("eager", "a", "m", success=True)
+    lines = [
+        done.to_json(),
+        TaskResult("eager", "b", "m", success=False, error="boom").to_json(),
+        TaskResult("eager", "c", "other-model", success=True).to_json(),
+        '{"strategy": "eager", "task": "d", "mo',  # cut short by an interrupted run
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert read_results(path, "m") == [done]
+    assert read_results(tmp_path / "missing.jsonl", "m") == []

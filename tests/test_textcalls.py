@@ -16,6 +16,7 @@ from attention_scoping.textcalls import (
     find_text_calls,
     offered_calls,
 )
+from attention_scoping.textcalls.middleware import offered_tool_names
 from tests.conftest import Ledger
 
 FENCED = 'Sure.\n```json\n{"name": "add", "arguments": {"a": 2, "b": 3}}\n```'
@@ -75,6 +76,17 @@ def test_conversion_makes_real_calls_and_keeps_prose() -> None:
     assert [(c["name"], c["args"]) for c in converted.tool_calls] == [("add", {"a": 2, "b": 3})]
     assert converted.content == "Sure."
     assert converted.response_metadata["text_tool_calls"] == 1
+
+
+def test_list_content_and_provider_dict_tools_convert() -> None:
+    """Content as text blocks (some providers' replies) and tools offered as provider dicts."""
+    message = AIMessage(content=[{"type": "text", "text": TAGGED}])
+    offered = offered_tool_names([{"type": "function", "function": {"name": "add"}}])
+    assert offered == {"add"}
+    converted = convert_text_calls(message, offered)
+    assert isinstance(converted, AIMessage)
+    assert [(c["name"], c["args"]) for c in converted.tool_calls] == [("add", {"a": 2, "b": 3})]
+    assert converted.content == ""
 
 
 def test_a_message_with_real_calls_is_left_alone() -> None:

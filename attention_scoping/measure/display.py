@@ -3,12 +3,16 @@ control codes), and matplotlib for the `--plot` options."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+from rich.console import Console
 from rich.markup import escape
 
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.text import printable
+
+R = TypeVar("R")
 
 
 def plain(text: object) -> str:
@@ -27,3 +31,21 @@ def pyplot() -> Any:
         msg = f"--plot needs matplotlib: {install_hint('bench')}"
         raise ImportError(msg) from exc
     return plt
+
+
+def write_outputs(
+    console: Console,
+    result: R,
+    json_path: str | None,
+    write_json: Callable[[R, str], None],
+    plot_path: str | None = None,
+    plot: Callable[[R, str], None] | None = None,
+) -> None:
+    """The `--json` figures and the `--plot` chart of `result`, each written when asked for and
+    where it went printed (the common tail of the measuring commands)."""
+    if json_path:
+        write_json(result, json_path)
+        console.print(f"figures written to {json_path}")
+    if plot_path and plot is not None:
+        plot(result, plot_path)
+        console.print(f"plot written to {plot_path}")

@@ -33,6 +33,11 @@ def offered_tool_names(tools: list[Any]) -> set[str]:
     return names
 
 
+def message_text(message: AIMessage) -> str:
+    """The text of a model reply (the text blocks of a list content joined)."""
+    return message.text if isinstance(message.content, list) else str(message.content or "")
+
+
 def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMessage:
     """`message` with its text tool calls (naming an offered tool) as real `tool_calls`.
 
@@ -41,7 +46,7 @@ def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMe
     """
     if not isinstance(message, AIMessage) or message.tool_calls:
         return message
-    text = message.text if isinstance(message.content, list) else str(message.content or "")
+    text = message_text(message)
     calls, _ = offered_calls(text, offered)
     if not calls:
         return message

@@ -158,6 +158,7 @@ def _options(args: argparse.Namespace, base_url: str) -> Any:
 def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping eval`."""
     from attention_scoping.measure.bench.progress import ProgressBars
+    from attention_scoping.measure.display import write_outputs
     from attention_scoping.measure.eval import report
     from attention_scoping.measure.eval.endpoint import (
         EndpointError,
@@ -192,10 +193,5 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(msg) from None
     report.render(result, console)
     console.print(f"results: {options.results_path} (re-run with --resume to continue)")
-    if args.json_path:
-        report.write_json(result, args.json_path)
-        console.print(f"figures written to {args.json_path}")
-    if args.plot:
-        report.plot(result, args.plot)
-        console.print(f"plot written to {args.plot}")
+    write_outputs(console, result, args.json_path, report.write_json, args.plot, report.plot)
     return 0

@@ -1,8 +1,10 @@
-"""What a model call costs: the price model the eval bills tokens with.
+"""What a model call costs in USD: the price model the eval bills the reported usage with.
 
-`attention_scoping.core.cost` (when present) is the package's price model; until then, and for
-a quick command-line figure, `TokenPrices` bills plain per-million-token prices. Anything with a
-`cost(input_tokens, output_tokens, cached_tokens) -> float` method works.
+`TokenPrices` bills plain per-million-token prices (`--price-in/--price-out/--price-cached`).
+Anything with a `cost(input_tokens, output_tokens, cached_tokens) -> float` method works. Not to
+be confused with `attention_scoping.core.cost.PriceModel`: that one is a provider's cache rules
+and multipliers of its input price, which `simulate --sessions` uses to predict cached tokens;
+here the endpoint reports them, so only the USD prices are needed.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ spent or, for single-call tasks, once the model has chosen a tool.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 import time
@@ -29,15 +28,14 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import override
 
-from attention_scoping.measure.eval.retry import (
-    EndpointRejected,
-    RetryPolicy,
-    is_fatal,
-    is_transient,
-)
+from attention_scoping.measure.eval.retry import RetryPolicy
 from attention_scoping.measure.eval.tasks import ToolCallMade
 from attention_scoping.measure.eval.transcript import ModelCall, Transcript
-from attention_scoping.textcalls.middleware import convert_text_calls, offered_tool_names
+from attention_scoping.textcalls.middleware import (
+    convert_text_calls,
+    message_text,
+    offered_tool_names,
+)
 from attention_scoping.textcalls.parse import find_text_calls
 
 NAVIGATION_TOOLS = frozenset({"load_context", "search_tool_catalog", "get_tool_schema"})
@@ -69,10 +67,6 @@ def _usage(message: BaseMessage) -> tuple[int, int, int]:
         int(usage.get("output_tokens") or 0),
         int(details.get("cache_read") or 0),
     )
-
-
-def _text(message: AIMessage) -> str:
-    return message.text if isinstance(message.content, list) else str(message.content or "")
 
 
 class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
@@ -155,7 +149,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         for i, message in enumerate(result):
             if not isinstance(message, AIMessage) or message.tool_calls:
                 continue
-            found += len(find_text_calls(_text(message)))
+            found += len(find_text_calls(message_text(message)))
             if self.parse_text_calls:
                 result[i] = convert_text_calls(message, offered)
                 converted += len(getattr(result[i], "tool_calls", []) or [])
@@ -166,7 +160,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         last = next((m for m in reversed(result) if isinstance(m, AIMessage)), None)
         if transcript is not None and last is not None:
             self._note_calls(transcript, last)
-            transcript.last_text = _text(last)[:LAST_TEXT_CHARS]
+            transcript.last_text = message_text(last)[:LAST_TEXT_CHARS]
             tokens = _usage(last)
             transcript.add_call(
                 ModelCall(
@@ -223,20 +217,14 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         stop = self._short_circuit(transcript)
         if stop is not None:
             return stop
-        attempt = 0
-        while True:
-            started = self.clock()
-            try:
-                response = await handler(request)
-                break
-            except Exception as exc:
-                if is_fatal(exc):
-                    raise EndpointRejected(str(exc)) from exc
-                if attempt >= self.retry.retries or not is_transient(exc):
-                    raise
-                await asyncio.sleep(self.retry.delay(attempt, exc))
-                attempt += 1
-        return self._record(transcript, request, response, self.clock() - started, attempt)
+        started = [0.0]
+
+        async def attempt() -> ModelResponse[ResponseT]:
+            started[0] = self.clock()
+            return await handler(request)
+
+        response, retries = await self.retry.acall(attempt)
+        return self._record(transcript, request, response, self.clock() - started[0], retries)
 
     # -- tool calls -----------------------------------------------------------------------
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -81,9 +82,28 @@ class RetryPolicy:
             try:
                 return fn(), attempt
             except Exception as exc:
-                if is_fatal(exc):
-                    raise EndpointRejected(str(exc)) from exc
-                if attempt >= self.retries or not is_transient(exc):
-                    raise
-                sleep(self.delay(attempt, exc))
+                sleep(self._wait(attempt, exc))
                 attempt += 1
+
+    async def acall(
+        self,
+        fn: Callable[[], Awaitable[T]],
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> tuple[T, int]:
+        """Async form of `call`: `await fn()` with retries; returns (result, retries used)."""
+        attempt = 0
+        while True:
+            try:
+                return await fn(), attempt
+            except Exception as exc:
+                await sleep(self._wait(attempt, exc))
+                attempt += 1
+
+    def _wait(self, attempt: int, exc: Exception) -> float:
+        """Seconds before retry `attempt` of a call that raised `exc`; raises when there is none
+        (`EndpointRejected` for a refused key, `exc` itself when not transient or out of tries)."""
+        if is_fatal(exc):
+            raise EndpointRejected(str(exc)) from exc
+        if attempt >= self.retries or not is_transient(exc):
+            raise exc
+        return self.delay(attempt, exc)

@@ -104,17 +104,24 @@ def build_eager(suite: Suite, model: Any, tail: Sequence[Any], options: Strategy
     return create_eval_agent(model, suite.tools, suite.system_prompt, tail)
 
 
-def build_scoped(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
-    """The suite's scopes behind `load_context`."""
-    return create_eval_agent(model, suite.tools, suite.system_prompt, [_scoping(suite), *tail])
+def scoped_builder(**scoping: Any) -> Builder:
+    """A builder of the suite's scopes behind `load_context`, its `AttentionScopingMiddleware`
+    given `scoping` (e.g. `prompt_layout="compact"`, `core_prompt=...`): `scoped` and its
+    variants."""
+
+    def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
+        """The suite's scopes behind `load_context`."""
+        middleware = [_scoping(suite, **scoping), *tail]
+        return create_eval_agent(model, suite.tools, suite.system_prompt, middleware)
+
+    return build
 
 
-def build_scoped_compact(
-    suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions
-) -> Any:
-    """The suite's scopes with the compact prompt layout (for small models)."""
-    scoping = _scoping(suite, prompt_layout="compact")
-    return create_eval_agent(model, suite.tools, suite.system_prompt, [scoping, *tail])
+build_scoped = scoped_builder()
+"""The suite's scopes behind `load_context`."""
+
+build_scoped_compact = scoped_builder(prompt_layout="compact")
+"""The suite's scopes with the compact prompt layout (for small models)."""
 
 
 def build_gated(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
