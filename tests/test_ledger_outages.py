@@ -473,11 +473,11 @@ def test_postgres_ledger_reconnects_when_its_connection_is_killed(tmp_path: Path
         import psycopg
 
         ledger = open_ledger("postgres", where, retry=FAST)
-        pid = ledger._conn.info.backend_pid  # type: ignore[attr-defined]
+        pid = ledger.db.conn.info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(where["dsn"], autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         assert ledger.counts()[TaskStatus.PENDING] == 0  # the in-flight call reconnects
-        assert ledger._conn.info.backend_pid != pid  # type: ignore[attr-defined]
+        assert ledger.db.conn.info.backend_pid != pid  # type: ignore[attr-defined]
         task = ledger.create({"n": 1})
         assert ledger.task(task).status is TaskStatus.PENDING
         ledger.close()

@@ -129,7 +129,7 @@ def test_sqlite_store_waits_out_a_held_lock(tmp_path: Path) -> None:
     with token_store_location("sqlite", tmp_path) as where:
         store = open_token_store("sqlite", where)
         store.db.busy_timeout = 0.01  # type: ignore[attr-defined]
-        store.db.reset()  # type: ignore[attr-defined]
+        store.db.reset()
         holder = sqlite3.connect(where["path"], isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         released: list[Any] = []

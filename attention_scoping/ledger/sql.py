@@ -18,7 +18,6 @@ import dataclasses
 import json
 import time
 import uuid
-from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
@@ -39,7 +38,7 @@ from attention_scoping.ledger.interface import (
 from attention_scoping.ledger.interface import content_sha256 as hash_output
 from attention_scoping.ledger.retry import RetryPolicy
 
-__all__ = ["SqlLedger", "Tx"]
+__all__ = ["Database", "SqlLedger", "Tx"]
 
 T = TypeVar("T")
 
@@ -67,6 +66,26 @@ class Tx(Protocol):
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement and return the number of rows it changed."""
+        ...
+
+
+class Database(Protocol):
+    """One shared connection as the SQL stores use it (`SqliteDatabase`, `PostgresDatabase`)."""
+
+    def write_tx(self) -> AbstractContextManager[Tx]:
+        """A write transaction (committed on exit, rolled back on error)."""
+        ...
+
+    def read_tx(self) -> AbstractContextManager[Tx]:
+        """A read-only snapshot."""
+        ...
+
+    def reset(self) -> None:
+        """Drop the connection after a transient error (the next transaction reconnects)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection for good."""
         ...
 
 
@@ -105,7 +124,10 @@ def _info(row: Sequence[Any]) -> TaskInfo:
 
 
 class SqlLedger(TaskLedger):
-    """`TaskLedger` over any SQL backend that provides `_transaction()` and the schema."""
+    """`TaskLedger` over any SQL backend: a subclass opens `self.db` and creates the schema."""
+
+    db: Database
+    """The connection every operation runs through."""
 
     lock_clause: str = ""
     """Appended to the claim query (`FOR UPDATE SKIP LOCKED` where the backend has it)."""
@@ -131,16 +153,21 @@ class SqlLedger(TaskLedger):
         self.events_table = f"{prefix}ledger_events"
         self.receipts_table = f"{prefix}ledger_receipts"
 
-    @abstractmethod
     def _transaction(self) -> AbstractContextManager[Tx]:
         """A write transaction (committed on exit, rolled back on error)."""
+        return self.db.write_tx()
 
-    @abstractmethod
     def _read(self) -> AbstractContextManager[Tx]:
         """A read-only snapshot."""
+        return self.db.read_tx()
 
     def _reset(self) -> None:
         """Drop the connection after a transient error (the next transaction reconnects)."""
+        self.db.reset()
+
+    def close(self) -> None:
+        """Close the connection (for good)."""
+        self.db.close()
 
     def _do(self, what: str, op: Callable[[bool], T]) -> T:
         """Run `op(again)` under the retry policy (see `RetryPolicy.run`)."""
