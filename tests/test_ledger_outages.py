@@ -341,6 +341,29 @@ def retries() -> Iterator[Signal]:
     log.removeHandler(signal)
 
 
+def test_opening_a_sqlite_ledger_waits_out_a_lock_held_past_the_busy_timeout(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "ledger.db"
+    SqliteLedger(path).close()
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process keeps the write lock
+    pauses: list[float] = []
+
+    def release_later(seconds: float) -> None:
+        if not pauses:  # the open met the lock: let it go
+            holder.execute("COMMIT")
+        pauses.append(seconds)
+
+    policy = RetryPolicy(base=0.001, cap=0.01, sleep=release_later)
+    ledger = SqliteLedger(path, busy_timeout=0.01, retry=policy)
+    assert pauses, "the held lock was never met"
+    task_id = ledger.create({"n": 1})
+    assert ledger.task(task_id).status is TaskStatus.PENDING
+    holder.close()
+    ledger.close()
+
+
 def test_sqlite_workers_wait_out_a_lock_held_past_the_busy_timeout(
     tmp_path: Path, retries: Signal
 ) -> None:
@@ -473,11 +496,11 @@ def test_postgres_ledger_reconnects_when_its_connection_is_killed(tmp_path: Path
         import psycopg
 
         ledger = open_ledger("postgres", where, retry=FAST)
-        pid = ledger._conn.info.backend_pid  # type: ignore[attr-defined]
+        pid = ledger.db.conn.info.backend_pid  # type: ignore[attr-defined]
         with psycopg.connect(where["dsn"], autocommit=True) as admin:
             admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
         assert ledger.counts()[TaskStatus.PENDING] == 0  # the in-flight call reconnects
-        assert ledger._conn.info.backend_pid != pid  # type: ignore[attr-defined]
+        assert ledger.db.conn.info.backend_pid != pid  # type: ignore[attr-defined]
         task = ledger.create({"n": 1})
         assert ledger.task(task).status is TaskStatus.PENDING
         ledger.close()

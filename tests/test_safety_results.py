@@ -7,6 +7,8 @@ import asyncio
 import json
 import math
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +250,36 @@ def test_the_outcome_is_recorded_through_a_lock_held_during_the_mutation(tmp_pat
     record = SqliteIntentJournal(path).get(proposal.intent_id)
     assert record is not None and record.status is IntentStatus.SUCCEEDED
     holder.close()
+
+
+def test_an_outcome_whose_commit_reply_was_lost_is_recorded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.db"
+    journal = SqliteIntentJournal(path, retry=RetryPolicy(base=0.001, cap=0.01))
+    guard = IntentGuard(TokenIssuer(SECRET, store=SqliteTokenStore(path)), journal)
+    proposal = guard.propose(INTENT)
+    original = journal.db.write
+    lost: list[bool] = []
+
+    @contextmanager
+    def lossy() -> Iterator[sqlite3.Connection]:
+        with original() as conn:
+            yield conn
+        if not lost:  # the outcome committed, then the answer was lost
+            lost.append(True)
+            raise sqlite3.OperationalError("disk I/O error")
+
+    def mutate() -> dict[str, Any]:
+        monkeypatch.setattr(journal.db, "write", lossy)
+        return {"done": True}
+
+    outcome = guard.execute(proposal.code, INTENT, mutate)
+    assert lost and outcome.status is IntentStatus.SUCCEEDED
+    statuses = [e["status"] for e in journal.events(proposal.intent_id)]
+    assert statuses.count(IntentStatus.SUCCEEDED.value) == 1  # the retry did not write it again
+    kept = SqliteIntentJournal(path).get(proposal.intent_id)
+    assert kept is not None and kept.status is IntentStatus.SUCCEEDED
 
 
 class Locked:

@@ -3,9 +3,11 @@ across connections and workers, outages are retried, and nothing warns about sha
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ import pytest
 
 from attention_scoping.approval.middleware import ApprovalGate
 from attention_scoping.ledger.retry import RetryPolicy
+from attention_scoping.ledger.sql import Tx
 from attention_scoping.safety.token_stores import SharedMemoryStoreWarning, SqlTokenStore
 from attention_scoping.safety.tokens import ReplayedTokenError, TokenIssuer, tool_call_hash
 from tests.safety_support import SECRET, FakeClock
@@ -107,6 +110,49 @@ def test_a_rejection_burns_the_token_for_every_worker(opener: Opener) -> None:
     assert refusal is not None and refusal["reason"] == "replayed"
 
 
+def lose_next_commit_reply(
+    kind: str, store: SqlTokenStore, monkeypatch: pytest.MonkeyPatch
+) -> list[bool]:
+    """The store's next write commits, then its answer is lost (a transient error)."""
+    if kind == "sqlite":
+        error: Exception = sqlite3.OperationalError("disk I/O error")
+    else:
+        import psycopg
+
+        error = psycopg.OperationalError("server closed the connection unexpectedly")
+    original = store.db.write_tx
+    armed = [True]
+
+    @contextmanager
+    def lossy() -> Iterator[Tx]:
+        with original() as tx:
+            yield tx
+        if armed:
+            armed.clear()
+            raise error
+
+    monkeypatch.setattr(store.db, "write_tx", lossy)
+    return armed
+
+
+def test_a_use_whose_commit_reply_was_lost_fails_closed(
+    kind: str, opener: Opener, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = opener()
+    issuer = TokenIssuer(SECRET, store=store)
+    token = issuer.issue(H1)
+    token_id = issuer.verify(token, H1).token_id
+    armed = lose_next_commit_reply(kind, store, monkeypatch)
+    with pytest.raises(ReplayedTokenError):  # retried: the id is taken, by the lost attempt
+        issuer.consume(token, H1)
+    assert not armed and store.is_token_used(token_id)
+    code = issuer.issue_code(H1)
+    armed = lose_next_commit_reply(kind, store, monkeypatch)
+    with pytest.raises(ReplayedTokenError):
+        issuer.redeem_code(code.code, H1)
+    assert not armed
+
+
 def test_postgres_store_reconnects_after_its_connection_is_killed(tmp_path: Path) -> None:
     with token_store_location("postgres", tmp_path) as where:
         import psycopg
@@ -129,7 +175,7 @@ def test_sqlite_store_waits_out_a_held_lock(tmp_path: Path) -> None:
     with token_store_location("sqlite", tmp_path) as where:
         store = open_token_store("sqlite", where)
         store.db.busy_timeout = 0.01  # type: ignore[attr-defined]
-        store.db.reset()  # type: ignore[attr-defined]
+        store.db.reset()
         holder = sqlite3.connect(where["path"], isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         released: list[Any] = []

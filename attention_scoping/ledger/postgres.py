@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
-from typing import Any
 
 from attention_scoping.ledger.postgres_db import PostgresDatabase, check_identifier
 from attention_scoping.ledger.retry import RetryPolicy
@@ -78,6 +76,8 @@ class PostgresLedger(SqlLedger):
             wrong DSN fails at once.
     """
 
+    db: PostgresDatabase
+
     lock_clause = " FOR UPDATE SKIP LOCKED"
     row_lock = " FOR UPDATE"
 
@@ -105,11 +105,6 @@ class PostgresLedger(SqlLedger):
             lock_name=f"attention_scoping.ledger:{self.schema}",
         )
 
-    @property
-    def _conn(self) -> Any:
-        """The current psycopg connection (None between a drop and the next transaction)."""
-        return self.db.conn
-
     def _ready(self, tx: Tx) -> bool:
         """Whether the tables and their append-only triggers all exist."""
         rows = tx.rows(
@@ -119,16 +114,3 @@ class PostgresLedger(SqlLedger):
             (self.events_table, self.receipts_table, self.tasks_table),
         )
         return int(rows[0][0]) == 2
-
-    def _reset(self) -> None:
-        self.db.reset()
-
-    def _transaction(self) -> AbstractContextManager[Tx]:
-        return self.db.transaction()
-
-    def _read(self) -> AbstractContextManager[Tx]:
-        return self.db.read()
-
-    def close(self) -> None:
-        """Close the connection (for good)."""
-        self.db.close()

@@ -95,7 +95,7 @@ class PostgresDatabase:
                     logger.debug("closing the %s connection failed: %s", self.name, exc)
 
     @contextmanager
-    def transaction(self) -> Iterator[PgTx]:
+    def write_tx(self) -> Iterator[PgTx]:
         """A write transaction (committed on exit, rolled back on error)."""
         with self._lock:
             conn = self._live()
@@ -103,7 +103,7 @@ class PostgresDatabase:
                 yield PgTx(cur)
 
     @contextmanager
-    def read(self) -> Iterator[PgTx]:
+    def read_tx(self) -> Iterator[PgTx]:
         """A read-only transaction."""
         with self._lock:
             conn = self._live()
@@ -117,7 +117,7 @@ class PostgresDatabase:
         """Run schema statements once, under an advisory lock (concurrent first opens). They
         are skipped when `ready` says the schema exists: DDL would lock the tables against the
         processes already using them."""
-        with self.transaction() as tx:
+        with self.write_tx() as tx:
             if ready(tx):
                 return
             tx.run("SELECT pg_advisory_xact_lock(?)", (zlib.crc32(lock_name.encode()),))

@@ -18,7 +18,6 @@ import dataclasses
 import json
 import time
 import uuid
-from abc import abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
@@ -39,7 +38,7 @@ from attention_scoping.ledger.interface import (
 from attention_scoping.ledger.interface import content_sha256 as hash_output
 from attention_scoping.ledger.retry import RetryPolicy
 
-__all__ = ["SqlLedger", "Tx"]
+__all__ = ["Database", "SqlLedger", "Tx"]
 
 T = TypeVar("T")
 
@@ -67,6 +66,26 @@ class Tx(Protocol):
 
     def run(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run a statement and return the number of rows it changed."""
+        ...
+
+
+class Database(Protocol):
+    """One shared connection as the SQL stores use it (`SqliteDatabase`, `PostgresDatabase`)."""
+
+    def write_tx(self) -> AbstractContextManager[Tx]:
+        """A write transaction (committed on exit, rolled back on error)."""
+        ...
+
+    def read_tx(self) -> AbstractContextManager[Tx]:
+        """A read-only snapshot."""
+        ...
+
+    def reset(self) -> None:
+        """Drop the connection after a transient error (the next transaction reconnects)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection for good."""
         ...
 
 
@@ -105,7 +124,10 @@ def _info(row: Sequence[Any]) -> TaskInfo:
 
 
 class SqlLedger(TaskLedger):
-    """`TaskLedger` over any SQL backend that provides `_transaction()` and the schema."""
+    """`TaskLedger` over any SQL backend: a subclass opens `self.db` and creates the schema."""
+
+    db: Database
+    """The connection every operation runs through."""
 
     lock_clause: str = ""
     """Appended to the claim query (`FOR UPDATE SKIP LOCKED` where the backend has it)."""
@@ -131,16 +153,21 @@ class SqlLedger(TaskLedger):
         self.events_table = f"{prefix}ledger_events"
         self.receipts_table = f"{prefix}ledger_receipts"
 
-    @abstractmethod
     def _transaction(self) -> AbstractContextManager[Tx]:
         """A write transaction (committed on exit, rolled back on error)."""
+        return self.db.write_tx()
 
-    @abstractmethod
     def _read(self) -> AbstractContextManager[Tx]:
         """A read-only snapshot."""
+        return self.db.read_tx()
 
     def _reset(self) -> None:
         """Drop the connection after a transient error (the next transaction reconnects)."""
+        self.db.reset()
+
+    def close(self) -> None:
+        """Close the connection (for good)."""
+        self.db.close()
 
     def _do(self, what: str, op: Callable[[bool], T]) -> T:
         """Run `op(again)` under the retry policy (see `RetryPolicy.run`)."""
@@ -180,13 +207,12 @@ class SqlLedger(TaskLedger):
         self,
         tx: Tx,
         payload: Mapping[str, Any],
-        task_id: str | None,
+        tid: str,
         kind: str,
         max_attempts: int | None,
         now: float,
         delay: float,
     ) -> str:
-        tid = uuid.uuid4().hex if task_id is None else task_id
         if not isinstance(tid, str) or not tid or len(tid) > 200:
             msg = f"task_id must be a non-empty string of at most 200 characters, not {tid!r}"
             raise ValueError(msg)
@@ -287,6 +313,31 @@ class SqlLedger(TaskLedger):
             task_id, status, sha, tuple(affected), worker, lease_id, attempt, now, seq, error
         )
 
+    def _finish_lease(
+        self,
+        tx: Tx,
+        lease: Lease,
+        status: TaskStatus,
+        now: float,
+        *,
+        sha: str | None = None,
+        affected: Sequence[str] = (),
+        error: str | None = None,
+    ) -> Receipt:
+        """`_finish` by the holder of `lease`."""
+        return self._finish(
+            tx,
+            lease.task_id,
+            status,
+            now,
+            worker=lease.worker,
+            lease_id=lease.lease_id,
+            attempt=lease.attempt,
+            sha=sha,
+            affected=affected,
+            error=error,
+        )
+
     def _expire(self, tx: Tx, row: Sequence[Any], now: float) -> bool:
         """Log the expiry of `row`'s lease; fail the task if out of attempts. True if failed."""
         task_id, attempts, max_attempts, worker, lease_id = row[0], row[4], row[5], row[6], row[10]
@@ -311,22 +362,25 @@ class SqlLedger(TaskLedger):
 
     # -- what an earlier attempt left (after a connection dropped around its COMMIT) -------
 
+    def _snapshot(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        """Rows of one read, inside an attempt (the attempt's retry covers it)."""
+        with self._read() as tx:
+            return tx.rows(sql, params)
+
     def _committed_task(self, task_id: str, kind: str, payload: Mapping[str, Any]) -> bool:
         """Whether `task_id` exists with exactly this kind and payload."""
         body = json.dumps(dict(payload), sort_keys=True)
-        with self._read() as tx:
-            rows = tx.rows(
-                f"SELECT kind, payload FROM {self.tasks_table} WHERE task_id = ?", (task_id,)
-            )
+        rows = self._snapshot(
+            f"SELECT kind, payload FROM {self.tasks_table} WHERE task_id = ?", (task_id,)
+        )
         return bool(rows) and rows[0][0] == kind and rows[0][1] == body
 
     def _own_lease(self, lease_id: str, lease_seconds: float) -> Lease | None:
         """The lease `lease_id` if an earlier attempt of this claim took it."""
-        with self._read() as tx:
-            rows = tx.rows(
-                f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE lease_id = ? AND status = ?",
-                (lease_id, TaskStatus.LEASED.value),
-            )
+        rows = self._snapshot(
+            f"SELECT {_TASK_COLS} FROM {self.tasks_table} WHERE lease_id = ? AND status = ?",
+            (lease_id, TaskStatus.LEASED.value),
+        )
         if not rows:
             return None
         row = rows[0]
@@ -343,11 +397,10 @@ class SqlLedger(TaskLedger):
 
     def _own_receipt(self, lease: Lease, status: TaskStatus) -> Receipt | None:
         """The task's receipt if an earlier attempt with `lease` wrote it."""
-        with self._read() as tx:
-            rows = tx.rows(
-                f"SELECT {_RECEIPT_COLS} FROM {self.receipts_table} WHERE task_id = ?",
-                (lease.task_id,),
-            )
+        rows = self._snapshot(
+            f"SELECT {_RECEIPT_COLS} FROM {self.receipts_table} WHERE task_id = ?",
+            (lease.task_id,),
+        )
         if not rows:
             return None
         receipt = _receipt(rows[0])
@@ -355,12 +408,10 @@ class SqlLedger(TaskLedger):
 
     def _own_retry(self, lease: Lease) -> bool:
         """Whether an earlier attempt returned the task to the pool under `lease`."""
-        with self._read() as tx:
-            rows = tx.rows(
-                f"SELECT data FROM {self.events_table} "
-                "WHERE task_id = ? AND lease_id = ? AND kind = ?",
-                (lease.task_id, lease.lease_id, EventKind.FAILED.value),
-            )
+        rows = self._snapshot(
+            f"SELECT data FROM {self.events_table} WHERE task_id = ? AND lease_id = ? AND kind = ?",
+            (lease.task_id, lease.lease_id, EventKind.FAILED.value),
+        )
         return any(json.loads(data).get("retry") for (data,) in rows)
 
     # -- writes -----------------------------------------------------------------------------
@@ -513,17 +564,8 @@ class SqlLedger(TaskLedger):
             with self._transaction() as tx:
                 now = self.clock()
                 self._held(tx, lease, now)
-                return self._finish(
-                    tx,
-                    lease.task_id,
-                    TaskStatus.COMPLETED,
-                    now,
-                    worker=lease.worker,
-                    lease_id=lease.lease_id,
-                    attempt=lease.attempt,
-                    sha=sha,
-                    affected=affected,
-                    error=None,
+                return self._finish_lease(
+                    tx, lease, TaskStatus.COMPLETED, now, sha=sha, affected=affected
                 )
 
         return self._do("complete", attempt)
@@ -551,18 +593,7 @@ class SqlLedger(TaskLedger):
                 (TaskStatus.PENDING.value, now + retry_after, now, lease.task_id),
             )
             return None
-        return self._finish(
-            tx,
-            lease.task_id,
-            TaskStatus.FAILED,
-            now,
-            worker=lease.worker,
-            lease_id=lease.lease_id,
-            attempt=lease.attempt,
-            sha=None,
-            affected=(),
-            error=error,
-        )
+        return self._finish_lease(tx, lease, TaskStatus.FAILED, now, error=error)
 
     def fail(
         self, lease: Lease, error: str, *, retry: bool = False, retry_after: float = 0.0

@@ -10,10 +10,9 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from contextlib import AbstractContextManager
 
 from attention_scoping.ledger.retry import RetryPolicy
-from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
+from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 
 __all__ = ["SqliteLedger"]
@@ -70,6 +69,8 @@ class SqliteLedger(SqlLedger):
             `RetryPolicy()` by default (capped exponential backoff with jitter, 60 s budget).
     """
 
+    db: SqliteDatabase
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -84,17 +85,4 @@ class SqliteLedger(SqlLedger):
         super().__init__(clock=clock, max_attempts=max_attempts, retry=retry)
         self.db = SqliteDatabase(path, synchronous=synchronous, busy_timeout=busy_timeout)
         schema = _schema(self.tasks_table, self.events_table, self.receipts_table)
-        self._do("open", lambda _again: self.db.setup(schema))  # waits out a held lock
-
-    def _transaction(self) -> AbstractContextManager[Tx]:
-        return self.db.write_tx()
-
-    def _read(self) -> AbstractContextManager[Tx]:
-        return self.db.read_tx()
-
-    def _reset(self) -> None:
-        self.db.reset()
-
-    def close(self) -> None:
-        """Close the file."""
-        self.db.close()
+        self.db.setup(schema, retry=self.retry, what="ledger open")  # waits out a held lock

@@ -12,9 +12,11 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
+
+from attention_scoping.ledger.retry import RetryPolicy
 
 __all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
 
@@ -56,7 +58,8 @@ class SqliteDatabase:
         busy_timeout: float = 30.0,
         synchronous: Synchronous = "FULL",
     ) -> None:
-        """Open (creating if needed) the file at `path` in WAL mode."""
+        """Keep the settings for the file at `path`; the first transaction (normally a
+        retried `setup`) opens it, creating it if needed, in WAL mode."""
         if synchronous not in ("FULL", "NORMAL"):
             msg = f"synchronous must be 'FULL' or 'NORMAL', not {synchronous!r}"
             raise ValueError(msg)
@@ -65,7 +68,7 @@ class SqliteDatabase:
         self.synchronous = synchronous
         self._lock = threading.RLock()
         self._closed = False
-        self._conn: sqlite3.Connection | None = self._connect()
+        self._conn: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
         """A new connection with the pragmas every user of the file relies on."""
@@ -152,11 +155,27 @@ class SqliteDatabase:
         with self._lock:
             return self._live().execute(sql, params).fetchall()
 
-    def setup(self, statements: Iterable[str]) -> None:
-        """Run schema statements (all `IF NOT EXISTS`) in one write transaction."""
-        with self.write() as conn:
-            for statement in statements:
-                conn.execute(statement)
+    def setup(
+        self,
+        statements: Iterable[str],
+        *,
+        retry: RetryPolicy,
+        what: str,
+        migrate: Callable[[sqlite3.Connection], None] | None = None,
+    ) -> None:
+        """Run schema statements (all `IF NOT EXISTS`), then `migrate`, in one write
+        transaction; a lock another process holds past the busy timeout (or another transient
+        error) is waited out under `retry`, on a fresh connection, and reported as `what`."""
+        schema = list(statements)
+
+        def attempt(_again: bool) -> None:
+            with self.write() as conn:
+                for statement in schema:
+                    conn.execute(statement)
+                if migrate is not None:
+                    migrate(conn)
+
+        retry.run(attempt, what=what, reset=self.reset)
 
     def close(self) -> None:
         """Close the connection (for good: it is not reopened)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
@@ -331,6 +332,13 @@ def _values(r: IntentRecord) -> tuple[Any, ...]:
     )
 
 
+def _add_encoding(conn: sqlite3.Connection) -> None:
+    """Give a journal written before results had an encoding its `result_encoding` column."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(safety_intents)")}
+    if "result_encoding" not in columns:
+        conn.execute("ALTER TABLE safety_intents ADD COLUMN result_encoding TEXT")
+
+
 class SqliteIntentJournal:
     """`IntentJournal` in a SQLite file, shared by every process that opens it.
 
@@ -352,11 +360,7 @@ class SqliteIntentJournal:
         """
         self.retry = retry if retry is not None else RetryPolicy()
         self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SCHEMA)
-        with self.db.write() as conn:  # a journal written before results had an encoding
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(safety_intents)")}
-            if "result_encoding" not in columns:
-                conn.execute("ALTER TABLE safety_intents ADD COLUMN result_encoding TEXT")
+        self.db.setup(_SCHEMA, retry=self.retry, what="intent journal open", migrate=_add_encoding)
 
     @staticmethod
     def _log(conn: Any, record: IntentRecord, detail: dict[str, Any] | None = None) -> None:

@@ -15,15 +15,14 @@ import os
 import secrets
 import threading
 import warnings
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from attention_scoping.ledger.postgres_db import PgTx, PostgresDatabase, check_identifier
 from attention_scoping.ledger.retry import RetryPolicy
-from attention_scoping.ledger.sql import Tx
+from attention_scoping.ledger.sql import Database, Tx
 from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 
 __all__ = [
@@ -209,33 +208,23 @@ class SqlTokenStore(ABC):
 
     tokens_table = "safety_used_tokens"
     codes_table = "safety_codes"
+    db: Database
+    """The connection every method runs through (opened by the subclass)."""
 
     def __init__(self, *, retry: RetryPolicy | None = None) -> None:
         """Keep the retry policy."""
         self.retry = retry if retry is not None else RetryPolicy()
 
-    @abstractmethod
-    def _write(self) -> AbstractContextManager[Tx]:
-        """A write transaction."""
-
-    @abstractmethod
-    def _read(self) -> AbstractContextManager[Tx]:
-        """A read-only transaction."""
-
-    @abstractmethod
-    def _reset(self) -> None:
-        """Drop the connection after a transient error."""
-
-    @abstractmethod
     def close(self) -> None:
         """Release the connection."""
+        self.db.close()
 
     def _do(self, what: str, op: Callable[[Tx], T], *, write: bool = True) -> T:
         def attempt(_again: bool) -> T:
-            with self._write() if write else self._read() as tx:
+            with self.db.write_tx() if write else self.db.read_tx() as tx:
                 return op(tx)
 
-        return self.retry.run(attempt, what=f"token store {what}", reset=self._reset)
+        return self.retry.run(attempt, what=f"token store {what}", reset=self.db.reset)
 
     def claim_token(self, token_id: str, expires_at: float, now: float) -> bool:
         """Mark a token id used; True only for the first claim, in any process."""
@@ -326,6 +315,8 @@ class SqliteTokenStore(SqlTokenStore):
         ```
     """
 
+    db: SqliteDatabase
+
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -336,20 +327,7 @@ class SqliteTokenStore(SqlTokenStore):
         """Open or create the store's tables in the file at `path`."""
         super().__init__(retry=retry)
         self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SQLITE_SCHEMA)
-
-    def _write(self) -> AbstractContextManager[Tx]:
-        return self.db.write_tx()
-
-    def _read(self) -> AbstractContextManager[Tx]:
-        return self.db.read_tx()
-
-    def _reset(self) -> None:
-        self.db.reset()
-
-    def close(self) -> None:
-        """Close the file."""
-        self.db.close()
+        self.db.setup(_SQLITE_SCHEMA, retry=self.retry, what="token store open")
 
 
 def _pg_schema(q: str) -> list[str]:
@@ -382,6 +360,8 @@ class PostgresTokenStore(SqlTokenStore):
         retry: How transient errors are retried (`RetryPolicy()`).
     """
 
+    db: PostgresDatabase
+
     def __init__(
         self,
         dsn: str,
@@ -406,16 +386,3 @@ class PostgresTokenStore(SqlTokenStore):
             (self.tokens_table, self.codes_table),
         )
         return bool(rows[0][0])
-
-    def _write(self) -> AbstractContextManager[Tx]:
-        return self.db.transaction()
-
-    def _read(self) -> AbstractContextManager[Tx]:
-        return self.db.read()
-
-    def _reset(self) -> None:
-        self.db.reset()
-
-    def close(self) -> None:
-        """Close the connection."""
-        self.db.close()
