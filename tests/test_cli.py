@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from attention_scoping.measure.args import non_negative, positive
 from attention_scoping.measure.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -253,3 +255,11 @@ def test_bench_refuses_gold_names_where_ids_differ(
     )
     assert code == 2
     assert "'send_email' is a tool name, not a catalog id" in " ".join(err.split())
+
+
+def test_number_options_name_what_was_given() -> None:
+    assert (positive("3"), non_negative("2.5")) == (3, 2.5)
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^expected an integer >= 1, got 0$"):
+        positive("0")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^expected a number >= 0, got 'nan'$"):
+        non_negative("nan")

@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
-
-N = TypeVar("N", int, float)
 
 
 class UsageError(Exception):
@@ -41,27 +37,30 @@ def name_list(text: str) -> list[str]:
     return [v.strip() for v in text.split(",") if v.strip()]
 
 
-def _at_least(text: str, convert: Callable[[str], N], least: N, kind: str) -> N:
-    """`text` as a `kind` of value >= `least`, or an argparse error naming what was given."""
+def positive(text: str) -> int:
+    """An integer >= 1 (an argparse type)."""
     try:
-        value = convert(text)
+        value = int(text)
     except ValueError:
-        msg = f"expected {kind}, got {text!r}"
+        msg = f"expected an integer, got {text!r}"
         raise argparse.ArgumentTypeError(msg) from None
-    if not value >= least:  # NaN fails too
-        msg = f"expected {kind} >= {least:g}, got {text!r}"
+    if value < 1:
+        msg = f"expected an integer >= 1, got {value}"
         raise argparse.ArgumentTypeError(msg)
     return value
 
 
-def positive(text: str) -> int:
-    """An integer >= 1 (an argparse type)."""
-    return _at_least(text, int, 1, "an integer")
-
-
 def non_negative(text: str) -> float:
-    """A number >= 0 (an argparse type)."""
-    return _at_least(text, float, 0.0, "a number")
+    """A number >= 0, NaN refused (an argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        msg = f"expected a number, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not value >= 0:
+        msg = f"expected a number >= 0, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
 
 
 def check_output(path: str | None, suffix: str | None = None) -> None:

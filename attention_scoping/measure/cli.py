@@ -12,8 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
@@ -27,6 +26,7 @@ from attention_scoping.measure.args import float_list as _float_list
 from attention_scoping.measure.args import int_list as _int_list
 from attention_scoping.measure.args import name_list as _name_list
 from attention_scoping.measure.args import positive as _positive
+from attention_scoping.measure.display import write_outputs
 
 EXIT_USAGE = 2
 """Exit status for bad input (a malformed file, an unknown option value)."""
@@ -208,22 +208,6 @@ def _cache(directory: str | None) -> object | None:
     return VectorCache(directory)
 
 
-def _write_outputs(
-    args: argparse.Namespace,
-    console: Console,
-    result: Any,
-    write_json: Callable[[Any, str], None],
-    plot: Callable[[Any, str], None] | None = None,
-) -> None:
-    """Write `result` to `--json` and, given `plot`, draw it to `--plot`; say where."""
-    if args.json_path:
-        write_json(result, args.json_path)
-        console.print(f"figures written to {args.json_path}")
-    if plot is not None and args.plot:
-        plot(result, args.plot)
-        console.print(f"plot written to {args.plot}")
-
-
 def run_bench_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping bench`."""
     from attention_scoping.core.catalog import load_catalog, load_queries
@@ -267,7 +251,7 @@ def run_bench_command(args: argparse.Namespace, console: Console) -> int:
         msg = f"no method could run ({reasons})"
         raise UsageError(msg)
     report.render(result, console)
-    _write_outputs(args, console, result, report.write_json, report.plot)
+    write_outputs(console, result, args.json_path, report.write_json, args.plot, report.plot)
     return 0
 
 
@@ -293,7 +277,7 @@ def run_audit_command(args: argparse.Namespace, console: Console) -> int:
             progress=bars,
         )
     render(figures, console, price=args.price)
-    _write_outputs(args, console, figures, write_json)
+    write_outputs(console, figures, args.json_path, write_json)
     return 0
 
 
@@ -348,7 +332,9 @@ def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
             progress=bars,
         )
     session_report.render(result, console)
-    _write_outputs(args, console, result, billing.write_json, session_report.plot)
+    write_outputs(
+        console, result, args.json_path, billing.write_json, args.plot, session_report.plot
+    )
     return 0
 
 
@@ -374,7 +360,7 @@ def run_simulate_command(args: argparse.Namespace, console: Console) -> int:
             progress=bars,
         )
     render(result, console)
-    _write_outputs(args, console, result, write_json)
+    write_outputs(console, result, args.json_path, write_json)
     if args.export:
         paths = export(result, args.export)
         console.print("exported " + ", ".join(str(p) for p in paths))
