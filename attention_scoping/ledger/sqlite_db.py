@@ -159,13 +159,14 @@ class SqliteDatabase:
         self,
         statements: Iterable[str],
         *,
-        retry: RetryPolicy,
+        retry: RetryPolicy | None,
         what: str,
         migrate: Callable[[sqlite3.Connection], None] | None = None,
     ) -> None:
         """Run schema statements (all `IF NOT EXISTS`), then `migrate`, in one write
         transaction; a lock another process holds past the busy timeout (or another transient
-        error) is waited out under `retry`, on a fresh connection, and reported as `what`."""
+        error) is waited out under `retry`, on a fresh connection, and reported as `what`
+        (`retry=None`: one attempt, its error raised as is)."""
         schema = list(statements)
 
         def attempt(_again: bool) -> None:
@@ -175,7 +176,10 @@ class SqliteDatabase:
                 if migrate is not None:
                     migrate(conn)
 
-        retry.run(attempt, what=what, reset=self.reset)
+        if retry is None:
+            attempt(False)
+        else:
+            retry.run(attempt, what=what, reset=self.reset)
 
     def close(self) -> None:
         """Close the connection (for good: it is not reopened)."""

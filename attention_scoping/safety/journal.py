@@ -360,7 +360,7 @@ class SqliteIntentJournal:
         """
         self.retry = retry if retry is not None else RetryPolicy()
         self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SCHEMA, retry=self.retry, what="intent journal open", migrate=_add_encoding)
+        self.db.setup(_SCHEMA, retry=None, what="intent journal open", migrate=_add_encoding)
 
     @staticmethod
     def _log(conn: Any, record: IntentRecord, detail: dict[str, Any] | None = None) -> None:

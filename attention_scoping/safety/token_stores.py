@@ -327,7 +327,7 @@ class SqliteTokenStore(SqlTokenStore):
         """Open or create the store's tables in the file at `path`."""
         super().__init__(retry=retry)
         self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SQLITE_SCHEMA, retry=self.retry, what="token store open")
+        self.db.setup(_SQLITE_SCHEMA, retry=None, what="token store open")
 
 
 def _pg_schema(q: str) -> list[str]:
