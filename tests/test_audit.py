@@ -14,6 +14,7 @@ from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.measure.audit import TargetError, audit, load_target
 from attention_scoping.measure.audit.clusters import kmeans, suggest_scopes
+from attention_scoping.measure.audit.figures import GATEWAY_POOL_METHOD
 from attention_scoping.measure.tax import tool_tokens
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -70,15 +71,18 @@ def test_catalog_target_with_servers_as_scopes() -> None:
     scoped = figures.methods[1]
     assert scoped.tool_tokens_per_call < eager
     assert 0 < scoped.cacheable_share < 1  # load_context stays; scope tools and all after change
-    assert (
-        figures.methods[-1].name.startswith("gateway") and figures.methods[-1].cacheable_share == 1
-    )
+    gateway, pooled = figures.methods[-2:]
+    assert gateway.name.startswith("gateway") and gateway.cacheable_share == 1
+    assert pooled.name == GATEWAY_POOL_METHOD and pooled.cacheable_share == 1
+    assert pooled.prompt_tokens_per_call > gateway.prompt_tokens_per_call  # the lines
+    assert pooled.session_tokens < gateway.session_tokens  # no search, no schema per use
     assert figures.suggested_scopes == []  # scopes exist
     bills = figures.billed_per_session
     assert bills["eager (all tools)"]["none"] == 10 * eager + 600 * sum(range(1, 11))
     per_call, per_turn = bills["gated (k=2)"], bills["gated (k=2), decided per turn"]
     assert per_turn["anthropic"] < per_call["anthropic"]  # fewer tools-array changes
     assert bills["eager (all tools)"]["anthropic"] < bills["eager (all tools)"]["none"]
+    assert bills[GATEWAY_POOL_METHOD]["anthropic"] < bills[gateway.name]["anthropic"]
 
 
 def test_openai_tools_target_and_lexical_suggestions() -> None:

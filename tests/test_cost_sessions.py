@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,10 @@ from attention_scoping.measure.cli import main
 from attention_scoping.measure.simulate.billing import build_strategies
 from attention_scoping.measure.simulate.catalog import build_catalog
 from attention_scoping.measure.simulate.conversation import Conversation
-from attention_scoping.measure.simulate.session_strategies import SessionStrategy
+from attention_scoping.measure.simulate.session_strategies import (
+    GatewaySignatures,
+    SessionStrategy,
+)
 from attention_scoping.measure.simulate.sessions import build_sessions, tool_output
 
 SESSIONS = build_sessions(0, 3, 6)
@@ -65,7 +69,7 @@ def test_eager_and_stable_strategies_only_append(strategies: dict[str, SessionSt
     """Eager and the deferral strategies never change the tools array or the system prompt:
     every call's request is the previous one plus new messages."""
     stable = ("eager", "gate_deferral", "lazy_deferral", "scoping_deferral", "gateway")
-    for name in (*stable, "gateway_with_pool", "native_tool_search"):
+    for name in (*stable, "gateway_with_pool", "gateway_signatures", "native_tool_search"):
         for conv, _ in _play(strategies[name]):
             for before, after in zip(conv.requests, conv.requests[1:], strict=False):
                 assert _appends(before, after), name
@@ -134,6 +138,50 @@ def test_gate_deferral_loads_each_tool_once(strategies: dict[str, SessionStrateg
         assert len(names) == len(set(names))
         assert all(not _kinds(r, "tool") for r in conv.requests)
     assert strategy.exposure["missed"] == 0
+
+
+def _gateway_calls(conv: Conversation) -> list[tuple[str, dict[str, Any]]]:
+    """(gateway tool, arguments) of every call the model made, in order."""
+    out = []
+    for message in conv.rendered:
+        for call in message.get("tool_calls") or ():
+            out.append((call["name"], json.loads(call["arguments"])))
+    return out
+
+
+def test_signature_pool_runs_tools_at_once(strategies: dict[str, SessionStrategy]) -> None:
+    """The signature pool: a tool whose line shows every required argument is run through
+    execute_tool without a schema fetch; only a tool with a `{…}` argument is fetched first;
+    the system prompt is the gateway's own `prompt(pool=True)`."""
+    strategy = strategies["gateway_signatures"]
+    assert isinstance(strategy, GatewaySignatures)
+    for conv, _ in _play(strategy):
+        assert strategy.gateway.prompt(pool=True) in _kinds(conv.requests[0], "system")[0]
+        made = _gateway_calls(conv)
+        fetched = [n for tool, a in made if tool == "get_tool_schema" for n in a["tool_names"]]
+        run = [str(args["tool_name"]) for tool, args in made if tool == "execute_tool"]
+        assert run
+        assert all(not strategy.specs[n].signature_complete for n in fetched)
+        assert all(n in fetched for n in run if not strategy.specs[n].signature_complete)
+    assert strategy.exposure["missed"] == 0
+
+
+def test_misfired_direct_calls_are_refused_with_the_schema() -> None:
+    """With every direct call misfiring, each new tool's first call is refused by the gateway's
+    own check (the payload carries the schema) and the model calls again."""
+    counter = get_counter()
+    specs = build_catalog(0, counter)
+    base = {s.name: s for s in build_strategies(specs, counter, "bm25", None)}
+    strategy = GatewaySignatures(specs, base["gateway_signatures"].gateway, misfire=1.0)  # type: ignore[attr-defined]
+    refusals = [
+        json.loads(m["content"])
+        for conv, _ in _play(strategy)
+        for m in conv.rendered
+        if m["role"] == "tool" and '"invalid_arguments"' in m["content"]
+    ]
+    assert refusals and all("parameters" in r for r in refusals)
+    assert strategy.counters["direct calls refused"] == len(refusals)
+    assert strategy.exposure["recovered"] >= len(refusals)
 
 
 def test_turn_gaps_past_the_ttl_expire_the_5_minute_cache(
@@ -207,6 +255,8 @@ def test_command_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None
         (["--sessions", "1", "--cache-write", "-2"], "cache_write must be a number >= 0"),
         (["--turns", "5"], "--turns need --sessions N"),
         (["--sessions", "1", "--export", "x"], "--export belongs to the task mode"),
+        (["--sessions", "1", "--misfire", "1.5"], "--misfire must be a share between 0 and 1"),
+        (["--misfire", "0.2"], "--misfire need --sessions N"),
     ):
         assert main(["simulate", *args, "--quiet"]) == 2
         err = capsys.readouterr().err

@@ -121,6 +121,24 @@ def test_parse_text_tool_calls_converts_an_offered_tool() -> None:
     assert list(tool_results.values()) == ["3901"]
 
 
+def test_self_heal_nudges_an_announced_call_and_counts_the_retry() -> None:
+    """With `self_heal`, a reply that announces the call instead of making it is nudged and
+    retried inside the same step; the retry is a model call the eval counts. Without it, the
+    announcement is the task's answer."""
+    announce = {"content": "I will call the `calculate` function with 47*83 now."}
+    with OpenAIStub([announce, calc("47*83"), {"content": "3901."}]) as stub:
+        result = run(stub, ["math-multiply"], self_heal=True)
+        nudge = user_text(stub.requests[1])
+    [task] = result.results
+    assert result.self_heal and result.to_dict()["self_heal"] is True
+    assert task.success and task.first_tool == "calculate"
+    assert task.steps == 3  # the stalled reply, the nudged retry, the answer
+    assert "calculate" in nudge
+    with OpenAIStub([announce]) as stub:
+        [plain] = run(stub, ["math-multiply"]).results
+    assert not plain.success and plain.first_tool is None and plain.steps == 1
+
+
 def test_cached_tokens_are_read_from_usage_and_billed() -> None:
     usage = {
         "prompt_tokens": 1000,

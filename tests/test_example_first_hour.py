@@ -188,6 +188,26 @@ def test_gateway_tour_searches_then_executes_through_the_gateway(
     assert len(PROPOSALS) == 1
 
 
+def test_gateway_mode_lists_every_tool_with_its_arguments() -> None:
+    """The example's gateway agent puts the signature pool in its fixed system prompt, so a
+    model can run `calculate` straight from its line, without a search or a schema fetch."""
+    from langchain_core.messages import HumanMessage
+
+    from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+
+    args = {"tool_name": "calculate", "arguments": {"expression": "47*83"}}
+    model = ScriptedChatModel(script=[calls(tool_call("execute_tool", args, "c1")), say("3901")])
+    agent, _tools = example_agent.build_gateway_agent(model)
+    result = agent.invoke(
+        {"messages": [HumanMessage("What is 47 times 83?")]},
+        {"configurable": {"thread_id": "pool"}},
+    )
+    system = model.recorded[0]["system"]
+    assert "- calculate(expression): " in system
+    assert "- get_current_weather(city" in system
+    assert '"status": "ok", "tool": "calculate", "result": 3901' in result["messages"][-2].text
+
+
 def propose_cloud_live(capsys: pytest.CaptureFixture[str], answer: str) -> tuple[int, str]:
     """One live `--tiers` turn whose model proposes the glossary term 'cloud' -> 'nuage', then
     says `answer`; returns the exit code and what was printed."""

@@ -16,6 +16,7 @@ from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway import (
     GATEWAY_POOL_HEADER,
     GATEWAY_PROMPT,
+    GATEWAY_SIGNATURES_PROMPT,
     CatalogEntry,
     GatewayConfigError,
     ToolGateway,
@@ -261,6 +262,32 @@ def test_gateway_tools_in_create_agent(gateway: ToolGateway) -> None:
     }
 
 
+def test_a_signature_line_is_enough_to_run_a_tool(gateway: ToolGateway) -> None:
+    """With the signature pool the model runs a tool without fetching its schema; a call
+    missing an argument is answered with the whole schema, so the next call can be right."""
+    model = ScriptedChatModel(
+        script=[
+            calls(tool_call("execute_tool", {"tool_name": "get_weather", "arguments": {}}, "a")),
+            calls(
+                tool_call(
+                    "execute_tool", {"tool_name": "get_weather", "arguments": {"city": "Oslo"}}, "b"
+                )
+            ),
+            say("Sunny in Oslo."),
+        ]
+    )
+    agent = create_agent(model, tools=gateway.tools, system_prompt=gateway.prompt(pool=True))
+    result = agent.invoke({"messages": [HumanMessage("weather in Oslo?")]})
+    assert "- get_weather(city): " in model.recorded[0]["system"]
+    bodies = {
+        m.tool_call_id: json.loads(m.text) for m in result["messages"] if isinstance(m, ToolMessage)
+    }
+    assert bodies["a"]["error"] == "invalid_arguments"
+    assert bodies["a"]["parameters"] == gateway.entries["get_weather"].spec.parameters
+    assert bodies["b"]["status"] == "ok" and bodies["b"]["result"] == "sunny in Oslo"
+    assert len(model.recorded) == 3  # no get_tool_schema round trip
+
+
 async def test_async_execute_awaits_async_tools() -> None:
     seen: list[str] = []
 
@@ -348,10 +375,20 @@ def test_prompt_with_pool_lists_only_the_tools_the_caller_may_see(
         allow=lambda entry, state: entry.name != "create_invoice" or state.get("role") == "admin",
     )
     assert gateway.prompt() == GATEWAY_PROMPT
-    plain = gateway.prompt(pool=True, state={})
+    plain = gateway.prompt(pool=True, signatures=False, state={})
     assert plain.startswith(GATEWAY_PROMPT + "\n\n" + GATEWAY_POOL_HEADER + "\n- ")
     weather = gateway.entries["get_weather"].spec
     assert f"- get_weather: {weather.summary}" in plain.splitlines()
     assert "create_invoice" not in plain
-    assert "- create_invoice: " in gateway.prompt(pool=True, state={"role": "admin"})
-    assert gateway.prompt(pool=True, state={}) == plain  # stable: a cacheable system prompt
+    admin = gateway.prompt(pool=True, signatures=False, state={"role": "admin"})
+    assert "- create_invoice: " in admin
+    assert gateway.prompt(pool=True, signatures=False, state={}) == plain  # stable, cacheable
+    # The default pool shows each tool's required arguments, under its own instructions.
+    signed = gateway.prompt(pool=True, state={})
+    assert signed.startswith(GATEWAY_SIGNATURES_PROMPT + "\n- ")
+    assert f"- get_weather(city): {weather.summary}" in signed.splitlines()
+    assert "create_invoice" not in signed
+    assert "- create_invoice(customer_id, amount: number): " in gateway.prompt(
+        pool=True, state={"role": "admin"}
+    )
+    assert gateway.prompt(pool=True, state={}) == signed

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
 from attention_scoping.core.options import check_choice
+from attention_scoping.core.signature import call_signature, signature_is_complete
 
 SUMMARY_MAX_CHARS = 200
 """One-line summaries are cut here (about 40-60 tokens), so a pool of summaries stays cheap."""
@@ -246,6 +247,16 @@ class ToolSpec:
     def critical(self) -> list[str]:
         """Parameters only the user can give (`critical_parameters`)."""
         return critical_parameters(self.parameters, self.defaults)
+
+    def signature(self) -> str:
+        """The call on one line with its required arguments (`core.signature.call_signature`):
+        `create_issue(repo, title, labels: [str], …)`."""
+        return call_signature(self.name, self.parameters)
+
+    @property
+    def signature_complete(self) -> bool:
+        """Whether `signature()` alone is enough to fill every required argument."""
+        return signature_is_complete(self.parameters)
 
     def provider_schema(self) -> dict[str, Any]:
         """The tool as an OpenAI-style function definition (what a provider is sent)."""

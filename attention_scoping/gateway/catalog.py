@@ -13,7 +13,9 @@ from attention_scoping.core.tool import Risk, ToolSpec
 
 __all__ = [
     "EXECUTE_TOOL",
+    "GATEWAY_POOL_HEADER",
     "GATEWAY_PROMPT",
+    "GATEWAY_SIGNATURES_PROMPT",
     "GATEWAY_TOOL_NAMES",
     "GET_TOOL_SCHEMA",
     "SEARCH_TOOL_CATALOG",
@@ -44,7 +46,21 @@ GATEWAY_POOL_HEADER = f"""\
 # Tools behind the gateway
 Every tool you can run (name: what it does). Fetch its schema with {GET_TOOL_SCHEMA} once, \
 then call {EXECUTE_TOOL}; {SEARCH_TOOL_CATALOG} only if none of these fits."""
-"""Header of the gateway's summary pool (`ToolGateway.prompt(pool=True)`)."""
+"""Header of the gateway's summary pool of names (`ToolGateway.prompt(pool=True,
+signatures=False)`)."""
+
+GATEWAY_SIGNATURES_PROMPT = f"""\
+# Tools behind the gateway
+Run a tool with `{EXECUTE_TOOL}(tool_name, arguments)`. Each line below is a tool: \
+name(required arguments): what it does. Call {EXECUTE_TOOL} directly when you can fill every \
+argument shown; call `{GET_TOOL_SCHEMA}(tool_names=[...])` first for optional arguments or one \
+shown as {{…}}; `{SEARCH_TOOL_CATALOG}(query)` only if no line fits. Follow the `next_step` of \
+every gateway result. Fill arguments from the user's request; call write tools directly (the \
+gateway asks the user for approval). Ask the user only for a required value that cannot be \
+inferred."""
+"""The gateway's instructions with the signature pool (`ToolGateway.prompt(pool=True)`, in
+place of `GATEWAY_PROMPT`): the model calls `execute_tool` straight from a line; the gateway
+checks the arguments against the full schema and answers an invalid call with the schema."""
 
 Allow = Callable[[ToolSpec, Mapping[str, Any]], bool]
 """(tool, graph state) -> whether this caller may see and run the tool."""

@@ -175,6 +175,9 @@ def invalid_arguments_payload(spec: ToolSpec, problems: Sequence[Mapping[str, An
     }
     if first.get("field") in spec.properties:
         payload["expected"] = {first["field"]: spec.properties[first["field"]]}
+    # A model that called straight from a signature line has not seen the schema: give it
+    # here, so one more call fixes the arguments (no get_tool_schema round trip).
+    payload["parameters"] = dict(spec.parameters)
     fix = ", ".join(dict.fromkeys(fields)) if fields else "the arguments object"
     payload["next_step"] = (
         f"Call {EXECUTE_TOOL}(tool_name={json.dumps(spec.name)}, arguments={{...}}) again "
@@ -189,10 +192,9 @@ def success_payload(spec: ToolSpec, result: Any, approval: Mapping[str, Any] | N
     payload: Payload = {"status": "ok", "tool": spec.name, "result": result}
     if approval:
         payload["approval"] = dict(approval)
-    payload["next_step"] = (
-        "Tell the user what was done, from this result, in a sentence or two; or, if the "
-        "request needs another tool, call it now."
-    )
+    # Short on purpose: every result stays in the conversation and is billed on every later
+    # call (cache reads), so this line is paid for many times.
+    payload["next_step"] = "Answer the user from this result, or call the next tool now."
     return payload
 
 

@@ -31,6 +31,7 @@ from attention_scoping.gateway.catalog import (
     EXECUTE_TOOL,
     GATEWAY_POOL_HEADER,
     GATEWAY_PROMPT,
+    GATEWAY_SIGNATURES_PROMPT,
     GATEWAY_TOOL_NAMES,
     GET_TOOL_SCHEMA,
     SEARCH_TOOL_CATALOG,
@@ -246,17 +247,28 @@ class ToolGateway:
         """Names of the three gateway tools."""
         return GATEWAY_TOOL_NAMES
 
-    def prompt(self, *, pool: bool = False, state: Mapping[str, Any] | None = None) -> str:
-        """The gateway's instructions for your system prompt; with `pool`, followed by one
-        line per tool the caller may see (`state` for an `allow` rule), so the model fetches
-        a schema without searching first. Put it in a system prompt that does not change:
-        this is the cheapest set-up measured under prompt caching (docs/cost.md)."""
+    def prompt(
+        self,
+        *,
+        pool: bool = False,
+        signatures: bool = True,
+        state: Mapping[str, Any] | None = None,
+    ) -> str:
+        """The gateway's instructions for your system prompt. With `pool`, one line per tool
+        the caller may see (`state` for an `allow` rule), so the model needs no search: with
+        `signatures` (the default) `GATEWAY_SIGNATURES_PROMPT` and each tool's required
+        arguments (`ToolSpec.signature`), so it calls `execute_tool` at once; without,
+        `GATEWAY_PROMPT` and names only, so it fetches a schema first. Put it in a system
+        prompt that does not change: a signature pool is the cheapest set-up measured under
+        prompt caching (docs/cost.md)."""
         if not pool:
             return GATEWAY_PROMPT
-        lines = [(spec.name, spec.summary) for spec in self.catalog.visible(state)]
-        return "\n\n".join(
-            p for p in (GATEWAY_PROMPT, summary_lines(GATEWAY_POOL_HEADER, lines)) if p
-        )
+        specs = self.catalog.visible(state)
+        if signatures:
+            lines = [(s.signature(), s.summary) for s in specs]
+            return summary_lines(GATEWAY_SIGNATURES_PROMPT, lines) or GATEWAY_PROMPT
+        index = summary_lines(GATEWAY_POOL_HEADER, [(s.name, s.summary) for s in specs])
+        return "\n\n".join(p for p in (GATEWAY_PROMPT, index) if p)
 
     # -- payloads ---------------------------------------------------------------------------
 

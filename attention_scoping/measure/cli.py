@@ -192,6 +192,13 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument(
         "--turn-gap", type=float, default=None, metavar="S", help="seconds between turns (60)"
     )
+    cost.add_argument(
+        "--misfire",
+        type=float,
+        default=None,
+        metavar="SHARE",
+        help="share (0-1) of gateway_signatures' direct calls sent with wrong arguments (0)",
+    )
     cost.add_argument("--plot", metavar="PATH.png", help="cumulative cost against turns")
 
     from attention_scoping.measure.eval.cli import add_eval_parser
@@ -289,6 +296,7 @@ SESSION_OPTIONS = (
     "ttl",
     "min_cacheable",
     "turn_gap",
+    "misfire",
     "plot",
 )
 """Options of the session mode: they need --sessions."""
@@ -308,6 +316,9 @@ def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
         raise UsageError(msg)
     if args.turn_gap is not None and args.turn_gap < 0:
         msg = f"--turn-gap must be >= 0 seconds, got {args.turn_gap:g}"
+        raise UsageError(msg)
+    if args.misfire is not None and not 0 <= args.misfire <= 1:
+        msg = f"--misfire must be a share between 0 and 1, got {args.misfire:g}"
         raise UsageError(msg)
     try:
         price = price_model(
@@ -329,6 +340,7 @@ def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
             ranker=args.ranker,
             cache=_cache(args.cache_dir),
             turn_gap_s=TURN_GAP_SECONDS if args.turn_gap is None else args.turn_gap,
+            misfire=args.misfire or 0.0,
             progress=bars,
         )
     session_report.render(result, console)

@@ -5,7 +5,8 @@ session is a projection with stated assumptions: `calls` model calls, two per us
 apart, 60 s between turns), each adding `CONVERSATION_PER_CALL` tokens of messages (a tool call
 and its result); scoped agents switch scope every `CALLS_PER_SCOPE` calls, cycling through the
 scopes; the gate picks a different set per call (or per turn); the gateway appends a search
-result and a schema per call. Every request is billed on the simulated prompt cache of
+result and a schema per call, and with its signature pool only a schema for tools whose line
+cannot show an argument. Every request is billed on the simulated prompt cache of
 `core.cost` in provider order (tools -> system -> messages). `simulate --sessions` measures
 the same on real multi-turn sessions.
 """
@@ -72,13 +73,17 @@ def _per_turn(method: MethodFigure) -> Fixed:
 
 
 def _gateway_pattern(method: MethodFigure, figures: AuditFigures) -> Fixed | None:
-    if method.name.startswith("gateway"):
-        tools, prompt = round(method.tool_tokens_per_call), round(method.prompt_tokens_per_call)
-        fetch = round(
-            sum(figures.gateway_fetch_tokens.get(k, 0) for k in ("search_tokens", "schema_tokens"))
-        )
-        return lambda i: (("gateway", tools), ("gateway prompt", prompt), fetch)
-    return None
+    """The gateway appends a search result and a schema per call; with the signature pool
+    only a schema, for the share of tools whose line cannot show an argument."""
+    if not method.name.startswith("gateway"):
+        return None
+    tools, prompt = round(method.tool_tokens_per_call), round(method.prompt_tokens_per_call)
+    costs = figures.gateway_fetch_tokens
+    if "pool" in method.name:
+        fetch = round(costs.get("schema_tokens", 0) * costs.get("incomplete_signatures", 0))
+    else:
+        fetch = round(sum(costs.get(k, 0) for k in ("search_tokens", "schema_tokens")))
+    return lambda i: (("gateway", tools), (f"prompt:{method.name}", prompt), fetch)
 
 
 def project_bills(figures: AuditFigures) -> dict[str, dict[str, float]]:

@@ -116,6 +116,10 @@ def stub_tool(spec: ToolSpec) -> BaseTool:
     )
 
 
+GATEWAY_POOL_METHOD = "gateway + signature pool"
+"""The audit's name for `ToolGateway` with `prompt(pool=True)` in a fixed system prompt."""
+
+
 def gateway_costs(specs: Sequence[ToolSpec], counter: TokenCounter) -> dict[str, float]:
     """Tokens of the gateway: its three tools, its prompt, and per tool use the search result
     and the schema payload the model fetches (means over a sample of tools)."""
@@ -138,6 +142,8 @@ def gateway_costs(specs: Sequence[ToolSpec], counter: TokenCounter) -> dict[str,
         )
         return out
     out["tools_tokens"] = _array_tokens([_tool_schema(t) for t in gateway.tools], counter)
+    out["pool_prompt_tokens"] = counter.count(gateway.prompt(pool=True))
+    out["incomplete_signatures"] = sum(not s.signature_complete for s in specs) / len(specs)
     out["search_tokens"] = statistics.fmean(
         counter.count(render_payload(gateway.search(s.summary or s.name))) for s in sample
     )
@@ -379,6 +385,24 @@ def _gateway(specs: Sequence[ToolSpec], figures: AuditFigures, c: TokenCounter) 
                 f"plus per tool use a search result (~{costs['search_tokens']:,.0f}) and a "
                 f"schema payload (~{costs['schema_tokens']:,.0f}) in the history; the session "
                 "figure assumes one tool use per call, each fetched once"
+            ),
+        )
+    )
+    if "pool_prompt_tokens" not in costs:
+        return
+    fetched = costs["schema_tokens"] * costs["incomplete_signatures"]
+    figures.methods.append(
+        MethodFigure(
+            GATEWAY_POOL_METHOD,
+            3,
+            costs["tools_tokens"],
+            costs["pool_prompt_tokens"],
+            (costs["tools_tokens"] + costs["pool_prompt_tokens"] + fetched) * figures.turns,
+            1.0,
+            note=(
+                "gateway.prompt(pool=True) in a fixed system prompt: every tool's signature "
+                "line, so the model calls execute_tool at once; a schema is fetched only for "
+                f"the {costs['incomplete_signatures']:.0%} of tools with a {{…}} argument"
             ),
         )
     )

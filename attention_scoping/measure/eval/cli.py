@@ -70,6 +70,12 @@ def add_eval_parser(sub: Any) -> None:
         help="turn tool calls written as text (fenced JSON, <tool_call> tags, bare JSON) into "
         "real calls when they name an offered tool",
     )
+    ev.add_argument(
+        "--self-heal",
+        action="store_true",
+        help="add HesitationMiddleware to every strategy: a reply that announces or asks "
+        "instead of calling is nudged and retried (at most twice per turn)",
+    )
     ev.add_argument("--concurrency", type=positive, default=1, help="tasks in flight (default 1)")
     ev.add_argument("--max-cost", type=non_negative, metavar="USD", help="stop before this spend")
     ev.add_argument("--price-in", type=non_negative, default=0.0, help="USD per M input tokens")
@@ -145,6 +151,7 @@ def _options(args: argparse.Namespace, base_url: str) -> Any:
         base_url=base_url,
         prices=TokenPrices(args.price_in, args.price_out, args.price_cached),
         parse_text_calls=args.parse_text_tool_calls,
+        self_heal=args.self_heal,
         concurrency=args.concurrency,
         max_cost=args.max_cost,
         max_steps=args.max_steps,

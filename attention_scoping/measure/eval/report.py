@@ -47,6 +47,8 @@ def render(result: EvalResult, console: Console) -> None:
     title = f"eval: suite {result.suite}, model {result.model}"
     if result.parse_text_calls:
         title += ", text tool calls converted"
+    if result.self_heal:
+        title += ", self-healing (HesitationMiddleware)"
     table = Table(title=escape(title))
     headers = [
         "strategy",

@@ -170,6 +170,7 @@ class EvalResult:
     """Why the run stopped early (the budget), if it did."""
     notes: str = ""
     parse_text_calls: bool = False
+    self_heal: bool = False
 
     def by_strategy(self) -> list[StrategyFigures]:
         """Figures per strategy that ran, in the requested order."""
@@ -187,6 +188,7 @@ class EvalResult:
             "model": self.model,
             "base_url": self.base_url,
             "parse_text_tool_calls": self.parse_text_calls,
+            "self_heal": self.self_heal,
             "notes": self.notes,
             "skipped": self.skipped,
             "stopped": self.stopped,

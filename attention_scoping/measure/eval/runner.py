@@ -33,6 +33,8 @@ class EvalOptions:
         base_url: Where the model is served (recorded in the report).
         prices: Price model for the billed cost.
         parse_text_calls: Convert text tool calls naming an offered tool.
+        self_heal: Put `HesitationMiddleware` (the package's stall nudge) just outside the
+            recorder in every strategy, so a nudged retry is counted as a model call.
         concurrency: Tasks in flight at once.
         max_cost: Stop starting tasks once the next one could exceed this many USD.
         max_steps: Model calls per task before it is ended.
@@ -46,6 +48,7 @@ class EvalOptions:
     base_url: str = ""
     prices: PriceModel = field(default_factory=TokenPrices)
     parse_text_calls: bool = False
+    self_heal: bool = False
     concurrency: int = 1
     max_cost: float | None = None
     max_steps: int = 8
@@ -148,8 +151,13 @@ def _agents(
             retry=options.retry,
             max_steps=options.max_steps,
         )
+        tail: list[Any] = [recorder]
+        if options.self_heal:
+            from attention_scoping.hesitation.middleware import HesitationMiddleware
+
+            tail.insert(0, HesitationMiddleware(emit_events=False))
         try:
-            agent = STRATEGIES[name].build(suite, model, [recorder], options.strategy_options)
+            agent = STRATEGIES[name].build(suite, model, tail, options.strategy_options)
         except (ImportError, ValueError) as exc:
             result.skipped[name] = _one_line(exc)
             continue
@@ -181,6 +189,7 @@ def run_eval(
         list(strategies),
         notes=suite.notes,
         parse_text_calls=options.parse_text_calls,
+        self_heal=options.self_heal,
     )
     task_ids = {t.id for t in suite.tasks}
     kept: list[TaskResult] = []

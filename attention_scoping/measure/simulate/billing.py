@@ -21,6 +21,7 @@ from attention_scoping.measure.simulate.session_strategies import (
     Eager,
     GateDeferral,
     Gateway,
+    GatewaySignatures,
     GatewayWithPool,
     GrowOnlyGate,
     LazyDeferral,
@@ -34,10 +35,10 @@ from attention_scoping.measure.simulate.session_strategies import (
 )
 from attention_scoping.measure.simulate.sessions import TURN_GAP_SECONDS, build_sessions
 
-RECOMMENDED = "gateway_with_pool"
+RECOMMENDED = "gateway_signatures"
 """The strategy docs/cost.md recommends (reported again under the name `recommended`): the
 cheapest configuration of shipped parts measured at full needed-tool exposure (`ToolGateway`
-with the summary pool in a fixed system prompt; docs/cost.md)."""
+with its signature pool, `gateway.prompt(pool=True)`, in a fixed system prompt)."""
 
 GROW_BUDGET = 8000
 """Schema tokens the grow-only tools array may reach before its reset (about 20 tools)."""
@@ -80,6 +81,8 @@ class SessionBenchmark:
     prices: list[PriceModel]
     turn_gap_s: float
     strategies: list[StrategyBill]
+    misfire: float = 0.0
+    """Share of `gateway_signatures`' direct calls refused for their arguments."""
 
     def strategy(self, name: str) -> StrategyBill:
         """The figures of `name` (`recommended` resolves to `RECOMMENDED`)."""
@@ -114,6 +117,7 @@ class SessionBenchmark:
             "seed": self.seed,
             "tokenizer": self.tokenizer,
             "turn_gap_s": self.turn_gap_s,
+            "misfire": self.misfire,
             "price": {
                 "cache_read": self.price.cache_read,
                 "cache_write": self.price.cache_write,
@@ -177,8 +181,11 @@ def build_strategies(
     ranker: Any,
     cache: Any,
     progress: Callable[[str, int, int], None] | None = None,
+    *,
+    misfire: float = 0.0,
 ) -> list[SessionStrategy]:
-    """Every strategy, the gate ones sharing one gate fitted on the catalog."""
+    """Every strategy, the gate ones sharing one gate fitted on the catalog; `misfire` is the
+    share of `gateway_signatures`' direct calls whose arguments the gateway refuses."""
     from attention_scoping.gateway.tools import ToolGateway
     from attention_scoping.gating import CatalogRanker, ToolAttentionMiddleware
     from attention_scoping.measure.audit.figures import stub_tool
@@ -204,6 +211,7 @@ def build_strategies(
         GrowOnlyGate(specs, gate, budget=GROW_BUDGET, count=counter.count),
         Gateway(specs, searching),
         GatewayWithPool(specs, searching),
+        GatewaySignatures(specs, searching, misfire=misfire),
         NativeToolSearch(specs, searching),
         GateDeferral(specs, gate),
         LazyDeferral(specs, gate),
@@ -220,17 +228,19 @@ def run_sessions(
     ranker: Any = "default",
     cache: Any = None,
     turn_gap_s: float = TURN_GAP_SECONDS,
+    misfire: float = 0.0,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> SessionBenchmark:
     """Play every strategy over `n_sessions` seeded sessions of `turns` user turns and bill
-    every call under `price` and the other named price models."""
+    every call under `price` and the other named price models (`misfire`: see
+    `build_strategies`)."""
     c = counter or get_counter()
     count = memo_count(c.count)
     specs = build_catalog(seed, c)
     sessions = build_sessions(seed, n_sessions, turns)
     prices = [price, *(p for n, p in PRICE_MODELS.items() if n != price.name)]
     bills = []
-    for strategy in build_strategies(specs, c, ranker, cache, progress):
+    for strategy in build_strategies(specs, c, ranker, cache, progress, misfire=misfire):
         records = []
         for i, session in enumerate(sessions):
             conv = Conversation(prices, count, turn_gap_s=turn_gap_s)
@@ -239,7 +249,9 @@ def run_sessions(
             if progress is not None:
                 progress(f"sessions: {strategy.name}", i + 1, len(sessions))
         bills.append(_bill(strategy, records, turns, prices))
-    return SessionBenchmark(seed, n_sessions, turns, c.label, price, prices, turn_gap_s, bills)
+    return SessionBenchmark(
+        seed, n_sessions, turns, c.label, price, prices, turn_gap_s, bills, misfire
+    )
 
 
 def write_json(result: SessionBenchmark, path: str | Path) -> None:

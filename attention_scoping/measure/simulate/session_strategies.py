@@ -22,6 +22,8 @@ prefix cache can reuse:
   history.
 - gateway_with_pool: the gateway with the summary pool in its fixed system prompt: schema,
   then execute (no search).
+- gateway_signatures: the gateway with every tool's signature line in its fixed system
+  prompt: execute at once (the schema fetched only for an argument the line cannot show).
 - native_tool_search: the provider's own tool search (Anthropic's tool search tool, OpenAI's
   `defer_loading`): every tool deferred, one search call per undiscovered tool, the 3 tools
   found expanded into the conversation.
@@ -36,13 +38,14 @@ prefix cache can reuse:
 
 from __future__ import annotations
 
+import json
+import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from attention_scoping.core.cost import stable_json
 from attention_scoping.core.errors import render_payload
-from attention_scoping.core.tool import ToolSpec, summary_lines
-from attention_scoping.gateway.catalog import GATEWAY_POOL_HEADER
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.measure.simulate.conversation import Conversation
 from attention_scoping.measure.simulate.sessions import (
     Session,
@@ -564,11 +567,14 @@ class Gateway(_Searching):
         self.known.add(tool)
 
     def run(self, conv: Conversation, tool: str, key: str, outcome: str = "at once") -> None:
-        """The model calls `tool` through execute_tool and gets its output."""
+        """The model calls `tool` through execute_tool and gets the gateway's payload (the
+        tool's output, its status and `next_step`), as the real tool answers."""
         spec = self.specs[tool]
         args = {"tool_name": tool, "arguments": tool_arguments(spec, key)}
         call_id = conv.tool_call("execute_tool", args)
-        conv.tool_result(call_id, "execute_tool", tool_output(tool, spec.server or "", key))
+        output = tool_output(tool, spec.server or "", key)
+        result = self.gateway.success(spec, _structured(output))
+        conv.tool_result(call_id, "execute_tool", render_payload(result))
         self.exposure[outcome] += 1
 
 
@@ -583,14 +589,62 @@ class GatewayWithPool(Gateway):
     )
 
     def __init__(self, specs: Sequence[ToolSpec], gateway: Any) -> None:
-        """Append the catalog's one-line summaries (`GATEWAY_POOL_HEADER`) to the prompt."""
+        """The user's prompt, then `gateway.prompt(pool=True, signatures=False)`."""
         super().__init__(specs, gateway)
-        lines = [(s.name, s.summary) for s in specs]
-        self._system = f"{self._system}\n\n{summary_lines(GATEWAY_POOL_HEADER, lines)}"
+        self._system = f"{BASE_PROMPT}\n\n{gateway.prompt(pool=True, signatures=False)}"
 
     def discover(self, conv: Conversation, turn: Turn, tool: str) -> bool:
         """The pool names the tool: nothing to search."""
         return True
+
+
+class GatewaySignatures(GatewayWithPool):
+    """The gateway with the signature pool (`gateway.prompt(pool=True)`): a tool whose line
+    shows every required argument is run at once through execute_tool; one with a `{…}`
+    argument has its schema fetched first. A `misfire` share of the direct calls (seeded per
+    call) send arguments the gateway refuses; the refusal carries the schema and the model
+    calls again."""
+
+    name = "gateway_signatures"
+    description = (
+        "3 fixed gateway tools + every tool's signature line in the fixed system prompt: "
+        "execute_tool at once (get_tool_schema only for a {…} argument)"
+    )
+
+    def __init__(self, specs: Sequence[ToolSpec], gateway: Any, *, misfire: float = 0.0) -> None:
+        """The user's prompt, then `gateway.prompt(pool=True)`; `misfire` in [0, 1]."""
+        super().__init__(specs, gateway)
+        self._system = f"{BASE_PROMPT}\n\n{gateway.prompt(pool=True)}"
+        self.misfire = misfire
+
+    def _refused(self, conv: Conversation, tool: str, key: str) -> None:
+        """A direct call with a required argument left out (or, without any, an unknown one
+        added), answered by the gateway's own check."""
+        spec = self.specs[tool]
+        args = tool_arguments(spec, key)
+        if spec.required:
+            args.pop(spec.required[-1], None)
+        else:
+            args["unknown_option"] = True
+        call_id = conv.tool_call("execute_tool", {"tool_name": tool, "arguments": args})
+        payload = self.gateway.check(tool, args)
+        conv.tool_result(call_id, "execute_tool", render_payload(payload), error=True)
+        self.count("direct calls refused")
+
+    def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
+        """Call at once from the signature line; fetch the schema first only when the line
+        cannot show an argument."""
+        if tool in self.known or not self.specs[tool].signature_complete:
+            super().use(conv, session, turn, tool, key)
+            return
+        self.known.add(tool)
+        conv.send(self.tools(), self.system())
+        if random.Random(f"misfire:{key}:{tool}").random() >= self.misfire:
+            self.run(conv, tool, key)
+            return
+        self._refused(conv, tool, key)
+        conv.send(self.tools(), self.system())
+        self.run(conv, tool, key, "recovered")
 
 
 class NativeToolSearch(_Searching):
@@ -614,6 +668,15 @@ class NativeToolSearch(_Searching):
         conv.tool_result(call_id, TOOL_SEARCH["name"], stable_json(self.schemas(names)))
         self.known.update(names)
         return names
+
+
+def _structured(output: str) -> Any:
+    """A tool output as the tool would return it to the gateway: the data itself when the text
+    is JSON (a structured result is embedded, not quoted), else the text."""
+    try:
+        return json.loads(output)
+    except ValueError:
+        return output
 
 
 def exposure_share(counts: Mapping[str, int]) -> float:
