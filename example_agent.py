@@ -59,7 +59,7 @@ from attention_scoping import (
 from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tokens import get_counter
-from attention_scoping.gateway import ToolGateway
+from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.measure.tax import tool_tokens
 from attention_scoping.scoping.prompts import DEFAULT_CORE, PromptLayout
@@ -460,7 +460,7 @@ def build_gateway_agent(model: BaseChatModel) -> tuple[Any, list[BaseTool]]:
         model,
         tools=tools,
         system_prompt=CORE_PROMPT + "\n\n" + gateway.prompt(pool=True),
-        middleware=[HesitationMiddleware(approval_follows=True)],
+        middleware=[HesitationMiddleware(approval_follows=True), GatewayRoutingMiddleware(gateway)],
         checkpointer=InMemorySaver(),
     )
     return agent, tools

@@ -300,15 +300,45 @@ def test_gateway_calls_are_unwrapped() -> None:
             ]
         }
 
-    with OpenAIStub([answer_after_tool(first)] * 2) as stub:
-        result = run(stub, ["wx-current-lisbon"], ["gateway"])
-        assert set(offered(stub.requests[0])) == {
-            "search_tool_catalog",
-            "get_tool_schema",
-            "execute_tool",
-        }
-    [task] = result.results
-    assert task.success and task.first_tool == "get_current_weather"
+    with OpenAIStub([answer_after_tool(first)] * 4) as stub:
+        result = run(stub, ["wx-current-lisbon"], ["gateway", "gateway-pool"])
+        for request in (stub.requests[0], stub.requests[2]):
+            assert set(offered(request)) == {
+                "search_tool_catalog",
+                "get_tool_schema",
+                "execute_tool",
+            }
+        plain, pooled = (str(stub.requests[i]["messages"][0]["content"]) for i in (0, 2))
+    assert "- get_current_weather(city" not in plain
+    assert "- get_current_weather(city" in pooled  # the signature pool
+    assert [(r.strategy, r.success, r.first_tool, r.steps) for r in result.results] == [
+        ("gateway", True, "get_current_weather", 2),
+        ("gateway-pool", True, "get_current_weather", 2),
+    ]
+
+
+def test_gateway_pool_routes_a_call_by_the_tool_name() -> None:
+    """Under gateway-pool, a model that calls the catalog tool itself (natively, or as text
+    with --parse-text-tool-calls) has the call run through execute_tool; the eval judges the
+    catalog tool as the first tool and counts the text call as converted."""
+    native: dict[str, Any] = {
+        "tool_calls": [{"name": "get_current_weather", "arguments": {"city": "Lisbon"}}]
+    }
+    fenced = '{"name": "get_current_weather", "arguments": {"city": "Lisbon"}}'
+    text: dict[str, Any] = {"content": f"```json\n{fenced}\n```"}
+
+    def replying(reply: dict[str, Any]) -> Callable[[Body], dict[str, Any]]:
+        return lambda body: reply
+
+    for reply, parse in ((native, False), (text, True)):
+        with OpenAIStub([answer_after_tool(replying(reply))] * 2) as stub:
+            result = run(stub, ["wx-current-lisbon"], ["gateway-pool"], parse_text_calls=parse)
+            sent = stub.requests[1]["messages"]
+        [task] = result.results
+        assert task.success and task.first_tool == "get_current_weather", reply
+        assert task.hallucinated == 0 and task.converted == int(parse)
+        call = next(m for m in sent if m["role"] == "assistant")["tool_calls"][0]["function"]
+        assert call["name"] == "execute_tool"
 
 
 def test_concurrent_tasks_keep_their_own_transcripts() -> None:

@@ -1,5 +1,6 @@
-"""Shared LangChain glue: tools of every accepted shape (`tools`) and the one way a gate refuses a
-tool call (`refusals`). Feature packages build their middleware on these.
+"""Shared LangChain glue: tools of every accepted shape (`tools`), the one way a gate refuses a
+tool call (`refusals`) and the base of middleware that rewrite the model's reply (`replies`).
+Feature packages build their middleware on these.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
+    from attention_scoping.adapters.replies import ReplyRewriteMiddleware, offered_tool_names
     from attention_scoping.adapters.tools import (
         ToolLike,
         as_base_tool,
@@ -24,8 +26,10 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "as_base_tool": "tools",
     "needs_approval": "tools",
+    "offered_tool_names": "replies",
     "refusal_message": "refusals",
     "RefusesToolCalls": "refusals",
+    "ReplyRewriteMiddleware": "replies",
     "spec_from_tool": "tools",
     "specs_from_tools": "tools",
     "to_provider_schema": "tools",
@@ -37,10 +41,12 @@ _EXPORTS = {
 
 __all__ = [
     "RefusesToolCalls",
+    "ReplyRewriteMiddleware",
     "ToolLike",
     "ToolResult",
     "as_base_tool",
     "needs_approval",
+    "offered_tool_names",
     "refusal_message",
     "spec_from_tool",
     "specs_from_tools",

@@ -3,8 +3,10 @@ any size, every answer ending with a `next_step` breadcrumb.
 
 Modules, one job each: `catalog` (the tools' `ToolSpec`s, who may see them, the gateway's own
 names), `search` (ranking and its lexical fallback), `payloads` (what each tool answers),
-`execute` (checking and running a call, within `core.limits`) and `tools` (`ToolGateway`, the
-choice of ranker and the three LangChain tools). All but the last two import no LangChain.
+`execute` (checking and running a call, within `core.limits`), `tools` (`ToolGateway`, the
+choice of ranker and the three LangChain tools) and `routing` (`GatewayRoutingMiddleware`: a
+catalog tool called by its own name runs through `execute_tool`). `tools` and `routing` import
+LangChain; the others do not.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
         GatewayConfigError,
     )
     from attention_scoping.gateway.execute import Checked
+    from attention_scoping.gateway.routing import GatewayRoutingMiddleware
     from attention_scoping.gateway.search import lexical_ranker
     from attention_scoping.gateway.tools import CatalogEntry, ToolGateway, resolve_ranker
 
@@ -45,6 +48,7 @@ _EXPORTS = {
     "CatalogEntry": "tools",
     "Checked": "execute",
     "GatewayConfigError": "catalog",
+    "GatewayRoutingMiddleware": "routing",
     "JsonLimits": "tools",
     "lexical_ranker": "search",
     "RankTools": "search",
@@ -66,6 +70,7 @@ __all__ = [
     "CatalogEntry",
     "Checked",
     "GatewayConfigError",
+    "GatewayRoutingMiddleware",
     "JsonLimits",
     "RankTools",
     "Risk",

@@ -3,34 +3,20 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Collection
-from typing import Any
+from collections.abc import Collection
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ModelRequest,
-    ModelResponse,
-    ResponseT,
-)
+from langchain.agents.middleware.types import ContextT, ResponseT
 from langchain_core.messages import AIMessage, BaseMessage
-from typing_extensions import override
 
+from attention_scoping.adapters.replies import ReplyRewriteMiddleware, offered_tool_names
 from attention_scoping.textcalls.parse import offered_calls, strip_calls
 
-
-def offered_tool_names(tools: list[Any]) -> set[str]:
-    """Names of the tools of a model request (LangChain tools or provider dicts)."""
-    names: set[str] = set()
-    for tool in tools:
-        if isinstance(tool, dict):
-            inner = tool.get("function")
-            name = (inner if isinstance(inner, dict) else tool).get("name")
-        else:
-            name = getattr(tool, "name", None)
-        if isinstance(name, str):
-            names.add(name)
-    return names
+__all__ = [
+    "TextToolCallMiddleware",
+    "convert_text_calls",
+    "message_text",
+    "offered_tool_names",
+]
 
 
 def message_text(message: AIMessage) -> str:
@@ -70,7 +56,7 @@ def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMe
     )
 
 
-class TextToolCallMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+class TextToolCallMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
     """Convert tool calls written in the model's text into real tool calls (opt-in).
 
     Small local models (e.g. Qwen2.5-Coder under llama.cpp's server) often answer with a fenced
@@ -89,43 +75,6 @@ class TextToolCallMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         ```
     """
 
-    def __init__(self, *, name: str | None = None) -> None:
-        """Configure the middleware.
-
-        Args:
-            name: Middleware name, to use two instances in one agent.
-        """
-        super().__init__()
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        """The middleware's node-name prefix."""
-        return self._name or type(self).__name__
-
-    def _convert(
-        self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
-    ) -> ModelResponse[ResponseT]:
-        offered = offered_tool_names(list(request.tools))
-        result = [convert_text_calls(m, offered) for m in response.result]
-        if all(a is b for a, b in zip(result, response.result, strict=True)):
-            return response
-        return ModelResponse(result=result, structured_response=response.structured_response)
-
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Call the model and convert offered text calls in its reply."""
-        return self._convert(request, handler(request))
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        return self._convert(request, await handler(request))
+    def rewrite(self, message: BaseMessage, offered: set[str]) -> BaseMessage:
+        """`message` with its text calls of offered tools as real tool calls."""
+        return convert_text_calls(message, offered)

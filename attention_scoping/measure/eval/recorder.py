@@ -147,7 +147,12 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         result: list[BaseMessage] = list(response.result)
         found = converted = 0
         for i, message in enumerate(result):
-            if not isinstance(message, AIMessage) or message.tool_calls:
+            if not isinstance(message, AIMessage):
+                continue
+            if message.tool_calls:  # text calls converted further in (e.g. by gateway routing)
+                inner = message.response_metadata.get("text_tool_calls")
+                found += inner if isinstance(inner, int) else 0
+                converted += inner if isinstance(inner, int) else 0
                 continue
             found += len(find_text_calls(message_text(message)))
             if self.parse_text_calls:

@@ -6,7 +6,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -157,7 +157,10 @@ def _agents(
 
             tail.insert(0, HesitationMiddleware(emit_events=False))
         try:
-            agent = STRATEGIES[name].build(suite, model, tail, options.strategy_options)
+            strategy_options = replace(
+                options.strategy_options, parse_text_calls=options.parse_text_calls
+            )
+            agent = STRATEGIES[name].build(suite, model, tail, strategy_options)
         except (ImportError, ValueError) as exc:
             result.skipped[name] = _one_line(exc)
             continue

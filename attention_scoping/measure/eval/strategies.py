@@ -10,6 +10,10 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
 - gated: `ToolAttentionMiddleware` over every tool (intent ranking, top-k full schemas).
 - scoped+gated: both, scoping outermost.
 - gateway: `ToolGateway`'s search / schema / execute tools only.
+- gateway-pool: the same with `gateway.prompt(pool=True)`: every tool's signature line in the
+  system prompt, so the model can call `execute_tool` at once, and `GatewayRoutingMiddleware`
+  (a catalog tool called by its own name runs through `execute_tool`): the recommended set-up
+  of docs/cost.md.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ class StrategyOptions:
 
     ranker: str = "default"
     k: int | None = None
+    parse_text_calls: bool = False
+    """The run converts text tool calls (set by the runner from `EvalOptions`)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -139,18 +145,39 @@ def build_scoped_gated(
     return create_eval_agent(model, suite.tools, suite.system_prompt, middleware)
 
 
-def build_gateway(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
-    """Only the gateway's three tools; the suite's tools run inside `execute_tool`."""
-    from attention_scoping.gateway.tools import GATEWAY_PROMPT, ToolGateway
+def gateway_builder(*, pool: bool) -> Builder:
+    """A builder of the gateway's three tools over the suite's tools (which run inside
+    `execute_tool`); with `pool`, the system prompt lists every tool with its required
+    arguments (`gateway.prompt(pool=True)`) instead of `GATEWAY_PROMPT`, and a call of a
+    catalog tool by its own name is routed through `execute_tool` (`GatewayRoutingMiddleware`)."""
 
-    ranker: Any = None
-    if options.ranker != "default":
-        from attention_scoping.gating.catalog_ranker import CatalogRanker
+    def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
+        """The gateway's three tools."""
+        from attention_scoping.gateway.tools import ToolGateway
 
-        ranker = CatalogRanker(options.ranker)
-    gateway = ToolGateway(list(suite.tools), ranker=ranker)
-    prompt = f"{suite.system_prompt}\n\n{GATEWAY_PROMPT}"
-    return create_eval_agent(model, gateway.tools, prompt, tail)
+        ranker: Any = None
+        if options.ranker != "default":
+            from attention_scoping.gating.catalog_ranker import CatalogRanker
+
+            ranker = CatalogRanker(options.ranker)
+        gateway = ToolGateway(list(suite.tools), ranker=ranker)
+        prompt = f"{suite.system_prompt}\n\n{gateway.prompt(pool=pool)}"
+        if not pool:
+            return create_eval_agent(model, gateway.tools, prompt, tail)
+        from attention_scoping.gateway.routing import GatewayRoutingMiddleware
+
+        # Innermost, so the recorder sees the routed execute_tool call.
+        routing = GatewayRoutingMiddleware(gateway, parse_text_calls=options.parse_text_calls)
+        return create_eval_agent(model, gateway.tools, prompt, [*tail, routing])
+
+    return build
+
+
+build_gateway = gateway_builder(pool=False)
+"""Only the gateway's three tools, searched first."""
+
+build_gateway_pool = gateway_builder(pool=True)
+"""The gateway's three tools with the signature pool in the system prompt."""
 
 
 register_strategy("eager", build_eager, "every tool on every call")
@@ -166,5 +193,16 @@ register_strategy(
     "scoped+gated", build_scoped_gated, "scopes, then the gate inside", needs_scopes=True
 )
 register_strategy("gateway", build_gateway, "search / schema / execute")
+register_strategy(
+    "gateway-pool", build_gateway_pool, "gateway + every tool's signature line in the prompt"
+)
 
-DEFAULT_STRATEGIES = ("eager", "scoped", "scoped-compact", "gated", "scoped+gated", "gateway")
+DEFAULT_STRATEGIES = (
+    "eager",
+    "scoped",
+    "scoped-compact",
+    "gated",
+    "scoped+gated",
+    "gateway",
+    "gateway-pool",
+)

@@ -1,0 +1,84 @@
+"""`ReplyRewriteMiddleware`: the shared shape of middleware that rewrite the model's reply.
+
+Subclasses implement `rewrite(message, offered)`; the base calls the model, hands each message of
+the reply with the names of the tools offered on that call, and returns the reply unchanged
+(the same object) when no message changed. Text tool calls (`textcalls`) and gateway routing
+(`gateway.routing`) are built on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ContextT,
+    ModelRequest,
+    ModelResponse,
+    ResponseT,
+)
+from langchain_core.messages import BaseMessage
+from typing_extensions import override
+
+__all__ = ["ReplyRewriteMiddleware", "offered_tool_names"]
+
+
+def offered_tool_names(tools: list[Any]) -> set[str]:
+    """Names of the tools of a model request (LangChain tools or provider dicts)."""
+    names: set[str] = set()
+    for tool in tools:
+        if isinstance(tool, dict):
+            inner = tool.get("function")
+            name = (inner if isinstance(inner, dict) else tool).get("name")
+        else:
+            name = getattr(tool, "name", None)
+        if isinstance(name, str):
+            names.add(name)
+    return names
+
+
+class ReplyRewriteMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+    """Base of middleware that rewrite the messages of the model's reply (put them innermost,
+    so outer middleware see the rewritten reply)."""
+
+    def __init__(self, *, name: str | None = None) -> None:
+        """`name`: middleware name, to use two instances in one agent."""
+        super().__init__()
+        self._name = name
+
+    @property
+    def name(self) -> str:
+        """The middleware's node-name prefix."""
+        return self._name or type(self).__name__
+
+    def rewrite(self, message: BaseMessage, offered: set[str]) -> BaseMessage:
+        """One message of the reply, rewritten (or returned as is)."""
+        raise NotImplementedError
+
+    def _rewrite(
+        self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
+    ) -> ModelResponse[ResponseT]:
+        offered = offered_tool_names(list(request.tools))
+        result = [self.rewrite(m, offered) for m in response.result]
+        if all(a is b for a, b in zip(result, response.result, strict=True)):
+            return response
+        return ModelResponse(result=result, structured_response=response.structured_response)
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+    ) -> ModelResponse[ResponseT]:
+        """Call the model and rewrite its reply."""
+        return self._rewrite(request, handler(request))
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+    ) -> ModelResponse[ResponseT]:
+        """Async form of `wrap_model_call`."""
+        return self._rewrite(request, await handler(request))
