@@ -127,6 +127,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(for small local models; docs/scoping.md)",
     )
     parser.add_argument(
+        "--record-requests",
+        metavar="FILE",
+        help="append every model request to FILE (JSON lines), to price the session with "
+        "'attention-scoping bill FILE' (docs/cost.md)",
+    )
+    parser.add_argument(
         "--mcp",
         metavar="CONFIG",
         help='an MCP client configuration ({"mcpServers": ...}): each server becomes a scope, '
@@ -402,6 +408,7 @@ def build_agent(
     mcp: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     prompt_layout: PromptLayout = "layered",
+    record_requests: str | None = None,
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes (plus one per MCP server with `mcp`), optionally a gate
     inside them, the hesitation radar, the core prompt and an in-memory checkpointer
@@ -409,7 +416,8 @@ def build_agent(
     `checkpointer` replaces the in-memory one (`PostgresSaver`, say; docs/deploy.md);
     `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
     `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`;
-    `prompt_layout="compact"` is the layout for small models."""
+    `prompt_layout="compact"` is the layout for small models; `record_requests` appends every
+    model request to that session file (`attention-scoping bill`)."""
     scopes = tiered_scopes() if tiers else build_scopes()
     extra: list[Any] = []
     if mcp is not None:
@@ -441,6 +449,7 @@ def build_agent(
     middleware.append(HesitationMiddleware(approval_follows=tiers))
     if tiers:
         middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
+    middleware.extend(request_log(record_requests))
     agent = create_agent(
         model,
         system_prompt=CORE_PROMPT,
@@ -450,17 +459,29 @@ def build_agent(
     return agent, scoping
 
 
-def build_gateway_agent(model: BaseChatModel) -> tuple[Any, list[BaseTool]]:
+def request_log(path: str | None) -> list[Any]:
+    """`[RequestLogMiddleware(path)]` when a session file is asked for, else nothing."""
+    if path is None:
+        return []
+    from attention_scoping.measure.request_log import RequestLogMiddleware
+
+    return [RequestLogMiddleware(path)]
+
+
+def build_gateway_agent(
+    model: BaseChatModel, *, record_requests: str | None = None
+) -> tuple[Any, list[BaseTool]]:
     """Gateway mode: every scoped tool and the write tool behind one `ToolGateway` (search,
     schema, execute; the write tool asks for approval inside execute_tool), plus the always-on
     tools; returns the agent and the tools the model is sent."""
     gateway = ToolGateway(catalog_tools(), approval=approval_gate())
     tools = [*gateway.tools, *ALWAYS_ON]
+    middleware = [HesitationMiddleware(approval_follows=True), GatewayRoutingMiddleware(gateway)]
     agent = create_agent(
         model,
         tools=tools,
         system_prompt=CORE_PROMPT + "\n\n" + gateway.prompt(pool=True),
-        middleware=[HesitationMiddleware(approval_follows=True), GatewayRoutingMiddleware(gateway)],
+        middleware=[*middleware, *request_log(record_requests)],
         checkpointer=InMemorySaver(),
     )
     return agent, tools
@@ -488,11 +509,16 @@ def build_for(
         if args.mcp is not None:
             msg = "--mcp adds servers as scopes; it does not combine with --gateway"
             raise SetupError(msg)
-        agent, sent = build_gateway_agent(model)
+        agent, sent = build_gateway_agent(model, record_requests=args.record_requests)
         shown = [*catalog_tools(), *sent]
         return agent, TurnView(console, shown, auto_approve=auto_approve)
     agent, scoping = build_agent(
-        model, args.gate, tiers=args.tiers, mcp=args.mcp, prompt_layout=args.prompt_layout
+        model,
+        args.gate,
+        tiers=args.tiers,
+        mcp=args.mcp,
+        prompt_layout=args.prompt_layout,
+        record_requests=args.record_requests,
     )
     view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
     return agent, view

@@ -38,18 +38,13 @@ from agents.tour import tour_model  # noqa: E402
 from attention_scoping import AttentionScopingMiddleware  # noqa: E402
 from attention_scoping.core.cost import (  # noqa: E402
     PRICE_MODELS,
-    PromptCache,
     SessionCost,
     memo_count,
     price_model,
-    render_request,
 )
 from attention_scoping.core.tokens import get_counter  # noqa: E402
+from attention_scoping.measure.recorded import RecordedCall, bill_session  # noqa: E402
 from attention_scoping.measure.simulate.conversation import as_provider_message  # noqa: E402
-from attention_scoping.measure.simulate.sessions import (  # noqa: E402
-    CALL_SECONDS,
-    TURN_GAP_SECONDS,
-)
 
 CITIES = ("Paris", "Berlin", "Madrid", "Rome", "Lisbon", "Vienna", "Oslo", "Dublin", "Prague")
 LANGUAGES = ("French", "German", "Spanish", "Italian")
@@ -106,26 +101,19 @@ def play(config: str, turns: int) -> list[dict[str, Any]]:
 
 
 def bill(recorded: Sequence[dict[str, Any]], prices: Sequence[Any]) -> dict[str, SessionCost]:
-    """The session's bill per price model; as in `simulate --sessions`, `CALL_SECONDS` between
-    calls of a turn and `TURN_GAP_SECONDS` between turns."""
-    count = memo_count(get_counter().count)
-    caches = {p.name: PromptCache(p) for p in prices}
-    totals = {p.name: SessionCost() for p in prices}
-    clock, last_turn = 0.0, 0
-    for call in recorded:
-        messages = [m for m in call["messages"] if not isinstance(m, SystemMessage)]
-        turn = sum(1 for m in messages if isinstance(m, HumanMessage))
-        clock += TURN_GAP_SECONDS if turn != last_turn else CALL_SECONDS
-        last_turn = turn
-        request = render_request(
-            call["schemas"],
-            call["system"] or "",
-            [as_provider_message(m) for m in messages],
-            count,
+    """The session's bill per price model, as `attention-scoping bill` computes it (4 s between
+    the calls of a turn, 60 s between turns)."""
+    calls = [
+        RecordedCall(
+            tools=tuple(call["schemas"]),
+            system=(call["system"] or "",),
+            messages=tuple(
+                as_provider_message(m) for m in call["messages"] if not isinstance(m, SystemMessage)
+            ),
         )
-        for name, cache in caches.items():
-            totals[name].calls.append(cache.call(request, clock))
-    return totals
+        for call in recorded
+    ]
+    return bill_session(calls, prices, memo_count(get_counter().count))
 
 
 CONFIGS = (

@@ -160,6 +160,18 @@ def did_you_mean_hint(value: object, candidates: Iterable[str], *, cutoff: float
     return f" (did you mean {match!r}?)" if match else ""
 
 
+def string_tuple(value: object) -> tuple[str, ...] | None:
+    """A file field that holds one string or a list of them, as a tuple (None and absent: an
+    empty tuple); None when it is anything else, so the caller can name the problem."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
 def printable(text: str) -> str:
     """`text` with control characters (terminal escape sequences among them) written out as
     `\\x1b`-style escapes, so catalog text printed to a terminal cannot drive it."""

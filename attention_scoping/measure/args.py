@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 
 class UsageError(Exception):
@@ -74,3 +75,41 @@ def check_output(path: str | None, suffix: str | None = None) -> None:
     if target.exists() and target.is_dir():
         msg = f"{path}: is a directory, expected a file name"
         raise UsageError(msg)
+
+
+def add_price_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    """`--price` and its overrides (`--cache-read`, `--cache-write`, `--ttl`,
+    `--min-cacheable`), shared by `simulate --sessions` and `bill`."""
+    group.add_argument(
+        "--price",
+        default=None,
+        metavar="MODEL",
+        help="price model: anthropic (default), anthropic-1h, openai, none",
+    )
+    group.add_argument("--cache-read", type=float, default=None, metavar="X", help="read price")
+    group.add_argument("--cache-write", type=float, default=None, metavar="X", help="write price")
+    group.add_argument("--ttl", type=float, default=None, metavar="S", help="cache lifetime (s)")
+    group.add_argument(
+        "--min-cacheable", type=int, default=None, metavar="N", help="shortest cached prefix"
+    )
+
+
+def prices_from_args(args: argparse.Namespace) -> list[Any]:
+    """The price model of `--price` with its overrides first, then the other named ones.
+
+    Raises:
+        UsageError: an unknown price model or a bad override (the valid values named).
+    """
+    from attention_scoping.core.cost import PRICE_MODELS, PriceModelError, price_model
+
+    try:
+        price = price_model(
+            args.price or "anthropic",
+            cache_read=args.cache_read,
+            cache_write=args.cache_write,
+            ttl_s=args.ttl,
+            min_cacheable=args.min_cacheable,
+        )
+    except PriceModelError as exc:
+        raise UsageError(str(exc)) from None
+    return [price, *(p for n, p in PRICE_MODELS.items() if n != price.name)]

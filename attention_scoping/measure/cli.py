@@ -1,7 +1,8 @@
 """The `attention-scoping` command: `audit` (what a tool set costs per call, and what scoping,
 gating or the gateway would save), `bench` (does the gate still pick the right tool, at what
-cost), `simulate` (the paper's 120-tool, six-server benchmark, seeded) and `eval` (task
-success of a real model under each strategy; in `attention_scoping.measure.eval`).
+cost), `simulate` (the paper's 120-tool, six-server benchmark, seeded), `eval` (task
+success of a real model under each strategy; in `attention_scoping.measure.eval`) and `bill`
+(what a recorded session of your agent is billed under prompt caching; `measure.bill`).
 
 Every input problem ends with a one-line `error: ...` naming the file and line, and exit
 status 2; never a traceback.
@@ -20,7 +21,7 @@ from rich.markup import escape
 from attention_scoping.core.catalog import CatalogError
 from attention_scoping.core.extras import GATE_EXTRA_HINT
 from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
-from attention_scoping.measure.args import UsageError
+from attention_scoping.measure.args import UsageError, add_price_options, prices_from_args
 from attention_scoping.measure.args import check_output as _check_output
 from attention_scoping.measure.args import float_list as _float_list
 from attention_scoping.measure.args import int_list as _int_list
@@ -177,18 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     cost.add_argument(
         "--turns", type=_positive, default=None, metavar="T", help="user turns per session (10)"
     )
-    cost.add_argument(
-        "--price",
-        default=None,
-        metavar="MODEL",
-        help="price model: anthropic (default), anthropic-1h, openai, none",
-    )
-    cost.add_argument("--cache-read", type=float, default=None, metavar="X", help="read price")
-    cost.add_argument("--cache-write", type=float, default=None, metavar="X", help="write price")
-    cost.add_argument("--ttl", type=float, default=None, metavar="S", help="cache lifetime (s)")
-    cost.add_argument(
-        "--min-cacheable", type=int, default=None, metavar="N", help="shortest cached prefix"
-    )
+    add_price_options(cost)
     cost.add_argument(
         "--turn-gap", type=float, default=None, metavar="S", help="seconds between turns (60)"
     )
@@ -201,9 +191,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cost.add_argument("--plot", metavar="PATH.png", help="cumulative cost against turns")
 
+    from attention_scoping.measure.bill import add_bill_parser
     from attention_scoping.measure.eval.cli import add_eval_parser
 
     add_eval_parser(sub)
+    add_bill_parser(sub)
     return parser
 
 
@@ -304,7 +296,6 @@ SESSION_OPTIONS = (
 
 def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping simulate --sessions N`: billed input per task, per strategy."""
-    from attention_scoping.core.cost import PriceModelError, price_model
     from attention_scoping.measure.bench.progress import ProgressBars
     from attention_scoping.measure.simulate import billing, session_report
     from attention_scoping.measure.simulate.sessions import TURN_GAP_SECONDS
@@ -320,16 +311,7 @@ def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
     if args.misfire is not None and not 0 <= args.misfire <= 1:
         msg = f"--misfire must be a share between 0 and 1, got {args.misfire:g}"
         raise UsageError(msg)
-    try:
-        price = price_model(
-            args.price or "anthropic",
-            cache_read=args.cache_read,
-            cache_write=args.cache_write,
-            ttl_s=args.ttl,
-            min_cacheable=args.min_cacheable,
-        )
-    except PriceModelError as exc:
-        raise UsageError(str(exc)) from None
+    price = prices_from_args(args)[0]
     with ProgressBars(enabled=not args.quiet) as bars:
         result = billing.run_sessions(
             price=price,
@@ -386,11 +368,19 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     return run(args, console)
 
 
+def run_bill_command(args: argparse.Namespace, console: Console) -> int:
+    """`attention-scoping bill` (in `attention_scoping.measure.bill`)."""
+    from attention_scoping.measure.bill import run_bill_command as run
+
+    return run(args, console)
+
+
 COMMANDS = {
     "audit": run_audit_command,
     "bench": run_bench_command,
     "simulate": run_simulate_command,
     "eval": run_eval_command,
+    "bill": run_bill_command,
 }
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.core.text import string_tuple
+
 
 class TaskFileError(ValueError):
     """A task file that cannot be read; the message names the file and the task."""
@@ -117,14 +119,11 @@ def judge(task: EvalTask, calls: Sequence[ToolCallMade]) -> bool:
 
 
 def _strings(value: Any, where: str) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    msg = f"{where}: expected a string or a list of strings"
-    raise TaskFileError(msg)
+    strings = string_tuple(value)
+    if strings is None:
+        msg = f"{where}: expected a string or a list of strings"
+        raise TaskFileError(msg)
+    return strings
 
 
 def _expect(raw: Any, where: str) -> Expect:
