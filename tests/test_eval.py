@@ -20,7 +20,6 @@ from attention_scoping.measure.eval import EvalOptions, TokenPrices, run_eval
 from attention_scoping.measure.eval.endpoint import Endpoint, chat_model
 from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
 from attention_scoping.measure.eval.results import (
-    EvalResult,
     TaskResult,
     figures,
     read_results,
@@ -36,57 +35,17 @@ from attention_scoping.measure.eval.strategies import (
 from attention_scoping.measure.eval.suites import example_suite
 from attention_scoping.measure.eval.tasks import EvalTask, Expect, ToolCallMade
 from attention_scoping.measure.eval.transcript import Transcript
+from tests.eval_support import (
+    FENCED_CALC,
+    NO_WAIT,
+    Body,
+    answer_after_tool,
+    calc,
+    offered,
+    run,
+    user_text,
+)
 from tests.openai_stub import OpenAIStub, auth_error
-
-Body = dict[str, Any]
-NO_WAIT = RetryPolicy(retries=2, base=0.0)
-FENCED_CALC = '```json\n{{"name": "calculate", "arguments": {"expression": "47*83"}}}\n```'
-
-
-def last_role(body: Body) -> str:
-    return str(body["messages"][-1]["role"])
-
-
-def user_text(body: Body) -> str:
-    return str([m for m in body["messages"] if m["role"] == "user"][-1]["content"])
-
-
-def offered(body: Body) -> list[str]:
-    return [t["function"]["name"] for t in body.get("tools") or []]
-
-
-def calc(expression: str) -> dict[str, Any]:
-    return {"tool_calls": [{"name": "calculate", "arguments": {"expression": expression}}]}
-
-
-def answer_after_tool(first: Callable[[Body], dict[str, Any]]) -> Callable[[Body], Any]:
-    """A model that makes `first(body)` on a user turn and answers once a tool result is in."""
-
-    def reply(body: Body) -> dict[str, Any]:
-        if last_role(body) == "tool":
-            return {"content": "Done."}
-        return first(body)
-
-    return reply
-
-
-def run(
-    stub: OpenAIStub,
-    tasks: list[str],
-    strategies: list[str] | None = None,
-    **options: Any,
-) -> EvalResult:
-    suite = example_suite().select(tasks)
-    timeout = options.pop("timeout", 30.0)
-    endpoint = Endpoint(stub.base_url, "test-key", None, timeout)
-    opts = EvalOptions(
-        model_name="stub-model",
-        base_url=stub.base_url,
-        retry=options.pop("retry", NO_WAIT),
-        strategy_options=StrategyOptions(ranker="bm25"),
-        **options,
-    )
-    return run_eval(suite, strategies or ["eager"], chat_model(endpoint, "stub-model"), opts)
 
 
 def test_native_tool_call_succeeds_and_is_measured() -> None:
