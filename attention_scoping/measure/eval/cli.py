@@ -6,6 +6,7 @@ import argparse
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,12 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
     ev.add_argument("--plot", metavar="PATH.png", help="chart success and tokens per strategy")
     ev.add_argument("--no-check", action="store_true", help="skip the endpoint check")
+    ev.add_argument(
+        "--erase-llama-slots",
+        action="store_true",
+        help="empty a llama.cpp server's KV cache before every task, so runs repeat exactly "
+        "(server: --slot-save-path DIR --cache-ram 0; needs --concurrency 1)",
+    )
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -162,6 +169,18 @@ def _options(args: argparse.Namespace, base_url: str) -> Any:
     )
 
 
+def _slot_eraser(args: argparse.Namespace, base_url: str) -> Any:
+    """The per-task cache eraser of `--erase-llama-slots`, or None."""
+    if not args.erase_llama_slots:
+        return None
+    if args.concurrency != 1:
+        msg = "--erase-llama-slots needs --concurrency 1 (erasing would cut tasks in flight)"
+        raise UsageError(msg)
+    from attention_scoping.measure.eval.llama_slots import slot_eraser
+
+    return slot_eraser(base_url)
+
+
 def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping eval`."""
     from attention_scoping.measure.bench.progress import ProgressBars
@@ -189,9 +208,10 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
         if not args.no_check:
             check_endpoint(endpoint)
         model = chat_model(endpoint, args.model, max_tokens=args.max_tokens)
+        before_task = _slot_eraser(args, endpoint.base_url)
     except EndpointError as exc:
         raise UsageError(str(exc)) from None
-    options = _options(args, endpoint.base_url)
+    options = replace(_options(args, endpoint.base_url), before_task=before_task)
     try:
         with ProgressBars(enabled=not args.quiet and sys.stderr.isatty()) as bars:
             result = run_eval(suite, args.strategies, model, options, progress=bars)

@@ -42,6 +42,8 @@ class EvalOptions:
         results_path: JSON-lines file every finished task is appended to.
         resume: Keep the finished tasks of `results_path` and run only the others.
         strategy_options: Ranker and k of the gate.
+        before_task: Called before every task starts (e.g. `llama_slots.slot_eraser`, which
+            empties a local server's cache so each task starts from the same state).
     """
 
     model_name: str
@@ -56,6 +58,7 @@ class EvalOptions:
     results_path: Path | None = None
     resume: bool = False
     strategy_options: StrategyOptions = field(default_factory=StrategyOptions)
+    before_task: Callable[[], None] | None = None
 
 
 class _Budget:
@@ -236,6 +239,8 @@ def _execute(
 
     def work(name: str, task: EvalTask) -> TaskResult:
         agent, recorder = agents[name]
+        if options.before_task is not None:
+            options.before_task()
         try:
             transcript = _run_task(agent, recorder, task)
             return task_result(name, options.model_name, transcript, options.prices)
