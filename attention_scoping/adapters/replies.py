@@ -21,21 +21,14 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import BaseMessage
 from typing_extensions import override
 
+from attention_scoping.adapters.tools import tool_name
+
 __all__ = ["ReplyRewriteMiddleware", "offered_tool_names"]
 
 
 def offered_tool_names(tools: list[Any]) -> set[str]:
     """Names of the tools of a model request (LangChain tools or provider dicts)."""
-    names: set[str] = set()
-    for tool in tools:
-        if isinstance(tool, dict):
-            inner = tool.get("function")
-            name = (inner if isinstance(inner, dict) else tool).get("name")
-        else:
-            name = getattr(tool, "name", None)
-        if isinstance(name, str):
-            names.add(name)
-    return names
+    return {tool_name(tool) for tool in tools}
 
 
 class ReplyRewriteMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):

@@ -5,8 +5,6 @@ caching, per price model (the file: `attention_scoping.measure.recorded`; writte
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -20,7 +18,7 @@ from attention_scoping.measure.args import (
     check_output,
     prices_from_args,
 )
-from attention_scoping.measure.display import write_outputs
+from attention_scoping.measure.display import write_figures_json, write_outputs
 from attention_scoping.measure.recorded import SessionFileError, bill_session, read_session
 
 __all__ = ["BillFigures", "add_bill_parser", "run_bill_command"]
@@ -127,12 +125,6 @@ def _render(figures: BillFigures, console: Console, calls: bool) -> None:
     )
 
 
-def _write_json(figures: BillFigures, path: str | Path) -> None:
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(figures.as_dict(), indent=2) + "\n", encoding="utf-8")
-
-
 def run_bill_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping bill FILE`."""
     check_output(args.json_path)
@@ -145,5 +137,5 @@ def run_bill_command(args: argparse.Namespace, console: Console) -> int:
     bills = bill_session(calls, prices, memo_count(counter.count))
     figures = BillFigures(args.file, counter.label, prices, bills)
     _render(figures, console, args.calls)
-    write_outputs(console, figures, args.json_path, _write_json)
+    write_outputs(console, figures, args.json_path, write_figures_json)
     return 0

@@ -1,10 +1,12 @@
 """Output helpers of the command: catalog text made safe to print (no rich markup, no terminal
-control codes), and matplotlib for the `--plot` options."""
+control codes), matplotlib for the `--plot` options, and the `--json` figures file."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,6 +15,21 @@ from attention_scoping.core.extras import install_hint
 from attention_scoping.core.text import printable
 
 R = TypeVar("R")
+
+
+class HasFigures(Protocol):
+    """A result that gives its figures as a JSON-able dict."""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures."""
+        ...
+
+
+def write_figures_json(result: HasFigures, path: str | Path) -> None:
+    """Write `result.as_dict()` as indented JSON to `path` (its folder created)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
 
 
 def plain(text: object) -> str:

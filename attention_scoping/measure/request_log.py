@@ -71,6 +71,7 @@ class RequestLogMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         """
         super().__init__()
         self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.clock = clock
         self._name = name
         self._lock = threading.Lock()
@@ -82,10 +83,8 @@ class RequestLogMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
 
     def _write(self, request: ModelRequest[ContextT]) -> None:
         line = json.dumps(request_record(request, self.clock()), ensure_ascii=False)
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(line + "\n")
+        with self._lock, self.path.open("a", encoding="utf-8") as out:
+            out.write(line + "\n")
 
     @override
     def wrap_model_call(

@@ -21,6 +21,10 @@ from attention_scoping.core.cost import PRICE_MODELS, Block, assemble, session_c
 if TYPE_CHECKING:  # figures.audit() calls project_bills: no import cycle at run time
     from attention_scoping.measure.audit.figures import AuditFigures, MethodFigure
 
+GATEWAY_POOL_METHOD = "gateway + signature pool"
+"""The audit's name for `ToolGateway` with `prompt(pool=True)` in a fixed system prompt (its
+projection appends a schema only for tools whose signature line cannot show an argument)."""
+
 CONVERSATION_PER_CALL = 600
 """Tokens each call adds to the conversation (the model's tool call and the tool's result)."""
 
@@ -79,7 +83,7 @@ def _gateway_pattern(method: MethodFigure, figures: AuditFigures) -> Fixed | Non
         return None
     tools, prompt = round(method.tool_tokens_per_call), round(method.prompt_tokens_per_call)
     costs = figures.gateway_fetch_tokens
-    if "pool" in method.name:
+    if method.name == GATEWAY_POOL_METHOD:
         fetch = round(costs.get("schema_tokens", 0) * costs.get("incomplete_signatures", 0))
     else:
         fetch = round(sum(costs.get(k, 0) for k in ("search_tokens", "schema_tokens")))

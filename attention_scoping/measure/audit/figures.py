@@ -19,6 +19,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from attention_scoping.core.tokens import TokenCounter, get_counter
 from attention_scoping.core.tool import ToolSpec
+from attention_scoping.measure.audit.billing import GATEWAY_POOL_METHOD
 from attention_scoping.measure.audit.target import AuditTarget
 from attention_scoping.measure.tax import layer_tokens, shared_prefix_tokens, tools_json
 
@@ -114,10 +115,6 @@ def stub_tool(spec: ToolSpec) -> BaseTool:
     return StructuredTool.from_function(
         run, name=spec.name, description=spec.description, args_schema=spec.parameters
     )
-
-
-GATEWAY_POOL_METHOD = "gateway + signature pool"
-"""The audit's name for `ToolGateway` with `prompt(pool=True)` in a fixed system prompt."""
 
 
 def gateway_costs(specs: Sequence[ToolSpec], counter: TokenCounter) -> dict[str, float]:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from attention_scoping.measure.audit.figures import AuditFigures
-from attention_scoping.measure.display import plain
+from attention_scoping.measure.display import plain, write_figures_json
 
 SCOPE_ROWS = 15
 """Scopes listed one by one; above this, the heaviest ones and a summary line."""
@@ -17,9 +16,7 @@ SCOPE_ROWS = 15
 
 def write_json(figures: AuditFigures, path: str | Path) -> None:
     """Write the figures (at least `n_tools`, `tokenizer`, `eager_tokens_per_call`) as JSON."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(figures.as_dict(), indent=2) + "\n", encoding="utf-8")
+    write_figures_json(figures, path)
 
 
 def _money(tokens: float, price: float | None) -> str:

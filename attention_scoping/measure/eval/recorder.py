@@ -151,8 +151,9 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
                 continue
             if message.tool_calls:  # text calls converted further in (e.g. by gateway routing)
                 inner = message.response_metadata.get("text_tool_calls")
-                found += inner if isinstance(inner, int) else 0
-                converted += inner if isinstance(inner, int) else 0
+                inner = inner if isinstance(inner, int) else 0
+                found += inner
+                converted += inner
                 continue
             found += len(find_text_calls(message_text(message)))
             if self.parse_text_calls:

@@ -4,7 +4,6 @@ cache under every price model; figures per strategy and the cumulative cost per 
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from typing import Any
 
 from attention_scoping.core.cost import PRICE_MODELS, PriceModel, memo_count
 from attention_scoping.core.tokens import TokenCounter, get_counter
+from attention_scoping.measure.display import write_figures_json
 from attention_scoping.measure.simulate.catalog import build_catalog
 from attention_scoping.measure.simulate.conversation import CallRecord, Conversation
 from attention_scoping.measure.simulate.session_strategies import (
@@ -256,6 +256,4 @@ def run_sessions(
 
 def write_json(result: SessionBenchmark, path: str | Path) -> None:
     """Write the figures as JSON."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+    write_figures_json(result, path)

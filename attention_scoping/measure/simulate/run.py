@@ -12,6 +12,7 @@ from typing import Any
 
 from attention_scoping.core.tokens import TokenCounter, get_counter
 from attention_scoping.core.tool import ToolSpec
+from attention_scoping.measure.display import write_figures_json
 from attention_scoping.measure.simulate.catalog import PAPER_PROFILE, build_catalog, to_jsonl
 from attention_scoping.measure.simulate.strategies import (
     Eager,
@@ -199,9 +200,7 @@ def run_simulation(
 
 def write_json(result: SimulationResult, path: str | Path) -> None:
     """Write the figures as JSON."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(result.as_dict(), indent=2) + "\n", encoding="utf-8")
+    write_figures_json(result, path)
 
 
 def export(result: SimulationResult, directory: str | Path) -> list[Path]:

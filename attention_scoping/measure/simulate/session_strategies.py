@@ -588,10 +588,14 @@ class GatewayWithPool(Gateway):
         "then execute_tool (no search)"
     )
 
+    signatures = False
+    """Whether the pool lines show each tool's required arguments (`ToolGateway.prompt`)."""
+
     def __init__(self, specs: Sequence[ToolSpec], gateway: Any) -> None:
-        """The user's prompt, then `gateway.prompt(pool=True, signatures=False)`."""
+        """The user's prompt, then `gateway.prompt(pool=True, signatures=self.signatures)`."""
         super().__init__(specs, gateway)
-        self._system = f"{BASE_PROMPT}\n\n{gateway.prompt(pool=True, signatures=False)}"
+        pool = gateway.prompt(pool=True, signatures=self.signatures)
+        self._system = f"{BASE_PROMPT}\n\n{pool}"
 
     def discover(self, conv: Conversation, turn: Turn, tool: str) -> bool:
         """The pool names the tool: nothing to search."""
@@ -611,10 +615,11 @@ class GatewaySignatures(GatewayWithPool):
         "execute_tool at once (get_tool_schema only for a {…} argument)"
     )
 
+    signatures = True
+
     def __init__(self, specs: Sequence[ToolSpec], gateway: Any, *, misfire: float = 0.0) -> None:
-        """The user's prompt, then `gateway.prompt(pool=True)`; `misfire` in [0, 1]."""
+        """The signature pool's prompt; `misfire` in [0, 1]."""
         super().__init__(specs, gateway)
-        self._system = f"{BASE_PROMPT}\n\n{gateway.prompt(pool=True)}"
         self.misfire = misfire
 
     def _refused(self, conv: Conversation, tool: str, key: str) -> None:
