@@ -302,6 +302,8 @@ class TurnView:
         text = " ".join(str(event["content"]).split())
         short = text if len(text) <= 200 else text[:197] + "…"
         tag = f"{event['action']} {event['round']}/{event['max_nudges']}"
+        if event.get("reason") == "ungrounded":
+            tag = f"answered without a tool, {tag}"
         self.console.print(Text(f"    ⋯ thinking ({tag}): {short}", style="dim italic"))
 
     def resume(self, interrupts: Sequence[Any]) -> Command[Any]:

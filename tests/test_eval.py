@@ -98,6 +98,21 @@ def test_self_heal_nudges_an_announced_call_and_counts_the_retry() -> None:
     assert not plain.success and plain.first_tool is None and plain.steps == 1
 
 
+def test_self_heal_under_scoping_nudges_an_answer_from_memory() -> None:
+    """Under scoping, a first reply that answers without the tool pre-selection matched is
+    nudged once toward it; eager has no such expectation, so the same reply is its answer."""
+    memory = {"content": "47 times 83 is 3821."}
+    with OpenAIStub([memory, calc("47*83"), {"content": "3901."}]) as stub:
+        result = run(stub, ["math-multiply"], ["scoped-compact"], self_heal=True)
+        nudge = user_text(stub.requests[1])
+    [task] = result.results
+    assert task.success and task.first_tool == "calculate" and task.steps == 3
+    assert "answered without calling a tool" in nudge and "- calculate(expression)" in nudge
+    with OpenAIStub([memory]) as stub:
+        [eager] = run(stub, ["math-multiply"], self_heal=True).results
+    assert not eager.success and eager.first_tool is None and eager.steps == 1
+
+
 def test_cached_tokens_are_read_from_usage_and_billed() -> None:
     usage = {
         "prompt_tokens": 1000,

@@ -143,11 +143,14 @@ def test_interactive_mode_shows_each_user_line_once(
 
     monkeypatch.setattr(Console, "input", terminal_input)
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
-    with OpenAIStub([{"content": "3901."}]) as stub:
+    # An answer without the calculator is nudged once (the math scope was pre-selected); the
+    # model's second answer stands.
+    with OpenAIStub([{"content": "3901."}, {"content": "3901."}]) as stub:
         code = example_agent.main(["--base-url", stub.base_url])
     out = capsys.readouterr().out
     assert code == 0
     assert out.count("You: What is 47 times 83?") == 1 and "3901." in out
+    assert "⋯ thinking (answered without a tool, nudge 1/2): 3901." in out
 
 
 def test_tiers_tour_shows_always_on_tools_and_an_approval_card(

@@ -135,6 +135,18 @@ DID_YOU_MEAN_MAX_CHARS = 200
 """Longer values get no hint: a name that long is not a typo, and fuzzy matching it is costly."""
 
 
+def names_in_text(text: str, names: Iterable[str]) -> list[str]:
+    """The `names` (tool identifiers) that `text` writes out whole, case-insensitively, in the
+    order of `names`: `get_forecast` counts in "call `get_forecast`" but not in
+    "get_forecasts"."""
+    found = []
+    for name in names:
+        pattern = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
+        if name and re.search(pattern, text, flags=re.IGNORECASE):
+            found.append(name)
+    return found
+
+
 def did_you_mean(
     value: object,
     candidates: Iterable[str],

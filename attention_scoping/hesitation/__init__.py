@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         current_turn,
         gateway_disclosures,
         nudge_text,
+        ungrounded_text,
     )
     from attention_scoping.hesitation.radar import (
         DEFAULT_MARKERS,
@@ -70,6 +71,7 @@ _EXPORTS = {
     "HesitationState": "middleware",
     "honest_answer": "middleware",
     "nudge_text": "pending",
+    "ungrounded_text": "pending",
     "ParamInfo": "radar",
     "RULES": "radar",
     "Rule": "radar",
@@ -109,6 +111,7 @@ __all__ = [
     "make_hesitation_node",
     "nudge_text",
     "parse_schemas",
+    "ungrounded_text",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

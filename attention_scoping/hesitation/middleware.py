@@ -7,6 +7,10 @@ stream already emitted it), a nudge naming the exact call is added, and the mode
 again: at most `max_nudges` times per user turn. Then the model's last answer stands as it is;
 only an answer that announces an action it did not take gets an honest note that nothing ran.
 
+An ungrounded answer is nudged the same way, once per turn: the turn's first reply calls no
+tool although the user's message needs one of the bound tools (`expect_tool_call`; by default
+the tools that scope pre-selection matched to the message).
+
 What is never done: the nudge is a runtime note, marked synthetic, never written in the user's
 voice or as their consent; the user's request decides (a request for text, an explanation or a
 draft is answered, not nudged); a side-effecting tool (`risk="write"` or `requires_approval`)
@@ -48,6 +52,7 @@ from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.core.options import check_choice
+from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.pending import (
@@ -58,6 +63,7 @@ from attention_scoping.hesitation.pending import (
     current_turn,
     gateway_disclosures,
     nudge_text,
+    ungrounded_text,
 )
 from attention_scoping.hesitation.radar import (
     DEFAULT_MARKERS,
@@ -66,6 +72,7 @@ from attention_scoping.hesitation.radar import (
     HesitationMarkers,
     detect_hesitation,
 )
+from attention_scoping.scoping.preselect import preselected_tools
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +92,14 @@ STATE_KEY = "hesitation"
 adds `"bound"`: the tools bound to the last model call)."""
 
 NudgeRole = Literal["user", "system"]
+ExpectToolCall = Callable[[Mapping[str, Any], Sequence[BaseMessage]], Sequence[str]]
+"""`(state, messages) -> tool names`: the tools the user's current message needs, best first
+(empty: no expectation). A reply that calls none of them before any tool ran is nudged once."""
+UNGROUNDED = "ungrounded"
+"""The signal (and think-event reason) of an answer given without the expected tool call."""
+NAMED_NOT_CALLED = "named_not_called"
+"""The signal of an ungrounded reply that writes out an expected tool's name: it describes,
+announces or claims the call instead of making it."""
 
 
 class HesitationState(AgentState[ResponseT]):
@@ -125,6 +140,8 @@ class _Turn:
     extra: list[AnyMessage] = field(default_factory=list)
     stalled: list[str] = field(default_factory=list)
     """Texts of the stalls seen in this call (a model repeating one keeps its answer)."""
+    expected: list[str] = field(default_factory=list)
+    """Bound tools the user's message needs (`expect_tool_call`), best first."""
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -149,6 +166,14 @@ def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
 
+def default_nudge(pending: Sequence[Pending], verdict: Hesitation) -> str:
+    """The runtime note for a verdict: the call to make after an ungrounded answer, else the
+    exact call after a stall."""
+    if UNGROUNDED in verdict.signals:
+        return ungrounded_text(pending, named=NAMED_NOT_CALLED in verdict.signals)
+    return nudge_text(pending, verdict.tools)
+
+
 class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, ResponseT]):
     """What both hesitation forms share: the radar's configuration, which stalls to nudge,
     the nudge message and the bound. Use `HesitationMiddleware` or `HesitationNodeMiddleware`."""
@@ -170,6 +195,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         nudge_writes: bool = False,
         approval_follows: bool = False,
         nudge_role: NudgeRole = "user",
+        expect_tool_call: ExpectToolCall | None = preselected_tools,
         name: str | None = None,
     ) -> None:
         """Configure the radar and the loop.
@@ -187,8 +213,8 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
                 messages are passed to the radar as `request=`, so it can tell a requested
                 text, explanation or draft, or a question about a value the request lacks,
                 from a stall.
-            nudge: `(pending, verdict) -> text` of the nudge (default: `nudge_text`, a runtime
-                note that is never the user's consent).
+            nudge: `(pending, verdict) -> text` of the nudge (default: `default_nudge`, a
+                runtime note that is never the user's consent).
             give_up: `(tool names, stalled text) -> final answer` when, after the bound, the
                 model still announces an action it did not take. Any other answer stands.
             emit_events: Write think events to the custom stream.
@@ -200,6 +226,13 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             nudge_role: Send the nudge as a `"user"` message (every provider accepts it; its
                 text says it is a runtime note) or a `"system"` message (for providers that
                 accept system messages mid-conversation).
+            expect_tool_call: `(state, messages) -> tool names` the current user message
+                needs. When it names bound tools and the turn's first reply answers in text
+                with no tool call, that ungrounded answer is hidden and nudged once toward
+                them. The default, `preselected_tools`, reads the tools that the intent
+                pre-selection of `AttentionScopingMiddleware` matched to this turn's message
+                (place this middleware after it); without one it expects nothing. None turns
+                the check off.
             name: Middleware name, to add two instances to one agent.
         """
         super().__init__()
@@ -213,12 +246,13 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         self.watch_bound_tools = watch_bound_tools
         self.ignore_tools = frozenset(ignore_tools)
         self.skip_when_user_asks = skip_when_user_asks
-        self.nudge = nudge or (lambda pending, verdict: nudge_text(pending, verdict.tools))
+        self.nudge = nudge or default_nudge
         self.give_up = give_up
         self.emit_events = emit_events
         self.nudge_writes = nudge_writes
         self.approval_follows = approval_follows
         self.nudge_role = nudge_role
+        self.expect_tool_call = expect_tool_call
         self._name = name
 
     @property
@@ -251,7 +285,12 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             return None
         record = (state.get(STATE_KEY) if isinstance(state, Mapping) else None) or {}
         used = int(record.get("nudges", 0)) if record.get("turn") == key else 0
-        return _Turn(key=key, used=used, pending=pending, request=user)
+        expected: list[str] = []
+        if self.expect_tool_call is not None and isinstance(state, Mapping):
+            bound = {p.name for p in pending}
+            wanted = self.expect_tool_call(state, messages)
+            expected = [t for t in dict.fromkeys(wanted) if t in bound]
+        return _Turn(key=key, used=used, pending=pending, request=user, expected=expected)
 
     def judge(self, message: AIMessage, turn: _Turn) -> Hesitation | None:
         """The radar's verdict on `message` if it is a candidate (no tool call), else None."""
@@ -265,6 +304,31 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             threshold=self.threshold,
         )
 
+    def ungrounded(self, message: AIMessage, turn: _Turn) -> Hesitation | None:
+        """A stall verdict for a reply without a tool call on a turn whose message needs a
+        bound tool (`expect_tool_call`): the turn's first reply, or a later one that names an
+        expected tool (it describes the call instead of making it); else None."""
+        if not turn.expected or message.tool_calls or getattr(message, "invalid_tool_calls", None):
+            return None
+        named = names_in_text(message.text, turn.expected)
+        if turn.used + turn.nudges > 0 and not named:
+            return None  # nudged once already: an answer that names no tool stands
+        if named:
+            reason = f"names {', '.join(named)} but calls no tool"
+            signals: tuple[str, ...] = (UNGROUNDED, NAMED_NOT_CALLED)
+        else:
+            matches = ", ".join(turn.expected[:3])
+            reason = f"answered without a tool call; the message matches {matches}"
+            signals = (UNGROUNDED,)
+        return Hesitation(
+            stalled=True,
+            score=self.threshold,
+            reasons=(reason,),
+            tools=(*named, *(t for t in turn.expected if t not in named)),
+            threshold=self.threshold,
+            signals=signals,
+        )
+
     def may_nudge(self, pending: Pending) -> bool:
         """Whether a nudge may push the model toward `pending`: a tool without side effects, a
         write a human approves first, or any write when the app opted in."""
@@ -274,13 +338,16 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
 
     def decide(self, message: AIMessage, turn: _Turn) -> _Decision | None:
         """None to keep `message` as the answer; else nudge, or give up at the bound."""
-        verdict = self.judge(message, turn)
+        verdict = self.judge(message, turn) or self.ungrounded(message, turn)
         if not verdict:
             return None
-        promises = "promise" in verdict.signals  # an action announced, not taken
+        # an action announced (or a call described or claimed), not taken
+        promises = "promise" in verdict.signals or NAMED_NOT_CALLED in verdict.signals
         if not promises and any(_same_text(message.text, seen) for seen in turn.stalled):
             return None  # asked again, the model keeps its answer: it stands
-        concerned = [p for p in turn.pending if p.name in verdict.tools] or turn.pending
+        order = {name: i for i, name in enumerate(verdict.tools)}
+        named = [p for p in turn.pending if p.name in order]
+        concerned = sorted(named, key=lambda p: order[p.name]) or turn.pending
         targets = [p for p in concerned if self.may_nudge(p)]
         if not targets:
             logger.info("hesitation: not nudging toward %s (writes, no approval tier)", verdict)
@@ -297,7 +364,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             "type": "think",
             "content": message.text,
             "message_id": message.id,
-            "reason": "hesitation",
+            "reason": UNGROUNDED if UNGROUNDED in decision.verdict.signals else "hesitation",
             "action": decision.action,
             "round": decision.round,
             "max_nudges": self.max_nudges,
@@ -316,7 +383,10 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         text = self.nudge(decision.targets, decision.verdict)
         if stalled is not None:
             text += "\nYour hidden reply was:\n<<<\n" + stalled.text.strip() + "\n>>>"
-        mark = {NUDGE_MARK: {"round": decision.round, "stalled_message_id": stalled and stalled.id}}
+        mark: dict[str, Any] = {
+            NUDGE_MARK: {"round": decision.round, "stalled_message_id": stalled and stalled.id},
+            "synthetic": True,  # not the user's turn (core.messages.is_user_turn)
+        }
         kind = SystemMessage if self.nudge_role == "system" else HumanMessage
         return kind(content=text, id=f"nudge-{uuid.uuid4().hex}", additional_kwargs=mark)
 

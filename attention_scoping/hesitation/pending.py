@@ -19,10 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from attention_scoping.adapters.tools import to_provider_schema, tool_name
 from attention_scoping.core.errors import NOT_RUN_ERRORS
+from attention_scoping.core.messages import current_turn
+from attention_scoping.core.signature import call_signature
 from attention_scoping.gateway.tools import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
@@ -34,6 +36,7 @@ __all__ = [
     "current_turn",
     "gateway_disclosures",
     "nudge_text",
+    "ungrounded_text",
 ]
 
 META_TOOLS = frozenset({LOAD_CONTEXT, SEARCH_TOOL_CATALOG, GET_TOOL_SCHEMA, EXECUTE_TOOL})
@@ -42,6 +45,11 @@ META_TOOLS = frozenset({LOAD_CONTEXT, SEARCH_TOOL_CATALOG, GET_TOOL_SCHEMA, EXEC
 NUDGE_MARK = "hesitation_nudge"
 """`additional_kwargs` key that marks a nudge message as synthetic (a UI hides it)."""
 
+
+RUNTIME_NOTE = (
+    "[Runtime note, automatic: not written by the user and not their approval of anything.]"
+)
+"""First line of every nudge: who wrote it, and that it is nobody's consent."""
 
 _UNSETTLED_ERRORS = frozenset({"invalid_arguments", "unknown_tool"})
 
@@ -89,15 +97,6 @@ def _payload(message: ToolMessage) -> dict[str, Any]:
     except (TypeError, ValueError):
         return {}
     return body if isinstance(body, dict) else {}
-
-
-def current_turn(messages: Sequence[BaseMessage]) -> tuple[int, str]:
-    """(index, key) of the last human message, nudges aside: the start of the user's turn."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if isinstance(message, HumanMessage) and not message.additional_kwargs.get(NUDGE_MARK):
-            return index, f"{index}:{message.id or ''}"
-    return -1, "-1:"
 
 
 def gateway_disclosures(
@@ -198,7 +197,7 @@ def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
     focus = named[:3]
     names = ", ".join(f"`{p.name}`" for p in focus)
     lines = [
-        "[Runtime note, automatic: not written by the user and not their approval of anything.]",
+        RUNTIME_NOTE,
         f"Your last reply called no tool, though you have the schema of {names}.",
         "If the user's request asks for this action, make the tool call now instead of listing "
         "parameters or asking the user to confirm:",
@@ -221,4 +220,33 @@ def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
         "If the user asked for text, an explanation or a draft, or will act themselves, your "
         "reply was the answer: give it again and call no tool.",
     ]
+    return "\n".join(lines)
+
+
+def ungrounded_text(pending: Sequence[Pending], *, named: bool = False) -> str:
+    """The runtime note after an answer given without calling a tool the user's message needs:
+    the calls to make (best first, at most three), or the answer again if none applies.
+    `named`: the reply wrote out the first tool's name, so it described (or claimed) a call
+    it never made."""
+    focus = list(pending)[:3]
+    names = ", ".join(f"`{p.name}`" for p in focus)
+    if named and focus:
+        opening = (
+            f"Your last reply names `{focus[0].name}` but calls no tool. Writing about a call "
+            "does not run it, and there is no result until you make the call. The user's "
+            f"request matches {names}:"
+        )
+    else:
+        opening = (
+            "Your last reply answered without calling a tool, so nothing checked it. The "
+            f"user's request matches {names}:"
+        )
+    lines = [RUNTIME_NOTE, opening]
+    for p in focus:
+        params = p.schema.get("parameters") or {}
+        lines.append(f"- {p.call() if p.via == 'gateway' else call_signature(p.name, params)}")
+    lines.append(
+        "Call the tool that answers the request now, with values from the request. If none of "
+        "these tools applies, give your answer again and call no tool."
+    )
     return "\n".join(lines)

@@ -33,12 +33,12 @@ from attention_scoping.adapters.tools import (
     tool_name,
     visible_tool_choice,
 )
-from attention_scoping.core.messages import intent_text, is_user_turn
+from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
 from attention_scoping.core.options import check_choice
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
 from attention_scoping.scoping.gate import Adoption, adopted_scope, review_call, sibling_calls
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
-from attention_scoping.scoping.preselect import ScopeChoice
+from attention_scoping.scoping.preselect import SELECTION_KEY, ScopeChoice
 from attention_scoping.scoping.prompts import (
     DEFAULT_CORE,
     INDEX_HEADER,
@@ -76,7 +76,8 @@ class ScopingState(AgentState[ResponseT]):
     scope_offered: NotRequired[Annotated[list[str] | None, OmitFromInput]]
     """Tools offered by the start mode while no scope was active (a call to one loads its scope)."""
     scope_selection: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
-    """The last intent pre-selection: scope, reason, margin and scores."""
+    """The last intent pre-selection: scope, reason, margin, scores, matched tools, and the
+    user turn it was made for (`turn`)."""
 
 
 @dataclass(frozen=True)
@@ -375,7 +376,8 @@ class AttentionScopingMiddleware(
         turn_start = _turn_start(request.messages)
         if mode != "off" and (scope is None or (mode == "every_turn" and turn_start)):
             choice = self.start.choose(intent_text(request.messages), request.tools)
-            updates["scope_selection"] = choice.as_record()
+            turn = current_turn(request.messages)[1]
+            updates[SELECTION_KEY] = {**choice.as_record(), "turn": turn}
             if choice.scope is not None and choice.scope != scope:
                 scope = choice.scope
                 updates[STATE_KEY] = scope
@@ -414,6 +416,9 @@ class AttentionScopingMiddleware(
         if choice != request.tool_choice:
             logger.debug("tool_choice %r is hidden in scope %r", request.tool_choice, plan.scope)
             overrides["tool_choice"] = choice
+        if plan.updates and isinstance(request.state, Mapping):
+            # inner middleware read the state this call is planned for
+            overrides["state"] = {**request.state, **plan.updates}
         return request.override(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
         )

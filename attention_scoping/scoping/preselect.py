@@ -13,9 +13,10 @@ words), not normalised per query.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from attention_scoping.core.messages import MessageLike, current_turn
 from attention_scoping.core.tool import RankTools, ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
 
@@ -25,7 +26,12 @@ SCOPE_DOC_PREFIX = "scope::"
 Rank = RankTools
 """`(query, documents) -> [(name, score)]`, best first, with absolute scores."""
 
+SELECTION_KEY = "scope_selection"
+"""State key of the last pre-selection record (`ScopeChoice.as_record()` plus its `turn`)."""
+
 Reason = Literal["confident", "close_call", "no_match", "no_intent"]
+MATCHED = frozenset({"confident", "close_call"})
+"""Reasons whose record names tools that match the message."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,10 @@ class ScopeChoice:
     """Best document score per scope, best first."""
     margin: float = 0.0
     """Lead of the best scope's score over the next one's."""
+    tools: tuple[str, ...] = ()
+    """The tools that matched the message, best first: the chosen scope's, or on a close call
+    those of any scope scoring at least the minimum (empty otherwise). A model that answers
+    without calling one of them is nudged toward them (`preselected_tools`)."""
 
     def as_record(self) -> dict[str, Any]:
         """A JSON-able record for state and events."""
@@ -47,6 +57,7 @@ class ScopeChoice:
             "reason": self.reason,
             "margin": round(self.margin, 4),
             "scores": {k: round(v, 4) for k, v in self.scores.items()},
+            "tools": list(self.tools),
         }
 
     def explain(self) -> str:
@@ -116,8 +127,50 @@ def preselect(
     """Rank `documents` against `intent` and choose a scope (see `choose`)."""
     if not intent.strip():
         return ScopeChoice(None, "no_intent")
-    scores = scope_scores(rank(intent, documents), catalog)
-    return choose(scores, margin=margin, min_score=min_score)
+    ranked = list(rank(intent, documents))
+    choice = choose(scope_scores(ranked, catalog), margin=margin, min_score=min_score)
+    if choice.reason == "confident":
+        return replace(choice, tools=matched_tools(ranked, catalog, choice.scope))
+    if choice.reason == "close_call":  # no scope wins, but these tools match the message
+        return replace(choice, tools=matched_tools(ranked, catalog, None, min_score=min_score))
+    return choice
+
+
+def matched_tools(
+    ranked: Iterable[tuple[str, float]],
+    catalog: ScopeCatalog,
+    scope: str | None,
+    *,
+    min_score: float = 0.0,
+) -> tuple[str, ...]:
+    """The scoped tools in `ranked` (best first) scoring above 0 and at least `min_score`:
+    those of `scope`, or of every scope when it is None."""
+    return tuple(
+        name
+        for name, score in ranked
+        if score > 0
+        and score >= min_score
+        and not name.startswith(SCOPE_DOC_PREFIX)
+        and (owners := catalog.scopes_offering(name))
+        and (scope is None or scope in owners)
+    )
+
+
+def preselected_tools(state: Mapping[str, Any], messages: Sequence[MessageLike]) -> list[str]:
+    """The tools pre-selection matched to the user's current message, best first: the chosen
+    scope's, or on a close call the tools of any scope that score at least the minimum. Empty
+    when nothing matched (`no_match`, `no_intent`) or the selection was for an earlier turn.
+
+    `AttentionScopingMiddleware` writes the selection (`scope_selection`) with the turn it
+    was made for; the hesitation middleware reads it through this function to nudge a model
+    that answers such a message without calling any tool (`expect_tool_call=`)."""
+    record = state.get(SELECTION_KEY)
+    if not isinstance(record, Mapping) or record.get("reason") not in MATCHED:
+        return []
+    if record.get("turn") != current_turn(messages)[1]:
+        return []
+    tools = record.get("tools")
+    return [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else []
 
 
 def top_tools(
@@ -133,12 +186,4 @@ def top_tools(
     above 0): the "top" start mode."""
     if not intent.strip() or k <= 0:
         return []
-    out: list[str] = []
-    for name, score in rank(intent, documents):
-        if score < min_score or score <= 0:
-            break
-        if not name.startswith(SCOPE_DOC_PREFIX) and catalog.scopes_offering(name):
-            out.append(name)
-            if len(out) == k:
-                break
-    return out
+    return list(matched_tools(rank(intent, documents), catalog, None, min_score=min_score)[:k])

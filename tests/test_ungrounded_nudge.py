@@ -1,0 +1,250 @@
+"""An answer given without the tool the user's message needs: hidden, nudged once toward the
+pre-selected tools, then the model's answer stands (issue: scoping that works with any model)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import BaseTool
+from langgraph.checkpoint.memory import InMemorySaver
+
+from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.core.messages import current_turn, is_user_turn
+from attention_scoping.core.text import names_in_text
+from attention_scoping.hesitation.middleware import HesitationMiddleware, is_nudge
+from attention_scoping.hesitation.node import HesitationNodeMiddleware
+from attention_scoping.hesitation.pending import Pending, ungrounded_text
+from attention_scoping.scoping.catalog import ScopeCatalog
+from attention_scoping.scoping.preselect import preselect, preselected_tools
+from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import Ledger
+
+Form = Literal["in_call", "node"]
+BOTH = pytest.mark.parametrize("form", ["in_call", "node"])
+MATH = "multiply 47 and 83 (integer arithmetic)"
+
+
+def scoped_agent(
+    scopes: list[Scope], script: list[AIMessage], form: Form = "in_call", **hesitation: Any
+) -> tuple[Any, ScriptedChatModel]:
+    """Scoping (lexical pre-selection) then the hesitation middleware of `form`."""
+    model = ScriptedChatModel(script=script)
+    kind = HesitationMiddleware if form == "in_call" else HesitationNodeMiddleware
+    middleware: list[Any] = [AttentionScopingMiddleware(scopes, ranker="lexical")]
+    middleware.append(kind(**hesitation))
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    return agent, model
+
+
+def think_events(agent: Any, text: str, thread: str = "t") -> list[dict[str, Any]]:
+    config = {"configurable": {"thread_id": thread}}
+    events: list[dict[str, Any]] = []
+    inputs = {"messages": [HumanMessage(text)]}
+    for mode, chunk in agent.stream(inputs, config, stream_mode=["custom", "updates"]):
+        if mode == "custom" and chunk.get("type") == "think":
+            events.append(chunk)
+    return events
+
+
+def last_sent(model: ScriptedChatModel, call: int) -> BaseMessage:
+    return model.recorded[call]["messages"][-1]
+
+
+@BOTH
+def test_an_answer_without_the_preselected_tool_is_nudged_into_the_call(
+    scopes: list[Scope], ledger: Ledger, form: Form
+) -> None:
+    agent, model = scoped_agent(
+        scopes,
+        [
+            say("47 times 83 is 3821."),
+            calls(tool_call("multiply", {"a": 47, "b": 83})),
+            say("3901"),
+        ],
+        form,
+    )
+    events = think_events(agent, MATH)
+    assert ledger.names() == ["multiply"]
+    nudge = last_sent(model, 1)
+    assert is_nudge(nudge) and not is_user_turn(nudge)
+    assert (
+        "multiply(a: int, b: int)" in nudge.text and "answered without calling a tool" in nudge.text
+    )
+    assert model.recorded[1]["tools"] == model.recorded[0]["tools"]  # the same scoped call
+    (event,) = events
+    assert event["reason"] == "ungrounded" and event["action"] == "nudge"
+    assert event["content"] == "47 times 83 is 3821." and event["tools"][0] == "multiply"
+    state = agent.get_state({"configurable": {"thread_id": "t"}}).values
+    shown = [m.text for m in state["messages"] if isinstance(m, AIMessage) and not m.tool_calls]
+    assert shown == ["3901"]  # the wrong draft never reaches the user's history
+
+
+@BOTH
+def test_the_second_plain_answer_stands(scopes: list[Scope], form: Form) -> None:
+    agent, model = scoped_agent(scopes, [say("It is 3901."), say("3901, no tool needed.")], form)
+    events = think_events(agent, MATH)
+    assert len(model.recorded) == 2 and len(events) == 1
+    state = agent.get_state({"configurable": {"thread_id": "t"}}).values
+    assert state["messages"][-1].text == "3901, no tool needed."
+
+
+def test_a_close_call_expects_the_offered_top_tools(scopes: list[Scope], ledger: Ledger) -> None:
+    def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
+        scores = {"shout": 0.6, "multiply": 0.58, "add": 0.2}
+        return sorted(((d.name, scores.get(d.name, 0.0)) for d in documents), key=lambda x: -x[1])
+
+    model = ScriptedChatModel(
+        script=[say("HELLO 6"), calls(tool_call("shout", {"text": "hello"})), say("HELLO")]
+    )
+    scoping = AttentionScopingMiddleware(
+        scopes, ranker=rank, preselect_margin=0.1, preselect_min_score=0.3, start="top"
+    )
+    middleware: list[Any] = [scoping, HesitationMiddleware()]
+    agent = create_agent(model, middleware=middleware)
+    result = agent.invoke({"messages": [HumanMessage("shout hello and multiply 2 by 3")]})
+    assert result["scope_selection"]["reason"] == "close_call"
+    assert model.recorded[0]["tools"] == ["load_context", "multiply", "shout"]
+    nudge = last_sent(model, 1).text
+    assert "- shout(text)\n- multiply(a: int, b: int)" in nudge and "add" not in nudge
+    assert ledger.names() == ["shout"]
+
+
+@BOTH
+def test_a_reply_that_describes_the_call_is_nudged_again(
+    scopes: list[Scope], ledger: Ledger, form: Form
+) -> None:
+    described = say("You can use the `multiply` tool with a=47 and b=83.")
+    agent, model = scoped_agent(
+        scopes,
+        [say("3821"), described, calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")],
+        form,
+    )
+    events = think_events(agent, MATH)
+    assert [e["round"] for e in events] == [1, 2] and ledger.names() == ["multiply"]
+    assert "names multiply but calls no tool" in events[1]["reasons"][0]
+    second = last_sent(model, 2).text
+    assert "Your last reply names `multiply` but calls no tool" in second
+
+
+def test_a_claimed_call_that_never_ran_ends_with_an_honest_answer(scopes: list[Scope]) -> None:
+    claim = say("I called `multiply` with 47 and 83. The result is 3901.")
+    agent, model = scoped_agent(scopes, [claim, claim, claim])
+    events = think_events(agent, MATH)
+    assert [e["action"] for e in events] == ["nudge", "nudge", "give_up"]
+    assert len(model.recorded) == 3  # bounded by max_nudges=2
+    final = agent.get_state({"configurable": {"thread_id": "t"}}).values["messages"][-1].text
+    assert final.startswith("Nothing was executed: I did not call multiply")
+
+
+def test_names_in_text_matches_whole_identifiers() -> None:
+    text = "Call `get_forecast` or GET_CURRENT_weather; get_forecasts is not a tool."
+    names = ["get_current_weather", "get_forecast", "forecast", "summary"]
+    assert names_in_text(text, names) == ["get_current_weather", "get_forecast"]
+    assert names_in_text("", names) == [] and names_in_text(text, [""]) == []
+
+
+def test_no_expectation_when_no_tool_matches(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(scopes, [say("Hello!")])
+    assert think_events(agent, "hello there") == []
+    assert len(model.recorded) == 1
+
+
+def test_a_text_answer_after_a_tool_ran_is_a_report(scopes: list[Scope], ledger: Ledger) -> None:
+    agent, model = scoped_agent(
+        scopes, [calls(tool_call("multiply", {"a": 47, "b": 83})), say("It is 3901.")]
+    )
+    assert think_events(agent, MATH) == []
+    assert len(model.recorded) == 2 and ledger.names() == ["multiply"]
+
+
+def test_a_selection_made_for_an_earlier_turn_expects_nothing(
+    scopes: list[Scope], ledger: Ledger
+) -> None:
+    model = ScriptedChatModel(
+        script=[calls(tool_call("multiply", {"a": 2, "b": 3})), say("6"), say("You're welcome.")]
+    )
+    scoping = AttentionScopingMiddleware(scopes, ranker="lexical", preselect="unscoped")
+    middleware: list[Any] = [scoping, HesitationMiddleware()]
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    think_events(agent, MATH)
+    assert think_events(agent, "thanks a lot") == []  # the math selection was for turn one
+    assert len(model.recorded) == 3
+
+
+def test_expect_tool_call_none_turns_the_check_off(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(scopes, [say("3901")], expect_tool_call=None)
+    assert think_events(agent, MATH) == []
+    assert len(model.recorded) == 1
+
+
+def test_a_custom_expectation_works_without_scoping(
+    toolbox: dict[str, BaseTool], ledger: Ledger
+) -> None:
+    def needs_reverse(state: Any, messages: Sequence[BaseMessage]) -> list[str]:
+        return ["reverse", "not_bound"] if "backwards" in messages[-1].text else []
+
+    model = ScriptedChatModel(
+        script=[say("olleh"), calls(tool_call("reverse", {"text": "hello"})), say("olleh")]
+    )
+    agent = create_agent(
+        model,
+        tools=list(toolbox.values()),
+        middleware=[HesitationMiddleware(expect_tool_call=needs_reverse)],
+    )
+    agent.invoke({"messages": [HumanMessage("write hello backwards")]})
+    assert ledger.names() == ["reverse"]
+    nudge = last_sent(model, 1).text
+    assert "- reverse(text)" in nudge and "not_bound" not in nudge
+
+
+def test_a_question_about_the_tools_is_not_nudged(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(scopes, [say("multiply takes two integers a and b.")])
+    assert think_events(agent, "what arguments does the multiply tool take?") == []
+    assert len(model.recorded) == 1
+
+
+def test_preselection_records_the_scopes_matching_tools_best_first(scopes: list[Scope]) -> None:
+    catalog = ScopeCatalog(scopes)
+
+    def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
+        return [("multiply", 0.9), ("shout", 0.5), ("scope::math", 0.4), ("add", 0.3)]
+
+    choice = preselect("x", catalog, [], rank, margin=0.1)
+    assert (choice.scope, choice.tools) == ("math", ("multiply", "add"))
+    assert choice.as_record()["tools"] == ["multiply", "add"]
+    close = preselect("x", catalog, [], rank, margin=0.5, min_score=0.35)
+    assert (close.reason, close.tools) == ("close_call", ("multiply", "shout"))  # any scope
+    weak = preselect("x", catalog, [], rank, margin=0.1, min_score=0.95)
+    assert (weak.reason, weak.tools) == ("no_match", ())
+
+
+def test_preselected_tools_reads_only_a_matching_record_of_this_turn() -> None:
+    history = [HumanMessage("first", id="a"), AIMessage("ok"), HumanMessage("second", id="b")]
+    turn = current_turn(history)[1]
+    record = {"reason": "confident", "tools": ["multiply"], "turn": turn}
+    assert preselected_tools({"scope_selection": record}, history) == ["multiply"]
+    assert preselected_tools({"scope_selection": {**record, "turn": "0:a"}}, history) == []
+    close = {**record, "reason": "close_call"}
+    assert preselected_tools({"scope_selection": close}, history) == ["multiply"]
+    assert preselected_tools({"scope_selection": {**record, "reason": "no_match"}}, history) == []
+    assert preselected_tools({"scope_selection": {**record, "tools": "multiply"}}, history) == []
+    assert preselected_tools({}, history) == []
+
+
+def test_the_ungrounded_nudge_names_at_most_three_calls() -> None:
+    pending = [
+        Pending(f"t{i}", "bound", {"name": f"t{i}", "parameters": {"required": ["q"]}})
+        for i in range(5)
+    ]
+    text = ungrounded_text(pending)
+    assert text.startswith("[Runtime note, automatic")
+    assert [line for line in text.splitlines() if line.startswith("- ")] == [
+        "- t0(q)",
+        "- t1(q)",
+        "- t2(q)",
+    ]
+    assert "give your answer again and call no tool" in text
