@@ -60,10 +60,11 @@ def user_turn_starts(messages: Sequence[MessageLike]) -> list[int]:
 def current_turn(messages: Sequence[MessageLike]) -> tuple[int, str]:
     """(index, key) of the last real user message, where the user's turn starts; the key (its
     index and message id) names the turn in state records, (-1, "-1:") when there is none."""
-    for index in range(len(messages) - 1, -1, -1):
-        if is_user_turn(messages[index]):
-            return index, f"{index}:{getattr(messages[index], 'id', None) or ''}"
-    return -1, "-1:"
+    starts = user_turn_starts(messages)
+    if not starts:
+        return -1, "-1:"
+    index = starts[-1]
+    return index, f"{index}:{getattr(messages[index], 'id', None) or ''}"
 
 
 def tool_calls_of(message: MessageLike) -> list[dict[str, Any]]:

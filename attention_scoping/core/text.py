@@ -30,6 +30,7 @@ _CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
 _CAMEL_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
 _SEPARATORS = re.compile(r"[_.\-/:\s]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*|[0-9]+")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")
 
 STOP_WORDS = frozenset(
     """
@@ -135,16 +136,18 @@ DID_YOU_MEAN_MAX_CHARS = 200
 """Longer values get no hint: a name that long is not a typo, and fuzzy matching it is costly."""
 
 
+def identifier_tokens(text: str) -> set[str]:
+    """The identifier-like tokens written in `text` (`refund_payment`, `sendMail`,
+    `github.create_issue`), lowercased: what tool names are matched against."""
+    return {t.lower() for t in _IDENTIFIER.findall(text)}
+
+
 def names_in_text(text: str, names: Iterable[str]) -> list[str]:
     """The `names` (tool identifiers) that `text` writes out whole, case-insensitively, in the
     order of `names`: `get_forecast` counts in "call `get_forecast`" but not in
     "get_forecasts"."""
-    found = []
-    for name in names:
-        pattern = rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])"
-        if name and re.search(pattern, text, flags=re.IGNORECASE):
-            found.append(name)
-    return found
+    tokens = identifier_tokens(text)
+    return [name for name in names if name and name.lower() in tokens]
 
 
 def did_you_mean(

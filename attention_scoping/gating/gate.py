@@ -10,7 +10,6 @@ the current task (sticky), at most k of each.
 from __future__ import annotations
 
 import heapq
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -24,7 +23,7 @@ from attention_scoping.core.messages import (
     tool_error_code,
     user_turn_starts,
 )
-from attention_scoping.core.text import split_identifier
+from attention_scoping.core.text import identifier_tokens, split_identifier
 from attention_scoping.gating.preconditions import Precondition, unmet
 
 NOT_AVAILABLE = ErrorCode.TOOL_NOT_AVAILABLE
@@ -205,9 +204,6 @@ def requested_tools(messages: Sequence[MessageLike]) -> list[str]:
     return out
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*[A-Za-z0-9]")
-
-
 MAX_FUZZY_TOKENS = 256
 """Most identifier-like tokens of a message checked for near-exact names (exact ones are all
 looked up): a 100 KB message stays a few milliseconds over thousands of tools."""
@@ -255,7 +251,7 @@ class NameMatcher:
         return list(found)
 
     def _find(self, text: str) -> list[str]:
-        tokens = {t.lower() for t in _IDENTIFIER.findall(text)}
+        tokens = identifier_tokens(text)
         found = [self.by_key[key] for key in sorted(tokens & self.by_key.keys())]
         written = [t for t in tokens if t not in self.by_key and ("_" in t or "." in t or "-" in t)]
         for token in heapq.nsmallest(MAX_FUZZY_TOKENS, written):
