@@ -107,7 +107,7 @@ def test_self_heal_under_scoping_nudges_an_answer_from_memory() -> None:
         nudge = user_text(stub.requests[1])
     [task] = result.results
     assert task.success and task.first_tool == "calculate" and task.steps == 3
-    assert "answered without calling a tool" in nudge and "- calculate(expression)" in nudge
+    assert "answered without calling a tool" in nudge and "`calculate(expression)`" in nudge
     with OpenAIStub([memory]) as stub:
         [eager] = run(stub, ["math-multiply"], self_heal=True).results
     assert not eager.success and eager.first_tool is None and eager.steps == 1

@@ -109,7 +109,8 @@ def test_a_close_call_expects_the_offered_top_tools(scopes: list[Scope], ledger:
     assert result["scope_selection"]["reason"] == "close_call"
     assert model.recorded[0]["tools"] == ["load_context", "multiply", "shout"]
     nudge = last_sent(model, 1).text
-    assert "- shout(text)\n- multiply(a: int, b: int)" in nudge and "add" not in nudge
+    assert "matches `shout(text)`; if `multiply` fits it better" in nudge
+    assert "add" not in nudge
     assert ledger.names() == ["shout"]
 
 
@@ -198,7 +199,7 @@ def test_a_custom_expectation_works_without_scoping(
     agent.invoke({"messages": [HumanMessage("write hello backwards")]})
     assert ledger.names() == ["reverse"]
     nudge = last_sent(model, 1).text
-    assert "- reverse(text)" in nudge and "not_bound" not in nudge
+    assert "matches `reverse(text)`." in nudge and "not_bound" not in nudge
 
 
 def test_a_question_about_the_tools_is_not_nudged(scopes: list[Scope]) -> None:
@@ -235,16 +236,17 @@ def test_preselected_tools_reads_only_a_matching_record_of_this_turn() -> None:
     assert preselected_tools({}, history) == []
 
 
-def test_the_ungrounded_nudge_names_at_most_three_calls() -> None:
+def test_the_ungrounded_nudge_asks_for_one_call_and_names_two_alternatives() -> None:
     pending = [
         Pending(f"t{i}", "bound", {"name": f"t{i}", "parameters": {"required": ["q"]}})
         for i in range(5)
     ]
     text = ungrounded_text(pending)
     assert text.startswith("[Runtime note, automatic")
-    assert [line for line in text.splitlines() if line.startswith("- ")] == [
-        "- t0(q)",
-        "- t1(q)",
-        "- t2(q)",
-    ]
+    assert "matches `t0(q)`; if `t1` or `t2` fits it better, call that one instead." in text
+    assert "t3" not in text and "\n- " not in text  # no list of calls to make one by one
+    assert "Make one tool call now" in text
     assert "give your answer again and call no tool" in text
+    single = ungrounded_text(pending[:1], named=True)
+    assert "names `t0` but calls no tool" in single and "matches `t0(q)`." in single
+    assert "fits it better" not in single

@@ -225,28 +225,33 @@ def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
 
 def ungrounded_text(pending: Sequence[Pending], *, named: bool = False) -> str:
     """The runtime note after an answer given without calling a tool the user's message needs:
-    the calls to make (best first, at most three), or the answer again if none applies.
-    `named`: the reply wrote out the first tool's name, so it described (or claimed) a call
-    it never made."""
+    the best match with its required arguments, up to two more by name as alternatives, and a
+    request for one call (or the answer again if none applies). One call, not a list: a list of
+    signatures made the local 1.5B model call every tool on it and then repeat the calls until
+    its token cap (docs/scoping.md). `named`: the reply wrote out the first tool's name, so it
+    described (or claimed) a call it never made."""
     focus = list(pending)[:3]
-    names = ", ".join(f"`{p.name}`" for p in focus)
-    if named and focus:
+    if not focus:
+        return "\n".join([RUNTIME_NOTE, "Your last reply answered without calling a tool."])
+    top, others = focus[0], focus[1:]
+    params = top.schema.get("parameters") or {}
+    signature = top.call() if top.via == "gateway" else call_signature(top.name, params)
+    if named:
         opening = (
-            f"Your last reply names `{focus[0].name}` but calls no tool. Writing about a call "
-            "does not run it, and there is no result until you make the call. The user's "
-            f"request matches {names}:"
+            f"Your last reply names `{top.name}` but calls no tool. Writing about a call does "
+            "not run it, and there is no result until you make the call."
         )
     else:
-        opening = (
-            "Your last reply answered without calling a tool, so nothing checked it. The "
-            f"user's request matches {names}:"
-        )
-    lines = [RUNTIME_NOTE, opening]
-    for p in focus:
-        params = p.schema.get("parameters") or {}
-        lines.append(f"- {p.call() if p.via == 'gateway' else call_signature(p.name, params)}")
-    lines.append(
-        "Call the tool that answers the request now, with values from the request. If none of "
-        "these tools applies, give your answer again and call no tool."
+        opening = "Your last reply answered without calling a tool, so nothing checked it."
+    match = f"The user's request matches `{signature}`"
+    if others:
+        alternatives = " or ".join(f"`{p.name}`" for p in others)
+        match += f"; if {alternatives} fits it better, call that one instead"
+    return "\n".join(
+        [
+            RUNTIME_NOTE,
+            f"{opening} {match}.",
+            "Make one tool call now, with values from the request. If none of these tools "
+            "applies, give your answer again and call no tool.",
+        ]
     )
-    return "\n".join(lines)
