@@ -250,3 +250,6 @@ def test_the_ungrounded_nudge_asks_for_one_call_and_names_two_alternatives() -> 
     single = ungrounded_text(pending[:1], named=True)
     assert "names `t0` but calls no tool" in single and "matches `t0(q)`." in single
     assert "fits it better" not in single
+    gateway = ungrounded_text([Pending("refund", "gateway", {"name": "refund"})])
+    assert 'matches `execute_tool(tool_name="refund", arguments={...})`.' in gateway
+    assert ungrounded_text([]).startswith("[Runtime note, automatic")  # nothing to name
