@@ -4,11 +4,14 @@ calling a tool (issue: scoping that works with any model)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
 
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.scoping.catalog import ScopeCatalog
@@ -66,13 +69,13 @@ def test_an_off_topic_message_activates_nothing(scopes: list[Scope]) -> None:
 def test_the_all_start_offers_every_tool_and_a_call_loads_its_scope(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
-    agent, model = agent_for(
-        scopes,
-        [calls(tool_call("shout", {"text": "hi"}, "c1")), say("HI")],
-        preselect="off",
-        start="all",
+    model = ScriptedChatModel(
+        script=[calls(tool_call("shout", {"text": "hi"}, "c1")), say("HI"), say("ok")]
     )
-    result = agent.invoke({"messages": [HumanMessage("hello there")]})
+    scoping = AttentionScopingMiddleware(scopes, preselect="off", start="all")
+    agent = create_agent(model, middleware=[scoping], checkpointer=InMemorySaver())
+    thread: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    result = agent.invoke({"messages": [HumanMessage("hello there")]}, thread)
     assert set(model.recorded[0]["tools"]) == {
         "load_context",
         "add",
@@ -82,8 +85,47 @@ def test_the_all_start_offers_every_tool_and_a_call_loads_its_scope(
     }
     assert ledger.names() == ["shout"]
     assert result["active_context"] == "text"
-    assert model.recorded[1]["tools"] == ["load_context", "shout", "reverse"]
-    assert result.get("scope_offered") is None
+    # The start set stays for the rest of the turn: the same tools array after the switch.
+    assert model.recorded[1]["tools"] == model.recorded[0]["tools"]
+    assert set(result["scope_offered"]) == {"add", "multiply", "shout", "reverse"}
+    # The next user message sees the loaded scope alone.
+    later = agent.invoke({"messages": [HumanMessage("and again")]}, thread)
+    assert model.recorded[2]["tools"] == ["load_context", "shout", "reverse"]
+    assert later.get("scope_offered") is None
+
+
+def test_a_two_scope_message_keeps_the_other_scopes_offered_tool(
+    scopes: list[Scope], ledger: Ledger
+) -> None:
+    """A close call offers tools of two scopes; calling one loads its scope, and the other
+    scope's offered tool stays in view (and runs) for the rest of the turn, with the loaded
+    scope's tools after the start set so the tools array keeps its prefix."""
+
+    def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
+        scores = {"multiply": 0.6, "shout": 0.58, "add": 0.2}
+        return sorted(((d.name, scores.get(d.name, 0.0)) for d in documents), key=lambda x: -x[1])
+
+    script = [
+        calls(tool_call("multiply", {"a": 6, "b": 7}, "c1")),
+        calls(tool_call("shout", {"text": "42"}, "c2")),
+        say("42!"),
+    ]
+    agent, model = agent_for(
+        scopes,
+        script,
+        ranker=rank,
+        preselect_margin=0.1,
+        preselect_min_score=0.3,
+        start="top",
+        start_top_k=2,
+    )
+    result = agent.invoke({"messages": [HumanMessage("multiply 6 by 7, then shout it")]})
+    assert result["scope_selection"]["reason"] == "close_call"
+    assert model.recorded[0]["tools"] == ["load_context", "multiply", "shout"]
+    assert model.recorded[1]["tools"] == ["load_context", "multiply", "shout", "add"]
+    assert model.recorded[2]["tools"] == ["load_context", "multiply", "shout", "reverse"]
+    assert ledger.names() == ["multiply", "shout"]  # nothing refused
+    assert result["active_context"] == "text"
 
 
 def test_the_top_start_offers_only_matching_tools_and_refuses_the_others(

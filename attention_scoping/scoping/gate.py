@@ -184,10 +184,10 @@ def adopted_scope(
     offered: frozenset[str] = frozenset(),
     switch: bool = False,
 ) -> Adoption | None:
-    """Whether `call` runs by loading its tool's scope: a tool the start set `offered` while no
-    scope was active, or any scoped tool when `switch` is on. An explicit `load_context` in the
-    same step takes precedence; otherwise the step's first such call decides the scope, and
-    calls to tools outside it are left to the scope gate's refusal."""
+    """Whether `call` runs by loading its tool's scope: a tool of the start set `offered` this
+    turn (outside the active scope), or any scoped tool when `switch` is on. An explicit
+    `load_context` in the same step takes precedence; otherwise the step's first such call
+    decides the scope, and calls to tools outside it are left to the scope gate's refusal."""
     name = call.get("name")
     if name == LOAD_CONTEXT or name in catalog.visible(scope):
         return None

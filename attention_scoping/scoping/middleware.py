@@ -74,7 +74,8 @@ class ScopingState(AgentState[ResponseT]):
 
     active_context: NotRequired[str | None]
     scope_offered: NotRequired[Annotated[list[str] | None, OmitFromInput]]
-    """Tools offered by the start mode while no scope was active (a call to one loads its scope)."""
+    """Tools the start mode offered this turn while no scope was active: a call to one loads its
+    scope, and they stay in view, with that scope's tools, until the next user message."""
     scope_selection: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
     """The last intent pre-selection: scope, reason, margin, scores, matched tools, and the
     user turn it was made for (`turn`)."""
@@ -384,7 +385,9 @@ class AttentionScopingMiddleware(
         offered: tuple[str, ...] = ()
         if scope is None:
             offered = tuple(self.start.offered(intent_text(request.messages), request.tools))
-        if offered or state.get("scope_offered"):
+        elif not turn_start:  # the turn's start set stays in view until the next user message
+            offered = start_set(state)
+        if offered != start_set(state):
             updates["scope_offered"] = list(offered) or None
         return CallPlan(scope, offered, choice, updates)
 
@@ -398,13 +401,8 @@ class AttentionScopingMiddleware(
             )
         plan = plan or self.plan(request)
         tools = self.filter_tools(request.tools, plan.scope)
-        if plan.offered:  # the start set joins in registration order
-            offered, kept = set(plan.offered), {id(t) for t in tools}
-            tools = [
-                t
-                for t in request.tools
-                if id(t) in kept or (not isinstance(t, dict) and t.name in offered)
-            ]
+        if plan.offered:
+            tools = self._with_start_set(request.tools, tools, plan.offered)
         user_prompt = request.system_message.text if request.system_message is not None else None
         module_scope = (
             self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
@@ -422,6 +420,24 @@ class AttentionScopingMiddleware(
         return request.override(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
         )
+
+    def _with_start_set(
+        self,
+        registered: Sequence[BaseTool | dict[str, Any]],
+        scoped: Sequence[BaseTool | dict[str, Any]],
+        offered: Sequence[str],
+    ) -> list[BaseTool | dict[str, Any]]:
+        """The start set as the turn's first call showed it (always-on and offered tools, in
+        registration order), then the scope's other tools: a scope adopted mid-turn adds its
+        tools after the start set, so the other scopes' offered tools the message also needs
+        stay in view and the tools array keeps its prefix (a prompt cache keeps it)."""
+        names = set(offered)
+        base = {id(t) for t in self.filter_tools(registered, None)}
+        start = [
+            t for t in registered if id(t) in base or (not isinstance(t, dict) and t.name in names)
+        ]
+        shown = {id(t) for t in start}
+        return start + [t for t in scoped if id(t) not in shown]
 
     def _emit(self, request: ModelRequest[ContextT], plan: CallPlan, tools: Sequence[Any]) -> None:
         if not self.emit_events or request.runtime is None:
@@ -455,6 +471,7 @@ class AttentionScopingMiddleware(
             and not self.catalog.is_scoped(call["name"])
         ):
             extra = frozenset({call["name"]})
+        extra |= frozenset(start_set(state))  # still in view this turn
         siblings = sibling_calls(state.get("messages", []), call.get("id")) or [dict(call)]
         payload = review_call(self.catalog, scope, call, siblings, extra_visible=extra)
         if payload is None:
@@ -466,7 +483,7 @@ class AttentionScopingMiddleware(
         another scope's tool with `on_foreign_tool="switch"`), and whether it writes it."""
         state = request.state if isinstance(request.state, Mapping) else {}
         scope = self.active_scope(state)
-        offered = frozenset(state.get("scope_offered") or ()) if scope is None else frozenset()
+        offered = frozenset(start_set(state))
         siblings = sibling_calls(state.get("messages", []), request.tool_call.get("id"))
         return adopted_scope(
             self.catalog,
@@ -517,6 +534,14 @@ class AttentionScopingMiddleware(
         return ExtendedModelResponse(model_response=response, command=Command(update=dict(update)))
 
 
+def start_set(state: Mapping[str, Any]) -> tuple[str, ...]:
+    """The tools the start mode offered in this turn (`scope_offered`), as names."""
+    value = state.get("scope_offered") or ()
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(name for name in value if isinstance(name, str))
+
+
 def _turn_start(messages: Sequence[Any]) -> bool:
     """Whether this is the first model call of a user turn (the last message is the user's)."""
     return bool(messages) and is_user_turn(messages[-1])
@@ -528,7 +553,7 @@ def with_switch(
     """The tool's result, plus the scope switch when this call is the one that records it."""
     if adoption is None or not adoption.writes:
         return result
-    switch = {STATE_KEY: adoption.scope, "scope_offered": None}
+    switch = {STATE_KEY: adoption.scope}  # the start set stays in view for the rest of the turn
     if isinstance(result, ToolMessage):
         return Command(update={"messages": [result], **switch})
     update = result.update
