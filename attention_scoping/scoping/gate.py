@@ -187,7 +187,8 @@ def adopted_scope(
     """Whether `call` runs by loading its tool's scope: a tool of the start set `offered` this
     turn (outside the active scope), or any scoped tool when `switch` is on. An explicit
     `load_context` in the same step takes precedence; otherwise the step's first such call
-    decides the scope, and calls to tools outside it are left to the scope gate's refusal."""
+    decides the scope, and calls to tools outside it are left to the scope gate (which lets
+    the start set's tools run and refuses the rest)."""
     name = call.get("name")
     if name == LOAD_CONTEXT or name in catalog.visible(scope):
         return None
