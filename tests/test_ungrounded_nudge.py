@@ -50,6 +50,14 @@ def think_events(agent: Any, text: str, thread: str = "t") -> list[dict[str, Any
     return events
 
 
+def selection(agent: Any, thread: str = "t") -> dict[str, Any]:
+    """The pre-selection record the thread's last turn left in state."""
+    record: dict[str, Any] = agent.get_state({"configurable": {"thread_id": thread}}).values[
+        "scope_selection"
+    ]
+    return record
+
+
 def last_sent(model: ScriptedChatModel, call: int) -> BaseMessage:
     return model.recorded[call]["messages"][-1]
 
@@ -180,6 +188,7 @@ def test_expect_tool_call_none_turns_the_check_off(scopes: list[Scope]) -> None:
     agent, model = scoped_agent(scopes, [say("3901")], expect_tool_call=None)
     assert think_events(agent, MATH) == []
     assert len(model.recorded) == 1
+    assert "multiply" in selection(agent)["tools"]  # there was an expectation to turn off
 
 
 def test_a_custom_expectation_works_without_scoping(
@@ -206,6 +215,7 @@ def test_a_question_about_the_tools_is_not_nudged(scopes: list[Scope]) -> None:
     agent, model = scoped_agent(scopes, [say("multiply takes two integers a and b.")])
     assert think_events(agent, "what arguments does the multiply tool take?") == []
     assert len(model.recorded) == 1
+    assert "multiply" in selection(agent)["tools"]  # matched, yet not nudged
 
 
 def test_preselection_records_the_scopes_matching_tools_best_first(scopes: list[Scope]) -> None:

@@ -38,7 +38,7 @@ from attention_scoping.core.options import check_choice
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
 from attention_scoping.scoping.gate import Adoption, adopted_scope, review_call, sibling_calls
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
-from attention_scoping.scoping.preselect import SELECTION_KEY, ScopeChoice
+from attention_scoping.scoping.preselect import SELECTION_KEY, ScopeChoice, names_from
 from attention_scoping.scoping.prompts import (
     DEFAULT_CORE,
     INDEX_HEADER,
@@ -382,12 +382,13 @@ class AttentionScopingMiddleware(
             if choice.scope is not None and choice.scope != scope:
                 scope = choice.scope
                 updates[STATE_KEY] = scope
+        kept = start_set(state)
         offered: tuple[str, ...] = ()
         if scope is None:
             offered = tuple(self.start.offered(intent_text(request.messages), request.tools))
         elif not turn_start:  # the turn's start set stays in view until the next user message
-            offered = start_set(state)
-        if offered != start_set(state):
+            offered = kept
+        if offered != kept:
             updates["scope_offered"] = list(offered) or None
         return CallPlan(scope, offered, choice, updates)
 
@@ -402,7 +403,8 @@ class AttentionScopingMiddleware(
         plan = plan or self.plan(request)
         tools = self.filter_tools(request.tools, plan.scope)
         if plan.offered:
-            tools = self._with_start_set(request.tools, tools, plan.offered)
+            base = tools if plan.scope is None else self.filter_tools(request.tools, None)
+            tools = with_start_set(request.tools, base, tools, plan.offered)
         user_prompt = request.system_message.text if request.system_message is not None else None
         module_scope = (
             self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
@@ -420,24 +422,6 @@ class AttentionScopingMiddleware(
         return request.override(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
         )
-
-    def _with_start_set(
-        self,
-        registered: Sequence[BaseTool | dict[str, Any]],
-        scoped: Sequence[BaseTool | dict[str, Any]],
-        offered: Sequence[str],
-    ) -> list[BaseTool | dict[str, Any]]:
-        """The start set as the turn's first call showed it (always-on and offered tools, in
-        registration order), then the scope's other tools: a scope adopted mid-turn adds its
-        tools after the start set, so the other scopes' offered tools the message also needs
-        stay in view and the tools array keeps its prefix (a prompt cache keeps it)."""
-        names = set(offered)
-        base = {id(t) for t in self.filter_tools(registered, None)}
-        start = [
-            t for t in registered if id(t) in base or (not isinstance(t, dict) and t.name in names)
-        ]
-        shown = {id(t) for t in start}
-        return start + [t for t in scoped if id(t) not in shown]
 
     def _emit(self, request: ModelRequest[ContextT], plan: CallPlan, tools: Sequence[Any]) -> None:
         if not self.emit_events or request.runtime is None:
@@ -534,12 +518,27 @@ class AttentionScopingMiddleware(
         return ExtendedModelResponse(model_response=response, command=Command(update=dict(update)))
 
 
+def with_start_set(
+    registered: Sequence[BaseTool | dict[str, Any]],
+    base: Sequence[BaseTool | dict[str, Any]],
+    scoped: Sequence[BaseTool | dict[str, Any]],
+    offered: Sequence[str],
+) -> list[BaseTool | dict[str, Any]]:
+    """The start set as the turn's first call showed it (the unscoped `base`: always-on tools
+    and the like, plus the `offered` tools, in registration order), then the scope's other
+    tools: a scope adopted mid-turn adds its tools after the start set, so the other scopes'
+    offered tools the message also needs stay in view and the tools array keeps its prefix."""
+    names, kept = set(offered), {id(t) for t in base}
+    start = [
+        t for t in registered if id(t) in kept or (not isinstance(t, dict) and t.name in names)
+    ]
+    shown = {id(t) for t in start}
+    return start + [t for t in scoped if id(t) not in shown]
+
+
 def start_set(state: Mapping[str, Any]) -> tuple[str, ...]:
     """The tools the start mode offered in this turn (`scope_offered`), as names."""
-    value = state.get("scope_offered") or ()
-    if not isinstance(value, list | tuple):
-        return ()
-    return tuple(name for name in value if isinstance(name, str))
+    return tuple(names_from(state.get("scope_offered")))
 
 
 def _turn_start(messages: Sequence[Any]) -> bool:

@@ -169,8 +169,14 @@ def preselected_tools(state: Mapping[str, Any], messages: Sequence[MessageLike])
         return []
     if record.get("turn") != current_turn(messages)[1]:
         return []
-    tools = record.get("tools")
-    return [t for t in tools if isinstance(t, str)] if isinstance(tools, list) else []
+    return names_from(record.get("tools"))
+
+
+def names_from(value: object) -> list[str]:
+    """The tool names of a list read back from state (a checkpoint may hold anything)."""
+    if not isinstance(value, list | tuple):
+        return []
+    return [name for name in value if isinstance(name, str)]
 
 
 def top_tools(
