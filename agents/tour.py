@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
+from attention_scoping.core.messages import current_turn
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 TOUR_TURNS = (
@@ -80,11 +81,12 @@ def tour_can_answer(question: str) -> bool:
 
 
 def _turn(messages: Sequence[BaseMessage]) -> tuple[str, list[BaseMessage], list[BaseMessage]]:
-    """The last user question, the messages before it and the messages since."""
-    for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            return messages[i].text, list(messages[:i]), list(messages[i + 1 :])
-    return "", [], list(messages)
+    """The last user question, the messages before it and the messages since (runtime notes,
+    such as the hesitation middleware's hint, are not the user's question)."""
+    i, _ = current_turn(messages)
+    if i < 0:
+        return "", [], list(messages)
+    return messages[i].text, list(messages[:i]), list(messages[i + 1 :])
 
 
 def _arguments(intent: str, question: str, history: Sequence[BaseMessage]) -> dict[str, object]:

@@ -46,6 +46,20 @@ def text_of(message: MessageLike) -> str:
     return ""
 
 
+OUTPUT_LIMIT_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+"""Finish reasons of a reply cut at the output-token cap (OpenAI and llama.cpp `length`,
+Anthropic `max_tokens`, Gemini `MAX_TOKENS`)."""
+
+
+def hit_output_limit(message: object) -> bool:
+    """Whether a model reply stopped at the output-token cap (`response_metadata`'s
+    `finish_reason` or `stop_reason`): a reply cut mid-sentence, often one that repeats itself."""
+    meta = getattr(message, "response_metadata", None)
+    if not isinstance(meta, Mapping):
+        return False
+    return any(meta.get(key) in OUTPUT_LIMIT_REASONS for key in ("finish_reason", "stop_reason"))
+
+
 def is_user_turn(message: MessageLike) -> bool:
     """A real user message (synthetic turns added by the runtime, such as nudges, do not count)."""
     extra = getattr(message, "additional_kwargs", None) or {}

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         bound_disclosures,
         current_turn,
         gateway_disclosures,
+        hint_text,
         nudge_text,
         ungrounded_text,
     )
@@ -71,6 +72,7 @@ _EXPORTS = {
     "HesitationState": "middleware",
     "honest_answer": "middleware",
     "nudge_text": "pending",
+    "hint_text": "pending",
     "ungrounded_text": "pending",
     "ParamInfo": "radar",
     "RULES": "radar",
@@ -106,6 +108,7 @@ __all__ = [
     "current_turn",
     "detect_hesitation",
     "gateway_disclosures",
+    "hint_text",
     "honest_answer",
     "is_nudge",
     "make_hesitation_node",

@@ -51,6 +51,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.core.messages import hit_output_limit
 from attention_scoping.core.options import check_choice
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
@@ -62,6 +63,7 @@ from attention_scoping.hesitation.pending import (
     bound_disclosures,
     current_turn,
     gateway_disclosures,
+    hint_text,
     nudge_text,
     ungrounded_text,
 )
@@ -196,6 +198,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         approval_follows: bool = False,
         nudge_role: NudgeRole = "user",
         expect_tool_call: ExpectToolCall | None = preselected_tools,
+        hint_expected: bool = True,
         name: str | None = None,
     ) -> None:
         """Configure the radar and the loop.
@@ -233,6 +236,11 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
                 pre-selection of `AttentionScopingMiddleware` matched to this turn's message
                 (place this middleware after it); without one it expects nothing. None turns
                 the check off.
+            hint_expected: Before the turn's first reply, add a runtime note that names the
+                expected tools (by name, best first) and asks for a call to the one that
+                answers the request. It is part of that model request only, never of the
+                state. A model that would answer from memory calls the tool on its first
+                reply, instead of after a hidden reply and a nudge (one model call fewer).
             name: Middleware name, to add two instances to one agent.
         """
         super().__init__()
@@ -253,6 +261,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         self.approval_follows = approval_follows
         self.nudge_role = nudge_role
         self.expect_tool_call = expect_tool_call
+        self.hint_expected = hint_expected
         self._name = name
 
     @property
@@ -336,6 +345,33 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             return True
         return pending.requires_approval and (pending.via == "gateway" or self.approval_follows)
 
+    def hint(self, messages: Sequence[BaseMessage], turn: _Turn | None) -> AnyMessage | None:
+        """The runtime note naming the expected tools before the turn's first reply
+        (`hint_expected`), or None: no expectation, a reply or a nudge came already, or every
+        expected tool writes and may not be nudged toward."""
+        if not self.hint_expected or turn is None or not turn.expected or turn.used:
+            return None
+        start, _ = current_turn(messages)
+        if any(isinstance(m, AIMessage) or is_nudge(m) for m in messages[start + 1 :]):
+            return None
+        order = {name: i for i, name in enumerate(turn.expected)}
+        named = sorted((p for p in turn.pending if p.name in order), key=lambda p: order[p.name])
+        targets = [p for p in named if self.may_nudge(p)]
+        if not targets:
+            return None
+        return self._note(hint_text(targets), {"hint": [p.name for p in targets]})
+
+    def prepare(
+        self, request: ModelRequest[ContextT]
+    ) -> tuple[ModelRequest[ContextT], _Turn | None]:
+        """The turn to judge, and the request with the expected tools' hint when one is due."""
+        messages = list(request.messages)
+        turn = self.turn_of(messages, request.state, list(request.tools))
+        note = self.hint(messages, turn)
+        if note is None:
+            return request, turn
+        return request.override(messages=[*messages, note]), turn
+
     def decide(self, message: AIMessage, turn: _Turn) -> _Decision | None:
         """None to keep `message` as the answer; else nudge, or give up at the bound."""
         verdict = self.judge(message, turn) or self.ungrounded(message, turn)
@@ -382,9 +418,16 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         message leaves the history the model sees)."""
         text = self.nudge(decision.targets, decision.verdict)
         if stalled is not None:
-            text += "\nYour hidden reply was:\n<<<\n" + stalled.text.strip() + "\n>>>"
+            quoted = shown_again(stalled).text.strip()
+            text += "\nYour hidden reply was:\n<<<\n" + quoted + "\n>>>"
+        return self._note(
+            text, {"round": decision.round, "stalled_message_id": stalled and stalled.id}
+        )
+
+    def _note(self, text: str, record: dict[str, Any]) -> HumanMessage | SystemMessage:
+        """A runtime note in the nudge role, marked synthetic (`NUDGE_MARK` holds `record`)."""
         mark: dict[str, Any] = {
-            NUDGE_MARK: {"round": decision.round, "stalled_message_id": stalled and stalled.id},
+            NUDGE_MARK: record,
             "synthetic": True,  # not the user's turn (core.messages.is_user_turn)
         }
         kind = SystemMessage if self.nudge_role == "system" else HumanMessage
@@ -434,9 +477,6 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
         ```
     """
 
-    def _turn(self, request: ModelRequest[ContextT]) -> _Turn | None:
-        return self.turn_of(list(request.messages), request.state, list(request.tools))
-
     def _step(
         self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT], turn: _Turn
     ) -> ModelRequest[ContextT] | ModelResponse[ResponseT] | None:
@@ -456,7 +496,7 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
             return ModelResponse(result=[*response.result[:-1], final])
         turn.nudges += 1
         turn.stalled.append(message.text)
-        turn.extra += [message, self.nudge_message(decision)]
+        turn.extra += [shown_again(message), self.nudge_message(decision)]
         return request.override(messages=[*request.messages, *turn.extra])
 
     def _finish(
@@ -477,7 +517,7 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Call the model; on a stall, emit a think event, nudge and call it again (bounded)."""
-        turn = self._turn(request)
+        request, turn = self.prepare(request)
         response = handler(request)
         while turn is not None:
             step = self._step(request, response, turn)
@@ -496,7 +536,7 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
-        turn = self._turn(request)
+        request, turn = self.prepare(request)
         response = await handler(request)
         while turn is not None:
             step = self._step(request, response, turn)
@@ -507,6 +547,21 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
                 break
             response = await handler(step)
         return self._finish(response, turn)
+
+
+CUT_SHOWN = 400
+"""Characters of a reply cut at the output cap that the retry shows the model again."""
+
+
+def shown_again(message: AIMessage) -> AIMessage:
+    """The hidden reply as the retry shows it: whole, unless it stopped at the output cap. Such a
+    reply (often one list repeated until the cap) is cut to its start, so the retry neither
+    re-reads it in full nor invites the model to write it out again."""
+    text = message.text
+    if not hit_output_limit(message) or len(text) <= CUT_SHOWN:
+        return message
+    cut = text[:CUT_SHOWN].rstrip() + " [... cut: this reply reached the output limit]"
+    return message.model_copy(update={"content": cut})
 
 
 def _gave_up(response: ModelResponse[Any]) -> bool:

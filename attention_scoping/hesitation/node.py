@@ -77,7 +77,9 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ExtendedModelResponse[ResponseT]:
-        """Call the model and record which tools it was shown (the node judges against them)."""
+        """Call the model (with the expected tools' hint when one is due) and record which
+        tools it was shown (the node judges against them)."""
+        request, _ = self.prepare(request)
         return ExtendedModelResponse(model_response=handler(request), command=self._record(request))
 
     @override
@@ -87,6 +89,7 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
         handler: Callable[[ModelRequest[ContextT]], Any],
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
+        request, _ = self.prepare(request)
         response = await handler(request)
         return ExtendedModelResponse(model_response=response, command=self._record(request))
 

@@ -35,6 +35,7 @@ __all__ = [
     "bound_disclosures",
     "current_turn",
     "gateway_disclosures",
+    "hint_text",
     "nudge_text",
     "ungrounded_text",
 ]
@@ -253,5 +254,24 @@ def ungrounded_text(pending: Sequence[Pending], *, named: bool = False) -> str:
             f"{opening} {match}.",
             "Make one tool call now, with values from the request. If none of these tools "
             "applies, give your answer again and call no tool.",
+        ]
+    )
+
+
+def hint_text(pending: Sequence[Pending]) -> str:
+    """The runtime note before the turn's first reply: the tools the user's message matches, by
+    name, best first, and a request to call the one that answers it. Names only: on the local
+    1.5B model a signature line made it follow the first tool even where the ranking was wrong
+    (docs/scoping.md)."""
+    focus = list(pending)[:3]
+    names = ", ".join(f"`{p.name}`" for p in focus)
+    how = "call that one now with values from the request"
+    if focus and all(p.via == "gateway" for p in focus):
+        how = f"call it now through `{EXECUTE_TOOL}` with values from the request"
+    return "\n".join(
+        [
+            RUNTIME_NOTE,
+            f"Tools that match the user's request: {names}. If one of them answers it, {how}; "
+            "otherwise answer without a tool.",
         ]
     )

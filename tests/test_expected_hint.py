@@ -1,0 +1,190 @@
+"""The expected tools' hint: before the turn's first reply, a runtime note names the tools the
+user's message matched, so a model that would answer from memory calls one on its first reply
+(issue: scoping that works with any model)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langchain_core.tools import BaseTool, tool
+
+from attention_scoping import Scope
+from attention_scoping.core.messages import hit_output_limit, is_user_turn
+from attention_scoping.hesitation.middleware import is_nudge
+from attention_scoping.hesitation.pending import Pending, hint_text
+from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.conftest import Ledger
+from tests.test_ungrounded_nudge import BOTH, MATH, Form, scoped_agent
+
+CONFIG = {"configurable": {"thread_id": "t"}}
+
+
+def sent(model: ScriptedChatModel, call: int) -> list[BaseMessage]:
+    messages: list[BaseMessage] = model.recorded[call]["messages"]
+    return messages
+
+
+def hints(messages: list[BaseMessage]) -> list[BaseMessage]:
+    return [m for m in messages if "Tools that match the user's request" in m.text]
+
+
+@BOTH
+def test_the_first_call_of_a_turn_names_the_matched_tools(
+    scopes: list[Scope], ledger: Ledger, form: Form
+) -> None:
+    agent, model = scoped_agent(
+        scopes, [calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")], form
+    )
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    assert ledger.names() == ["multiply"] and len(model.recorded) == 2
+    first = sent(model, 0)
+    note = first[-1]
+    assert first[-2].text == MATH  # the user's message, then the note
+    assert is_nudge(note) and not is_user_turn(note)
+    assert note.text.startswith("[Runtime note, automatic: not written by the user")
+    assert "Tools that match the user's request: `multiply`" in note.text
+    assert "If one of them answers it, call that one now" in note.text
+    assert hints(sent(model, 1)) == []  # after the tool ran: no hint
+    state = agent.get_state(CONFIG).values
+    assert hints(state["messages"]) == []  # never part of the state
+    assert [m.text for m in state["messages"] if isinstance(m, HumanMessage)] == [MATH]
+
+
+@BOTH
+def test_a_reply_that_skips_the_hinted_tool_is_still_nudged_once(
+    scopes: list[Scope], ledger: Ledger, form: Form
+) -> None:
+    agent, model = scoped_agent(
+        scopes,
+        [say("3821"), calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")],
+        form,
+    )
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    assert ledger.names() == ["multiply"]
+    retry = sent(model, 1)
+    # in the call, the hint stays in the retry and is not repeated; the node form rebuilds the
+    # request from the state, which never held it
+    assert len(hints(retry)) == (1 if form == "in_call" else 0)
+    assert "answered without calling a tool" in retry[-1].text
+
+
+def test_hint_expected_false_sends_the_users_message_last(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(
+        scopes, [calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")], hint_expected=False
+    )
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    assert sent(model, 0)[-1].text == MATH
+    assert "multiply" in agent.get_state(CONFIG).values["scope_selection"]["tools"]
+
+
+def test_no_hint_without_a_match_or_for_a_question_about_tools(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(scopes, [say("Hi!"), say("It takes a and b.")])
+    agent.invoke({"messages": [HumanMessage("hello there")]}, CONFIG)
+    assert agent.get_state(CONFIG).values["scope_selection"]["reason"] == "no_match"
+    assert sent(model, 0)[-1].text == "hello there"
+    question = "what arguments does the multiply tool take?"
+    agent.invoke({"messages": [HumanMessage(question)]}, CONFIG)
+    assert "multiply" in agent.get_state(CONFIG).values["scope_selection"]["tools"]
+    assert sent(model, 1)[-1].text == question
+
+
+def test_each_user_turn_gets_its_own_hint(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(
+        scopes,
+        [
+            calls(tool_call("multiply", {"a": 47, "b": 83})),
+            say("3901"),
+            calls(tool_call("shout", {"text": "hello"})),
+            say("HELLO"),
+        ],
+    )
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    agent.invoke({"messages": [HumanMessage("shout hello (string transformations)")]}, CONFIG)
+    second_turn = sent(model, 2)
+    (note,) = hints(second_turn)  # the first turn's hint is not in the history
+    assert note is second_turn[-1] and "`shout`" in note.text and "multiply" not in note.text
+
+
+@pytest.fixture
+def mailer(ledger: Ledger) -> BaseTool:
+    @tool
+    def send_email(to: str, body: str) -> str:
+        """Send an email message to a recipient."""
+        ledger.ran.append(("send_email", {"to": to, "body": body}))
+        return "sent"
+
+    send_email.metadata = {"risk": "write"}
+    return send_email
+
+
+@pytest.mark.parametrize("approval_follows", [False, True])
+def test_a_write_tool_is_hinted_only_when_a_human_approves_it(
+    mailer: BaseTool, approval_follows: bool
+) -> None:
+    scopes = [Scope("mail", "send email messages", tools=[mailer])]
+    agent, model = scoped_agent(
+        scopes, [say("Done."), say("Done.")], approval_follows=approval_follows
+    )
+    agent.invoke({"messages": [HumanMessage("send an email message to bob")]}, CONFIG)
+    assert agent.get_state(CONFIG).values["scope_selection"]["tools"] == ["send_email"]
+    note = hints(sent(model, 0))
+    assert (len(note) == 1 and "`send_email`" in note[0].text) is approval_follows
+
+
+def test_the_system_role_sends_the_hint_as_a_system_message(scopes: list[Scope]) -> None:
+    agent, model = scoped_agent(scopes, [say("3901"), say("3901")], nudge_role="system")
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    assert sent(model, 0)[-1].type == "system" and hints(sent(model, 0))
+
+
+def test_hint_text_names_three_tools_best_first_and_the_gateway_form() -> None:
+    def pending(name: str, via: Literal["gateway", "bound"] = "bound") -> Pending:
+        return Pending(name=name, via=via, schema={"name": name, "parameters": {}})
+
+    text = hint_text([pending("a"), pending("b"), pending("c"), pending("d")])
+    assert "Tools that match the user's request: `a`, `b`, `c`." in text and "`d`" not in text
+    assert "otherwise answer without a tool" in text
+    gateway = hint_text([pending("send", "gateway")])
+    assert "call it now through `execute_tool`" in gateway
+
+
+@BOTH
+def test_a_reply_cut_at_the_output_limit_is_shown_again_only_in_part(
+    scopes: list[Scope], ledger: Ledger, form: Form
+) -> None:
+    runaway = "- Clear, 18 °C, humidity 60 %\n" * 40
+    cut = AIMessage(content=runaway, response_metadata={"finish_reason": "length"})
+    agent, model = scoped_agent(
+        scopes, [cut, calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")], form
+    )
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    assert ledger.names() == ["multiply"]
+    retry = "\n".join(m.text for m in sent(model, 1))
+    assert "[... cut: this reply reached the output limit]" in retry
+    assert retry.count("humidity 60 %") < 20 < runaway.count("humidity 60 %")
+
+
+def test_a_reply_that_ended_normally_is_shown_again_whole(scopes: list[Scope]) -> None:
+    answer = "47 times 83 is 3821. " * 30
+    agent, model = scoped_agent(scopes, [say(answer), say("3821")])
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    assert sent(model, 1)[-2].text == answer
+
+
+@pytest.mark.parametrize(
+    ("metadata", "cut"),
+    [
+        ({"finish_reason": "length"}, True),  # OpenAI, llama.cpp
+        ({"stop_reason": "max_tokens"}, True),  # Anthropic
+        ({"finish_reason": "MAX_TOKENS"}, True),  # Gemini
+        ({"finish_reason": "stop"}, False),
+        ({"stop_reason": "end_turn"}, False),
+        ({}, False),
+    ],
+)
+def test_hit_output_limit_reads_each_providers_finish_reason(
+    metadata: dict[str, Any], cut: bool
+) -> None:
+    assert hit_output_limit(AIMessage(content="x", response_metadata=metadata)) is cut
