@@ -16,7 +16,7 @@ from attention_scoping.hesitation.middleware import is_nudge
 from attention_scoping.hesitation.pending import Pending, hint_text
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
-from tests.test_ungrounded_nudge import BOTH, MATH, Form, scoped_agent
+from tests.hesitation_support import BOTH, MATH, Form, scoped_agent
 
 CONFIG = {"configurable": {"thread_id": "t"}}
 

@@ -4,9 +4,8 @@ pre-selected tools, then the model's answer stands (issue: scoping that works wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
-import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
@@ -16,28 +15,12 @@ from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.core.messages import current_turn, is_user_turn
 from attention_scoping.core.text import names_in_text
 from attention_scoping.hesitation.middleware import HesitationMiddleware, is_nudge
-from attention_scoping.hesitation.node import HesitationNodeMiddleware
 from attention_scoping.hesitation.pending import Pending, ungrounded_text
 from attention_scoping.scoping.catalog import ScopeCatalog
 from attention_scoping.scoping.preselect import preselect, preselected_tools
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
-
-Form = Literal["in_call", "node"]
-BOTH = pytest.mark.parametrize("form", ["in_call", "node"])
-MATH = "multiply 47 and 83 (integer arithmetic)"
-
-
-def scoped_agent(
-    scopes: list[Scope], script: list[AIMessage], form: Form = "in_call", **hesitation: Any
-) -> tuple[Any, ScriptedChatModel]:
-    """Scoping (lexical pre-selection) then the hesitation middleware of `form`."""
-    model = ScriptedChatModel(script=script)
-    kind = HesitationMiddleware if form == "in_call" else HesitationNodeMiddleware
-    middleware: list[Any] = [AttentionScopingMiddleware(scopes, ranker="lexical")]
-    middleware.append(kind(**hesitation))
-    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
-    return agent, model
+from tests.hesitation_support import BOTH, MATH, Form, scoped_agent
 
 
 def think_events(agent: Any, text: str, thread: str = "t") -> list[dict[str, Any]]:

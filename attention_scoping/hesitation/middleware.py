@@ -164,6 +164,12 @@ class _Decision:
         return [p.name for p in self.targets]
 
 
+def _in_order(pending: Sequence[Pending], names: Sequence[str]) -> list[Pending]:
+    """The disclosed tools named in `names`, in that order (best first)."""
+    order = {name: i for i, name in enumerate(names)}
+    return sorted((p for p in pending if p.name in order), key=lambda p: order[p.name])
+
+
 def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
@@ -354,11 +360,10 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         start, _ = current_turn(messages)
         if any(isinstance(m, AIMessage) or is_nudge(m) for m in messages[start + 1 :]):
             return None
-        order = {name: i for i, name in enumerate(turn.expected)}
-        named = sorted((p for p in turn.pending if p.name in order), key=lambda p: order[p.name])
-        targets = [p for p in named if self.may_nudge(p)]
+        targets = [p for p in _in_order(turn.pending, turn.expected) if self.may_nudge(p)]
         if not targets:
             return None
+        logger.info("hesitation: hint before the first reply: %s", [p.name for p in targets])
         return self._note(hint_text(targets), {"hint": [p.name for p in targets]})
 
     def prepare(
@@ -381,9 +386,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         promises = "promise" in verdict.signals or NAMED_NOT_CALLED in verdict.signals
         if not promises and any(_same_text(message.text, seen) for seen in turn.stalled):
             return None  # asked again, the model keeps its answer: it stands
-        order = {name: i for i, name in enumerate(verdict.tools)}
-        named = [p for p in turn.pending if p.name in order]
-        concerned = sorted(named, key=lambda p: order[p.name]) or turn.pending
+        concerned = _in_order(turn.pending, verdict.tools) or turn.pending
         targets = [p for p in concerned if self.may_nudge(p)]
         if not targets:
             logger.info("hesitation: not nudging toward %s (writes, no approval tier)", verdict)

@@ -1,0 +1,31 @@
+"""Shared by the hesitation tests: a scoped agent with the hesitation middleware of either form."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.hesitation.middleware import HesitationMiddleware
+from attention_scoping.hesitation.node import HesitationNodeMiddleware
+from attention_scoping.testing import ScriptedChatModel
+
+Form = Literal["in_call", "node"]
+BOTH = pytest.mark.parametrize("form", ["in_call", "node"])
+MATH = "multiply 47 and 83 (integer arithmetic)"
+
+
+def scoped_agent(
+    scopes: list[Scope], script: list[AIMessage], form: Form = "in_call", **hesitation: Any
+) -> tuple[Any, ScriptedChatModel]:
+    """Scoping (lexical pre-selection) then the hesitation middleware of `form`."""
+    model = ScriptedChatModel(script=script)
+    kind = HesitationMiddleware if form == "in_call" else HesitationNodeMiddleware
+    middleware: list[Any] = [AttentionScopingMiddleware(scopes, ranker="lexical")]
+    middleware.append(kind(**hesitation))
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    return agent, model
