@@ -33,8 +33,9 @@ class EvalOptions:
         base_url: Where the model is served (recorded in the report).
         prices: Price model for the billed cost.
         parse_text_calls: Convert text tool calls naming an offered tool.
-        self_heal: Put `HesitationMiddleware` (the package's stall nudge) just outside the
-            recorder in every strategy, so a nudged retry is counted as a model call.
+        self_heal: Put `HesitationMiddleware` (the package's stall nudge, and under scoping
+            the matched tools' hint) just outside the recorder in every strategy, so a nudged
+            retry is counted as a model call and the hint's tokens as input.
         concurrency: Tasks in flight at once.
         max_cost: Stop starting tasks once the next one could exceed this many USD.
         max_steps: Model calls per task before it is ended.
