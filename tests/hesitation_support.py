@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from attention_scoping import AttentionScopingMiddleware, Scope
@@ -29,3 +29,9 @@ def scoped_agent(
     middleware.append(kind(**hesitation))
     agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
     return agent, model
+
+
+def sent(model: ScriptedChatModel, call: int) -> list[BaseMessage]:
+    """The messages the model was sent on its `call`-th call."""
+    messages: list[BaseMessage] = model.recorded[call]["messages"]
+    return messages

@@ -14,16 +14,11 @@ from attention_scoping import Scope
 from attention_scoping.core.messages import hit_output_limit, is_user_turn
 from attention_scoping.hesitation.middleware import is_nudge
 from attention_scoping.hesitation.pending import Pending, hint_text
-from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from attention_scoping.testing import calls, say, tool_call
 from tests.conftest import Ledger
-from tests.hesitation_support import BOTH, MATH, Form, scoped_agent
+from tests.hesitation_support import BOTH, MATH, Form, scoped_agent, sent
 
 CONFIG = {"configurable": {"thread_id": "t"}}
-
-
-def sent(model: ScriptedChatModel, call: int) -> list[BaseMessage]:
-    messages: list[BaseMessage] = model.recorded[call]["messages"]
-    return messages
 
 
 def hints(messages: list[BaseMessage]) -> list[BaseMessage]:

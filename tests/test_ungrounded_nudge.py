@@ -20,7 +20,7 @@ from attention_scoping.scoping.catalog import ScopeCatalog
 from attention_scoping.scoping.preselect import preselect, preselected_tools
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
-from tests.hesitation_support import BOTH, MATH, Form, scoped_agent
+from tests.hesitation_support import BOTH, MATH, Form, scoped_agent, sent
 
 
 def think_events(agent: Any, text: str, thread: str = "t") -> list[dict[str, Any]]:
@@ -42,7 +42,7 @@ def selection(agent: Any, thread: str = "t") -> dict[str, Any]:
 
 
 def last_sent(model: ScriptedChatModel, call: int) -> BaseMessage:
-    return model.recorded[call]["messages"][-1]
+    return sent(model, call)[-1]
 
 
 @BOTH

@@ -123,6 +123,21 @@ def honest_answer(tools: Sequence[str], draft: str) -> str:
     return f"{text}\n\n{draft}" if draft else text
 
 
+CUT_SHOWN = 400
+"""Characters of a reply cut at the output cap that the retry shows the model again."""
+
+
+def shown_again(message: AIMessage) -> AIMessage:
+    """The hidden reply as the retry shows it: whole, unless it stopped at the output cap. Such a
+    reply (often one list repeated until the cap) is cut to its start, so the retry neither
+    re-reads it in full nor invites the model to write it out again."""
+    text = message.text
+    if not hit_output_limit(message) or len(text) <= CUT_SHOWN:
+        return message
+    cut = text[:CUT_SHOWN].rstrip() + " [... cut: this reply reached the output limit]"
+    return message.model_copy(update={"content": cut})
+
+
 def is_nudge(message: BaseMessage) -> bool:
     """Whether `message` is a hesitation nudge (synthetic: a UI hides it)."""
     return bool(message.additional_kwargs.get(NUDGE_MARK))
@@ -351,14 +366,20 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             return True
         return pending.requires_approval and (pending.via == "gateway" or self.approval_follows)
 
+    def hint_due(self, messages: Sequence[BaseMessage]) -> bool:
+        """Whether this call may carry the hint: it is on, and no reply or nudge came yet in
+        the user's turn (cheap: nothing about the tools is worked out)."""
+        if not self.hint_expected or self.expect_tool_call is None:
+            return False
+        start, _ = current_turn(messages)
+        later = messages[start + 1 :]
+        return start >= 0 and not any(isinstance(m, AIMessage) or is_nudge(m) for m in later)
+
     def hint(self, messages: Sequence[BaseMessage], turn: _Turn | None) -> AnyMessage | None:
         """The runtime note naming the expected tools before the turn's first reply
         (`hint_expected`), or None: no expectation, a reply or a nudge came already, or every
         expected tool writes and may not be nudged toward."""
-        if not self.hint_expected or turn is None or not turn.expected or turn.used:
-            return None
-        start, _ = current_turn(messages)
-        if any(isinstance(m, AIMessage) or is_nudge(m) for m in messages[start + 1 :]):
+        if turn is None or not turn.expected or not self.hint_due(messages):
             return None
         targets = [p for p in _in_order(turn.pending, turn.expected) if self.may_nudge(p)]
         if not targets:
@@ -550,21 +571,6 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
                 break
             response = await handler(step)
         return self._finish(response, turn)
-
-
-CUT_SHOWN = 400
-"""Characters of a reply cut at the output cap that the retry shows the model again."""
-
-
-def shown_again(message: AIMessage) -> AIMessage:
-    """The hidden reply as the retry shows it: whole, unless it stopped at the output cap. Such a
-    reply (often one list repeated until the cap) is cut to its start, so the retry neither
-    re-reads it in full nor invites the model to write it out again."""
-    text = message.text
-    if not hit_output_limit(message) or len(text) <= CUT_SHOWN:
-        return message
-    cut = text[:CUT_SHOWN].rstrip() + " [... cut: this reply reached the output limit]"
-    return message.model_copy(update={"content": cut})
 
 
 def _gave_up(response: ModelResponse[Any]) -> bool:

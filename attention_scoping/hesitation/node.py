@@ -61,6 +61,13 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
 
     # -- record what the model call was shown -------------------------------------------------
 
+    def _hinted(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        """The request with the expected tools' hint when one is due; the node judges replies
+        after the model, so only a turn's first call works out the expected tools here."""
+        if not self.hint_due(list(request.messages)):
+            return request
+        return self.prepare(request)[0]
+
     def _record(self, request: ModelRequest[ContextT]) -> Command[Any]:
         names = []
         for tool in request.tools:
@@ -79,7 +86,7 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model (with the expected tools' hint when one is due) and record which
         tools it was shown (the node judges against them)."""
-        request, _ = self.prepare(request)
+        request = self._hinted(request)
         return ExtendedModelResponse(model_response=handler(request), command=self._record(request))
 
     @override
@@ -89,7 +96,7 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
         handler: Callable[[ModelRequest[ContextT]], Any],
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
-        request, _ = self.prepare(request)
+        request = self._hinted(request)
         response = await handler(request)
         return ExtendedModelResponse(model_response=response, command=self._record(request))
 
