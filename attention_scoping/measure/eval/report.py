@@ -32,7 +32,8 @@ def _row(f: StrategyFigures, priced: bool) -> list[str]:
         f"{f.input_tokens:,.0f}",
         f"{f.output_tokens:,.0f}",
         f"{f.cached_tokens:,.0f}",
-        f"{f.seconds_per_call:.2f}",
+        f"{f.seconds_per_task:.1f}",
+        "-" if f.seconds_per_shared_task is None else f"{f.seconds_per_shared_task:.1f}",
     ]
     if priced:
         row.append(f"{f.cost:.4f}")
@@ -64,22 +65,30 @@ def render(result: EvalResult, console: Console) -> None:
         "in tok",
         "out tok",
         "cached",
-        "s/call",
+        "s/task",
+        "s/task shared",
     ]
     if priced:
         headers.append("cost USD")
     headers.append("errors")
-    for header in headers:
-        table.add_column(header, justify="left" if header == "strategy" else "right")
+    table.add_column(headers[0], no_wrap=True)  # a cut name would hide which row is which
+    for header in headers[1:]:
+        table.add_column(header, justify="right")
     for f in rows:
         table.add_row(*_row(f, priced))
     console.print(table)
     console.print(
         "per task: success, first domain tool right / wrong / never called, steps (model calls) "
         "and tokens; halluc. = calls to tools that do not exist, bad args = arguments failing "
-        "the schema, text calls = replies with a tool call written as text; s/call = wall time "
-        "per model call"
+        "the schema, text calls = replies with a tool call written as text; s/task = wall time "
+        "of the model calls per task (per call: --json)"
     )
+    shared = result.shared_tasks()
+    if shared is not None:
+        console.print(
+            f"s/task shared = per task over the {len(shared)} tasks every strategy here "
+            "completed: time on the same work"
+        )
     if result.notes:
         console.print(f"suite: {escape(result.notes)}")
     for name, reason in result.skipped.items():

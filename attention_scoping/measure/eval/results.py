@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import fmean
@@ -118,12 +118,22 @@ class StrategyFigures:
     seconds_per_call: float
     cost: float
     retries: int
+    seconds_per_task: float = 0.0
+    """Model-call wall time per task."""
+    seconds_per_shared_task: float | None = None
+    """The same over the tasks every compared strategy completed (None with one strategy, or
+    when no task succeeded under all): time on the same work, which the plain mean is not when
+    one strategy fails fast (an answer from memory in one short call) where another works."""
 
 
-def figures(strategy: str, results: Sequence[TaskResult]) -> StrategyFigures:
-    """Aggregate the results of one strategy (means are per task, time per model call)."""
+def figures(
+    strategy: str, results: Sequence[TaskResult], shared: Collection[str] | None = None
+) -> StrategyFigures:
+    """Aggregate the results of one strategy (means are per task, time also per model call);
+    `shared` names the tasks to time again as the same work (see `shared_successes`)."""
     n = len(results)
     seconds = [s for r in results for s in r.call_seconds]
+    same = [sum(r.call_seconds) for r in results if shared is not None and r.task in shared]
 
     def share(values: Iterable[bool]) -> float:
         return sum(values) / n if n else 0.0
@@ -152,7 +162,17 @@ def figures(strategy: str, results: Sequence[TaskResult]) -> StrategyFigures:
         seconds_per_call=mean(seconds),
         cost=sum(r.cost for r in results),
         retries=sum(r.retries for r in results),
+        seconds_per_task=mean(sum(r.call_seconds) for r in results),
+        seconds_per_shared_task=fmean(same) if same else None,
     )
+
+
+def shared_successes(by_strategy: Mapping[str, Sequence[TaskResult]]) -> frozenset[str] | None:
+    """The tasks that succeeded under every strategy (None for fewer than two strategies)."""
+    if len(by_strategy) < 2:
+        return None
+    done = [{r.task for r in rows if r.success} for rows in by_strategy.values()]
+    return frozenset(set.intersection(*done))
 
 
 @dataclass
@@ -174,12 +194,18 @@ class EvalResult:
 
     def by_strategy(self) -> list[StrategyFigures]:
         """Figures per strategy that ran, in the requested order."""
-        out = []
-        for name in self.strategies:
-            rows = [r for r in self.results if r.strategy == name]
-            if rows:
-                out.append(figures(name, rows))
-        return out
+        ran = self.ran()
+        shared = shared_successes(ran)
+        return [figures(name, rows, shared) for name, rows in ran.items()]
+
+    def ran(self) -> dict[str, list[TaskResult]]:
+        """The results of each strategy that ran, in the requested order."""
+        rows = {name: [r for r in self.results if r.strategy == name] for name in self.strategies}
+        return {name: found for name, found in rows.items() if found}
+
+    def shared_tasks(self) -> frozenset[str] | None:
+        """The tasks every strategy that ran completed (see `shared_successes`)."""
+        return shared_successes(self.ran())
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary plus every task result."""
@@ -193,6 +219,7 @@ class EvalResult:
             "skipped": self.skipped,
             "stopped": self.stopped,
             "strategies": [asdict(f) for f in self.by_strategy()],
+            "shared_tasks": sorted(self.shared_tasks() or ()),
             "tasks": [asdict(r) for r in self.results],
         }
 
