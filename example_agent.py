@@ -61,6 +61,7 @@ from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
+from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 from attention_scoping.measure.tax import tool_tokens
 from attention_scoping.scoping.prompts import DEFAULT_CORE, PromptLayout
 from attention_scoping.testing import ScriptedChatModel
@@ -448,7 +449,7 @@ def build_agent(
             msg = f"--gate needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
             raise SetupError(msg) from exc
         middleware.append(ToolAttentionMiddleware(k=gate_k, summary_pool="scope"))
-    middleware.append(HesitationMiddleware(approval_follows=tiers))
+    middleware += [HesitationMiddleware(approval_follows=tiers), RepeatedCallMiddleware()]
     if tiers:
         middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
     middleware.extend(request_log(record_requests))
@@ -478,7 +479,11 @@ def build_gateway_agent(
     tools; returns the agent and the tools the model is sent."""
     gateway = ToolGateway(catalog_tools(), approval=approval_gate())
     tools = [*gateway.tools, *ALWAYS_ON]
-    middleware = [HesitationMiddleware(approval_follows=True), GatewayRoutingMiddleware(gateway)]
+    middleware: list[Any] = [
+        HesitationMiddleware(approval_follows=True),
+        RepeatedCallMiddleware(),
+        GatewayRoutingMiddleware(gateway),
+    ]
     agent = create_agent(
         model,
         tools=tools,

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from attention_scoping.gating.middleware import ToolAttentionMiddleware
     from attention_scoping.hesitation.middleware import HesitationMiddleware
     from attention_scoping.hesitation.radar import Hesitation, detect_hesitation
+    from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
     from attention_scoping.scoping.breadcrumbs import STATE_KEY
     from attention_scoping.scoping.catalog import (
         LOAD_CONTEXT,
@@ -42,6 +43,7 @@ _EXPORTS = {
     "Hesitation": "hesitation.radar",
     "HesitationMiddleware": "hesitation.middleware",
     "PromptLayers": "scoping.prompts",
+    "RepeatedCallMiddleware": "hesitation.repeats",
     "Scope": "scoping.catalog",
     "ScopeCatalog": "scoping.catalog",
     "ScopeConfigError": "scoping.catalog",
@@ -63,6 +65,7 @@ __all__ = [
     "Hesitation",
     "HesitationMiddleware",
     "PromptLayers",
+    "RepeatedCallMiddleware",
     "Scope",
     "ScopeCatalog",
     "ScopeConfigError",

@@ -113,6 +113,23 @@ def test_self_heal_under_scoping_nudges_an_answer_from_memory() -> None:
     assert not eager.success and eager.first_tool is None and eager.steps == 1
 
 
+def test_self_heal_answers_a_repeated_call_with_its_earlier_result() -> None:
+    """With `self_heal`, a call that repeats one already answered in the turn does not run
+    again: the model reads the earlier result in a `repeated_call` tool message. Without it,
+    the tool runs twice."""
+    script = [calc("47*83"), calc("47*83"), {"content": "3901."}]
+    with OpenAIStub(script) as stub:
+        [task] = run(stub, ["math-multiply"], self_heal=True).results
+        repeated = stub.requests[2]["messages"][-1]
+    assert task.success and task.steps == 3
+    assert task.calls == (("calculate", {"expression": "47*83"}, True),)  # ran once
+    body = json.loads(repeated["content"])
+    assert body["error"] == "repeated_call" and body["result"] == "3901"
+    with OpenAIStub(script) as stub:
+        [plain] = run(stub, ["math-multiply"]).results
+    assert len(plain.calls) == 2
+
+
 def test_cached_tokens_are_read_from_usage_and_billed() -> None:
     usage = {
         "prompt_tokens": 1000,

@@ -22,6 +22,9 @@ class ErrorCode(StrEnum):
     CONTEXT_SWITCHED_IN_SAME_STEP = "context_switched_in_same_step"
     TOOL_NOT_IN_CONTEXT = "tool_not_in_context"
     UNKNOWN_TOOL = "unknown_tool"
+    # the runtime (attention_scoping.hesitation.repeats)
+    REPEATED_CALL = "repeated_call"
+    """The same tool with the same arguments already answered in this turn; not run again."""
     # the tool gate
     TOOL_NOT_AVAILABLE = "tool_not_available"
     PRECONDITION_FAILED = "precondition_failed"
@@ -70,9 +73,10 @@ NOT_RUN_ERRORS = frozenset(
         ErrorCode.ONE_CONTEXT_PER_STEP,
         ErrorCode.TOOL_NOT_AVAILABLE,
         ErrorCode.PRECONDITION_FAILED,
+        ErrorCode.REPEATED_CALL,
     }
 )
-"""Codes of the scope gate and the tool gate: the call was refused and nothing ran."""
+"""Codes of the scope gate, the tool gate and the repeat guard: refused, and nothing ran."""
 
 
 class ErrorPayload(TypedDict):

@@ -2,7 +2,9 @@
 the `rules` table over what `reading` finds in it, the disclosed `schemas` and the phrase
 `markers`), what schemas a turn disclosed (`pending`), and the nudge in two forms:
 `HesitationMiddleware` (a retry inside the model call, `middleware`) and
-`HesitationNodeMiddleware` / `make_hesitation_node` (a post-model node, `node`).
+`HesitationNodeMiddleware` / `make_hesitation_node` (a post-model node, `node`); and
+`RepeatedCallMiddleware` (`repeats`), which answers a repeated identical tool call with the
+result the model already has.
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ if TYPE_CHECKING:
         detect_hesitation,
         parse_schemas,
     )
+    from attention_scoping.hesitation.repeats import (
+        RepeatedCallMiddleware,
+        find_repeat,
+        repeat_payload,
+    )
 
 _EXPORTS = {
     "ASKS_ABOUT_TOOLS": "markers",
@@ -78,6 +85,9 @@ _EXPORTS = {
     "RULES": "radar",
     "Rule": "radar",
     "parse_schemas": "radar",
+    "RepeatedCallMiddleware": "repeats",
+    "find_repeat": "repeats",
+    "repeat_payload": "repeats",
     "Pending": "pending",
     "SchemaInfo": "radar",
     "Via": "pending",
@@ -100,6 +110,7 @@ __all__ = [
     "HesitationState",
     "ParamInfo",
     "Pending",
+    "RepeatedCallMiddleware",
     "Rule",
     "SchemaInfo",
     "Via",
@@ -107,6 +118,7 @@ __all__ = [
     "category_enabled",
     "current_turn",
     "detect_hesitation",
+    "find_repeat",
     "gateway_disclosures",
     "hint_text",
     "honest_answer",
@@ -114,6 +126,7 @@ __all__ = [
     "make_hesitation_node",
     "nudge_text",
     "parse_schemas",
+    "repeat_payload",
     "ungrounded_text",
 ]
 

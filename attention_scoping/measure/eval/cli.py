@@ -74,10 +74,11 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument(
         "--self-heal",
         action="store_true",
-        help="add HesitationMiddleware to every strategy: a reply that announces or asks "
-        "instead of calling is nudged and retried (at most twice per turn); under scoping, the "
-        "tools pre-selection matched are named before the first reply, and a first reply that "
-        "calls none of them is nudged once",
+        help="add HesitationMiddleware and RepeatedCallMiddleware to every strategy: a reply "
+        "that announces or asks instead of calling is nudged and retried (at most twice per "
+        "turn); under scoping, the tools pre-selection matched are named before the first "
+        "reply, and a first reply that calls none of them is nudged once; a call that repeats "
+        "one already answered in the turn gets that result instead of running again",
     )
     ev.add_argument("--concurrency", type=positive, default=1, help="tasks in flight (default 1)")
     ev.add_argument("--max-cost", type=non_negative, metavar="USD", help="stop before this spend")

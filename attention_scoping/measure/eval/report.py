@@ -49,7 +49,7 @@ def render(result: EvalResult, console: Console) -> None:
     if result.parse_text_calls:
         title += ", text tool calls converted"
     if result.self_heal:
-        title += ", self-healing (HesitationMiddleware)"
+        title += ", self-healing (HesitationMiddleware, RepeatedCallMiddleware)"
     table = Table(title=escape(title))
     headers = [
         "strategy",

@@ -34,8 +34,10 @@ class EvalOptions:
         prices: Price model for the billed cost.
         parse_text_calls: Convert text tool calls naming an offered tool.
         self_heal: Put `HesitationMiddleware` (the package's stall nudge, and under scoping
-            the matched tools' hint) just outside the recorder in every strategy, so a nudged
-            retry is counted as a model call and the hint's tokens as input.
+            the matched tools' hint) and `RepeatedCallMiddleware` (a repeated identical call
+            gets the earlier result instead of running) just outside the recorder in every
+            strategy, so a nudged retry is counted as a model call and the hint's tokens as
+            input.
         concurrency: Tasks in flight at once.
         max_cost: Stop starting tasks once the next one could exceed this many USD.
         max_steps: Model calls per task before it is ended.
@@ -158,8 +160,9 @@ def _agents(
         tail: list[Any] = [recorder]
         if options.self_heal:
             from attention_scoping.hesitation.middleware import HesitationMiddleware
+            from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 
-            tail.insert(0, HesitationMiddleware(emit_events=False))
+            tail[:0] = [HesitationMiddleware(emit_events=False), RepeatedCallMiddleware()]
         try:
             strategy_options = replace(
                 options.strategy_options, parse_text_calls=options.parse_text_calls
