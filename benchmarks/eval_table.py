@@ -26,7 +26,7 @@ def main(path: str) -> None:
             s for t in data["tasks"] if t["strategy"] == row["strategy"] for s in t["call_seconds"]
         )
         median = calls[len(calls) // 2] if calls else 0.0
-        per_task = [
+        per_task = [  # from the tasks, so files written before `seconds_per_task` work too
             sum(t["call_seconds"]) for t in data["tasks"] if t["strategy"] == row["strategy"]
         ]
         shared = row.get("seconds_per_shared_task")  # files written before it existed: none

@@ -366,6 +366,39 @@ def test_resume_skips_finished_tasks(tmp_path: Path) -> None:
     ]
 
 
+def test_a_run_keeps_other_strategies_and_models_in_the_results_file(tmp_path: Path) -> None:
+    """Runs made one strategy at a time fill one file: a run replaces only its own model's
+    results of the tasks it runs, and a `--resume` run over every strategy reports them all
+    without calling the model."""
+    path = tmp_path / "results.jsonl"
+    other_model = TaskResult("eager", "math-multiply", "other-model", success=False)
+    path.write_text(other_model.to_json() + "\n", encoding="utf-8")
+    script = [calc("47*83"), {"content": "3901."}]
+    with OpenAIStub(script) as stub:
+        run(stub, ["math-multiply"], ["eager"], results_path=path)
+    with OpenAIStub(script) as stub:
+        run(stub, ["math-multiply"], ["scoped-compact"], results_path=path)
+    with OpenAIStub([calc("83*47"), {"content": "3901."}]) as stub:  # run again: replaced
+        run(stub, ["math-multiply"], ["scoped-compact"], results_path=path)
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(d["model"], d["strategy"]) for d in lines] == [
+        ("other-model", "eager"),
+        ("stub-model", "eager"),
+        ("stub-model", "scoped-compact"),
+    ]
+    assert lines[2]["calls"] == [["calculate", {"expression": "83*47"}, True]]
+    with OpenAIStub([]) as stub:
+        both = run(
+            stub, ["math-multiply"], ["eager", "scoped-compact"], results_path=path, resume=True
+        )
+        assert stub.accepted == []
+    assert [(r.strategy, r.success) for r in both.results] == [
+        ("eager", True),
+        ("scoped-compact", True),
+    ]
+    assert both.shared_tasks() == frozenset({"math-multiply"})
+
+
 def test_max_cost_stops_before_the_budget_is_exceeded() -> None:
     usage = {"prompt_tokens": 1_000_000, "completion_tokens": 0}
     script = [{**calc("47*83"), "usage": usage}, {"content": "ok", "usage": usage}]

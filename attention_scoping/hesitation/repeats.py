@@ -133,11 +133,6 @@ class RepeatedCallMiddleware(
         self.allow_repeat = frozenset(allow_repeat)
         self.result_chars = result_chars
 
-    @property
-    def name(self) -> str:
-        """Middleware name in the agent graph."""
-        return "RepeatedCallMiddleware"
-
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """The earlier result for a repeated call, or None to run it."""
         call = request.tool_call

@@ -224,8 +224,8 @@ class EvalResult:
         }
 
 
-def read_results(path: Path, model: str) -> list[TaskResult]:
-    """Finished results of `model` in a results file (errored tasks are not finished)."""
+def stored_results(path: Path) -> list[TaskResult]:
+    """Every result a results file holds, of any model (lines cut short are skipped)."""
     if not path.exists():
         return []
     out: list[TaskResult] = []
@@ -233,9 +233,12 @@ def read_results(path: Path, model: str) -> list[TaskResult]:
         if not line.strip():
             continue
         try:
-            result = TaskResult.from_dict(json.loads(line))
+            out.append(TaskResult.from_dict(json.loads(line)))
         except (json.JSONDecodeError, TypeError):
             continue  # a line cut short by an interrupted run
-        if result.model == model and result.error is None:
-            out.append(result)
     return out
+
+
+def read_results(path: Path, model: str) -> list[TaskResult]:
+    """Finished results of `model` in a results file (errored tasks are not finished)."""
+    return [r for r in stored_results(path) if r.model == model and r.error is None]

@@ -14,7 +14,13 @@ from langchain_core.messages import HumanMessage
 
 from attention_scoping.measure.eval.pricing import PriceModel, TokenPrices
 from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
-from attention_scoping.measure.eval.results import EvalResult, TaskResult, read_results, task_result
+from attention_scoping.measure.eval.results import (
+    EvalResult,
+    TaskResult,
+    read_results,
+    stored_results,
+    task_result,
+)
 from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy
 from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOptions
 from attention_scoping.measure.eval.suite import Suite
@@ -114,7 +120,8 @@ def _one_line(exc: BaseException) -> str:
 
 
 class _Writer:
-    """Appends results to the results file as they finish (thread-safe)."""
+    """Rewrites the results file with the results it keeps, then appends results as they
+    finish (thread-safe)."""
 
     def __init__(self, path: Path | None, keep: Sequence[TaskResult]) -> None:
         self.path = path
@@ -213,12 +220,26 @@ def run_eval(
     jobs = _plan(suite, strategies, {(r.strategy, r.task) for r in kept}, result)
     agents = _agents(suite, strategies, model, options, result)
     jobs = [(s, t) for s, t in jobs if s in agents]
-    writer = _Writer(options.results_path, kept)
+    writer = _Writer(options.results_path, _not_rerun(options, jobs))
     with suite.environment():
         _execute(jobs, agents, options, result, writer, progress)
     order = {(s, t.id): i for i, (s, t) in enumerate(_all_pairs(suite, strategies))}
     result.results.sort(key=lambda r: order.get((r.strategy, r.task), len(order)))
     return result
+
+
+def _not_rerun(options: EvalOptions, jobs: Sequence[tuple[str, EvalTask]]) -> list[TaskResult]:
+    """What the results file keeps: every line but this model's results of the tasks about to
+    run (those are replaced). Other strategies' and other models' results stay, so runs made
+    one strategy at a time (each on a fresh server) build up one file."""
+    if options.results_path is None:
+        return []
+    rerun = {(s, t.id) for s, t in jobs}
+    return [
+        r
+        for r in stored_results(options.results_path)
+        if r.model != options.model_name or (r.strategy, r.task) not in rerun
+    ]
 
 
 def _all_pairs(suite: Suite, strategies: Sequence[str]) -> Iterator[tuple[str, EvalTask]]:
