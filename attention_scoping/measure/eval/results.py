@@ -239,6 +239,11 @@ def stored_results(path: Path) -> list[TaskResult]:
     return out
 
 
+def finished_results(stored: Iterable[TaskResult], model: str) -> list[TaskResult]:
+    """The finished results of `model` among `stored` (errored tasks are not finished)."""
+    return [r for r in stored if r.model == model and r.error is None]
+
+
 def read_results(path: Path, model: str) -> list[TaskResult]:
-    """Finished results of `model` in a results file (errored tasks are not finished)."""
-    return [r for r in stored_results(path) if r.model == model and r.error is None]
+    """Finished results of `model` in a results file."""
+    return finished_results(stored_results(path), model)

@@ -17,7 +17,7 @@ from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
 from attention_scoping.measure.eval.results import (
     EvalResult,
     TaskResult,
-    read_results,
+    finished_results,
     stored_results,
     task_result,
 )
@@ -209,18 +209,20 @@ def run_eval(
         self_heal=options.self_heal,
     )
     task_ids = {t.id for t in suite.tasks}
+    path = options.results_path
+    stored = stored_results(path) if path is not None else []  # read once
     kept: list[TaskResult] = []
-    if options.resume and options.results_path is not None:
+    if options.resume:
         kept = [
             r
-            for r in read_results(options.results_path, options.model_name)
+            for r in finished_results(stored, options.model_name)
             if r.strategy in strategies and r.task in task_ids
         ]
     result.results.extend(kept)
     jobs = _plan(suite, strategies, {(r.strategy, r.task) for r in kept}, result)
     agents = _agents(suite, strategies, model, options, result)
     jobs = [(s, t) for s, t in jobs if s in agents]
-    writer = _Writer(options.results_path, _not_rerun(options, jobs))
+    writer = _Writer(path, _not_rerun(stored, options.model_name, jobs))
     with suite.environment():
         _execute(jobs, agents, options, result, writer, progress)
     order = {(s, t.id): i for i, (s, t) in enumerate(_all_pairs(suite, strategies))}
@@ -228,18 +230,14 @@ def run_eval(
     return result
 
 
-def _not_rerun(options: EvalOptions, jobs: Sequence[tuple[str, EvalTask]]) -> list[TaskResult]:
-    """What the results file keeps: every line but this model's results of the tasks about to
-    run (those are replaced). Other strategies' and other models' results stay, so runs made
-    one strategy at a time (each on a fresh server) build up one file."""
-    if options.results_path is None:
-        return []
+def _not_rerun(
+    stored: Sequence[TaskResult], model: str, jobs: Sequence[tuple[str, EvalTask]]
+) -> list[TaskResult]:
+    """What the results file keeps: every result but `model`'s of the tasks about to run
+    (those are replaced). Other strategies' and other models' results stay, so runs made one
+    strategy at a time (each on a fresh server) build up one file."""
     rerun = {(s, t.id) for s, t in jobs}
-    return [
-        r
-        for r in stored_results(options.results_path)
-        if r.model != options.model_name or (r.strategy, r.task) not in rerun
-    ]
+    return [r for r in stored if r.model != model or (r.strategy, r.task) not in rerun]
 
 
 def _all_pairs(suite: Suite, strategies: Sequence[str]) -> Iterator[tuple[str, EvalTask]]:
