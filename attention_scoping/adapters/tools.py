@@ -15,6 +15,7 @@ from attention_scoping.core.tool import (
     ToolSpec,
     approval_required,
     check_risk,
+    metadata_risk,
     summarize,
 )
 
@@ -107,7 +108,7 @@ def spec_from_tool(
     name = str(fn.get("name", "")) or tool_name(tool)
     description = str(fn.get("description") or "")
     params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
-    chosen = risk or meta.get("risk") or "read"
+    chosen = risk or meta.get("risk") or metadata_risk(meta)
     explicit = requires_approval if requires_approval is not None else meta.get("requires_approval")
     approval = None if explicit is None else bool(explicit)
     hints = defaults if defaults is not None else meta.get("defaults")

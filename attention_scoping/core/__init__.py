@@ -1,8 +1,8 @@
 """Core: the framework-free heart of the package (no LangChain import anywhere below here).
 
-The one tool record (`tool`), catalog and query loading (`catalog`), text helpers (`text`), error
-codes and payloads (`errors`), exact token counts (`tokens`) and size and depth bounds of
-untrusted JSON (`limits`).
+The one tool record (`tool`), the blast-radius rule (`blast_radius`: who may open a writing
+tool), catalog and query loading (`catalog`), text helpers (`text`), error codes and payloads
+(`errors`), exact token counts (`tokens`) and size and depth bounds of untrusted JSON (`limits`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.core.blast_radius import Opener, may_open, writes
     from attention_scoping.core.catalog import (
         REQUIRED_QUERY_FIELDS,
         REQUIRED_TOOL_FIELDS,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         approval_rule,
         critical_parameters,
         is_critical,
+        metadata_risk,
         summarize,
     )
 
@@ -80,7 +82,10 @@ _EXPORTS = {
     "load_catalog": "catalog",
     "load_openai_tools": "catalog",
     "load_queries": "catalog",
+    "may_open": "blast_radius",
     "measure": "limits",
+    "metadata_risk": "tool",
+    "Opener": "blast_radius",
     "Payload": "errors",
     "Query": "catalog",
     "render_payload": "errors",
@@ -92,6 +97,7 @@ _EXPORTS = {
     "TokenCounter": "tokens",
     "tool_text": "text",
     "ToolSpec": "tool",
+    "writes": "blast_radius",
 }
 
 __all__ = [
@@ -107,6 +113,7 @@ __all__ = [
     "ErrorPayload",
     "JsonLimits",
     "LimitExceeded",
+    "Opener",
     "Payload",
     "Query",
     "Representation",
@@ -127,12 +134,15 @@ __all__ = [
     "load_catalog",
     "load_openai_tools",
     "load_queries",
+    "may_open",
     "measure",
+    "metadata_risk",
     "render_payload",
     "split_identifier",
     "stem",
     "summarize",
     "tool_text",
+    "writes",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -54,14 +54,40 @@ def summary_lines(header: str, lines: Sequence[tuple[str, str]]) -> str:
 
 def approval_rule(risk: str | None, requires_approval: bool | None = None) -> bool:
     """Whether a call must be approved by a human: an explicit `requires_approval` wins, else a
-    write tool needs approval and a read tool does not. The package's one "is a write" rule."""
+    write tool needs approval and a read tool does not. The package's one approval rule
+    (`metadata_risk` says what writes; `core.blast_radius` who may open it)."""
     if requires_approval is not None:
         return bool(requires_approval)
     return risk == "write"
 
 
+MUTATION_KEYS = ("mutation", "mutates")
+"""Metadata flags a capability manifest (or a user) may set on a tool that changes state."""
+
+
+def metadata_risk(metadata: Mapping[str, Any] | None) -> Risk:
+    """The risk a tool's metadata declares: `write` when `risk="write"`, a mutation flag
+    (`MUTATION_KEYS`), or MCP annotations saying `destructiveHint: true` or `readOnlyHint: false`;
+    else `read`. The package's one reading of "this tool writes" from metadata.
+
+    Lenient on purpose (it runs per tool call): an unknown `risk` counts as `read`, and missing MCP
+    annotations say nothing.
+    """
+    if not isinstance(metadata, Mapping):
+        return "read"
+    if metadata.get("risk") == "write" or any(metadata.get(k) is True for k in MUTATION_KEYS):
+        return "write"
+    hints = metadata.get("annotations")
+    if isinstance(hints, Mapping) and (
+        hints.get("destructiveHint") is True or hints.get("readOnlyHint") is False
+    ):
+        return "write"
+    return "read"
+
+
 def approval_required(metadata: Mapping[str, Any] | None) -> bool:
-    """`approval_rule` over a tool's metadata (`{"risk": "write"}`, `{"requires_approval": True}`).
+    """`approval_rule` over a tool's metadata (`{"risk": "write"}`, `{"requires_approval": True}`,
+    MCP `annotations`; see `metadata_risk`).
 
     Lenient on purpose (it runs per tool call): an unknown `risk` counts as not a write; use
     `check_risk` where configuration is validated.
@@ -69,7 +95,7 @@ def approval_required(metadata: Mapping[str, Any] | None) -> bool:
     if not isinstance(metadata, Mapping):
         return False
     explicit = metadata.get("requires_approval")
-    return approval_rule(metadata.get("risk"), None if explicit is None else bool(explicit))
+    return approval_rule(metadata_risk(metadata), None if explicit is None else bool(explicit))
 
 
 def check_risk(risk: object, *, tool: str = "") -> Risk:

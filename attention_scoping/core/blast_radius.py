@@ -1,0 +1,69 @@
+"""The blast-radius rule: code may assist with reads; only the model or the application opens
+writes.
+
+Whatever the package decides on the model's behalf (pre-selection, start sets, hints, nudges, the
+gate's promotions, `on_foreign_tool="switch"`, the gateway's prompt pool) may put only tools that
+read in view, or name them. A tool that writes comes into view only in a scope the model loaded
+itself with `load_context` or the application set as `active_context`, and still passes approval.
+This module is the one place that says which tools write and who may open them; every part asks it.
+
+Framework-free: it reads a tool's metadata mapping (LangChain's `BaseTool.metadata`, an MCP tool's
+`annotations` included) or a `ToolSpec`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from attention_scoping.core.tool import ToolSpec, metadata_risk
+
+__all__ = [
+    "OPENERS",
+    "Opener",
+    "may_open",
+    "writes",
+    "writes_metadata",
+]
+
+Opener = Literal["model", "application", "code"]
+"""Who puts a tool in view: the model (its own `load_context` call), the application (an
+`active_context` it set, or a tool list it chose), or code deciding for the model (pre-selection,
+start sets, hints, nudges, promotions, routing)."""
+
+OPENERS: tuple[Opener, ...] = ("model", "application", "code")
+
+
+def writes_metadata(metadata: Mapping[str, Any] | None) -> bool:
+    """Whether a tool's metadata says it may change something.
+
+    A tool writes when its `risk` is `"write"`, it `requires_approval`, a manifest marks it as a
+    mutation, or its MCP annotations say `destructiveHint: true` or `readOnlyHint: false`. An
+    explicit `requires_approval=False` does not make a write tool a read: it only skips approval.
+    """
+    if not isinstance(metadata, Mapping):
+        return False
+    return metadata_risk(metadata) == "write" or metadata.get("requires_approval") is True
+
+
+def writes(tool: ToolSpec | Mapping[str, Any] | object) -> bool:
+    """Whether `tool` may change something: a `ToolSpec` (its risk or approval), a metadata
+    mapping, or any object with a `metadata` mapping (a LangChain `BaseTool`)."""
+    if isinstance(tool, ToolSpec):
+        return tool.is_write or tool.approval is True
+    if isinstance(tool, Mapping):
+        return writes_metadata(tool)
+    meta = getattr(tool, "metadata", None)
+    return writes_metadata(meta if isinstance(meta, Mapping) else None)
+
+
+def may_open(tool: ToolSpec | Mapping[str, Any] | object, opener: Opener) -> bool:
+    """Whether `opener` may put `tool` in view, name it in a hint, or nudge toward it.
+
+    The model and the application may open any tool; code deciding for the model may open only
+    tools that read.
+    """
+    if opener not in OPENERS:
+        msg = f"unknown opener {opener!r}; valid: {', '.join(OPENERS)}"
+        raise ValueError(msg)
+    return opener != "code" or not writes(tool)
