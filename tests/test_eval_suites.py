@@ -71,7 +71,15 @@ def test_single_call_tasks_are_judged_on_the_first_call() -> None:
         ('{"tasks": {}}', 'expected {"tasks": [...]}'),
         ('{"tasks": [{"turns": ["hi"], "expect": [{"tool": "x"}]}]}', "string 'id'"),
         ('{"tasks": [{"id": "a", "turns": [], "expect": [{"tool": "x"}]}]}', "at least one user"),
-        ('{"tasks": [{"id": "a", "turns": ["hi"], "expect": []}]}', "at least one tool call"),
+        ('{"tasks": [{"id": "a", "turns": ["hi"]}]}', "([] for a task that needs no tool)"),
+        (
+            '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [], "single_call": true}]}',
+            "single_call task needs an expected tool",
+        ),
+        (
+            '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [], "history": [{"role": "x"}]}]}',
+            "needs 'role' (user or assistant)",
+        ),
         ('{"tasks": [{"id": "a", "turns": ["hi"], "expect": [{"args": {}}]}]}', "needs a 'tool'"),
         (
             '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [{"tool": "x"}]},'

@@ -195,6 +195,7 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
         check_endpoint,
         resolve_endpoint,
     )
+    from attention_scoping.measure.eval.judging import unrequested_by_strategy, write_tools
     from attention_scoping.measure.eval.retry import EndpointRejected
     from attention_scoping.measure.eval.runner import run_eval
 
@@ -221,7 +222,12 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     except EndpointRejected as exc:
         msg = f"{endpoint.host} refused the request: {' '.join(str(exc).split())[:300]}"
         raise UsageError(msg) from None
-    report.render(result, console)
+    unrequested = unrequested_by_strategy(result, suite.tasks, write_tools(suite.tools))
+    report.render(result, console, unrequested)
     console.print(f"results: {options.results_path} (re-run with --resume to continue)")
-    write_outputs(console, result, args.json_path, report.write_json, args.plot, report.plot)
+
+    def write_json(done: Any, path: str) -> None:
+        report.write_json(done, path, unrequested)
+
+    write_outputs(console, result, args.json_path, write_json, args.plot, report.plot)
     return 0

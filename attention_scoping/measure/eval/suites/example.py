@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attention_scoping.measure.eval.suite import ANSWER_RULE, Suite
 from attention_scoping.measure.eval.suites.offline_weather import offline_weather
 from attention_scoping.measure.eval.tasks import load_tasks
+
+if TYPE_CHECKING:
+    from attention_scoping.core.tool import Risk
 
 TASKS_FILE = Path(__file__).with_name("example.json")
 
@@ -52,15 +55,39 @@ def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
     return tools, scopes
 
 
+WRITE_VERBS = frozenset(
+    "add alter assign backup close create delete drop edit execute fork insert invite kill link "
+    "merge move pin post push release remove reply rerun schedule set start transition update "
+    "upload write".split()
+)
+"""The verbs of the simulated tools that change something ("github_create_issue",
+"slack_post_message"): those distractors are declared `risk="write"`, as a real catalog would,
+so the blast-radius rule and the eval's unrequested-write count see them."""
+
+
+def _risk(name: str) -> Risk:
+    """The declared risk of a simulated tool `server_verb_object`, from its verb."""
+    parts = name.split("_")
+    return "write" if len(parts) > 1 and parts[1] in WRITE_VERBS else "read"
+
+
 def _trim(spec: Any) -> Any:
-    """The spec with its first sentence and required parameters only (~80 tokens)."""
+    """The spec with its first sentence and required parameters only (~80 tokens), its risk
+    declared."""
     from attention_scoping.core.tool import ToolSpec, summarize
 
     params = spec.parameters
     required = list(params.get("required") or [])
     props = {k: v for k, v in (params.get("properties") or {}).items() if k in required}
     schema = {"type": "object", "properties": props, "required": required}
-    return ToolSpec(spec.id, spec.name, summarize(spec.description), schema, spec.server)
+    return ToolSpec(
+        spec.id,
+        spec.name,
+        summarize(spec.description),
+        schema,
+        spec.server,
+        risk=_risk(spec.name),
+    )
 
 
 def example_suite(
