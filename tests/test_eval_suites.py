@@ -138,6 +138,48 @@ def test_offline_weather_is_deterministic_per_city() -> None:
     assert first == again and first != other and first.startswith("Lisbon")
 
 
+def _described_examples(tool: Any) -> list[str]:
+    """The example values a tool's parameter descriptions give ('e.g. "Paris" or "...")."""
+    import re
+
+    texts = [str(p.get("description", "")) for p in tool.args.values()]
+    return [v for text in texts for v in re.findall(r'"([^"]+)"', text.partition("e.g.")[2])]
+
+
+def test_the_offline_weather_fake_accepts_what_the_tools_invite() -> None:
+    """The weather tools invite "City" and "City, Region or Country": the fake answers them."""
+    suite = example_suite()
+    tools = [t for t in suite.tools if t.name in ("get_current_weather", "get_forecast")]
+    invited = {v for tool in tools for v in _described_examples(tool)}
+    assert {"Paris", "Portland, Oregon", "Lyon, France"} <= invited
+    cities = {c for task in suite.tasks for e in task.expect for c in e.mentions if c[0].isupper()}
+    written = [f"{city}, {country}" for city, country in (("Lisbon", "Portugal"), ("Oslo", "NO"))]
+    written += ["Portland, OR", "London, UK", "New York, USA", "Timbuktu, Mali", "Paris, Texas"]
+    with offline_weather():
+        for tool in tools:
+            for city in sorted(invited | cities) + written:
+                text = tool.invoke({"city": city})
+                assert text.startswith(city.partition(",")[0]), (tool.name, city, text)
+        plain = tools[0].invoke({"city": "Lisbon"})
+        assert tools[0].invoke({"city": "Lisbon, Portugal"}) == plain  # the same place
+        assert tools[0].invoke({"city": "Paris, Texas"}) != tools[0].invoke({"city": "Paris"})
+        error = tools[0].invoke({"city": "Oslo, Narnia"})
+    assert "no place named 'Oslo' in 'Narnia'" in error
+
+
+def test_distractor_tools_that_write_declare_it() -> None:
+    from attention_scoping.core.blast_radius import writes
+
+    own = set(example_suite().tool_names())
+    by_name = {t.name: t for t in example_suite(distractors=40).tools if t.name not in own}
+    declared = {name for name, tool in by_name.items() if writes(tool)}
+    assert declared and all(
+        name.split("_")[1] not in ("get", "list", "search") for name in declared
+    )
+    assert {n for n in by_name if n.split("_")[1] in ("create", "delete", "post")} <= declared
+    assert not {t.name for t in example_suite().tools if writes(t)}  # the agent's own read
+
+
 def test_simulated_suite_names_gold_tools_and_user_values() -> None:
     suite = simulated_suite(n_tasks=9, seed=1)
     names = set(suite.tool_names())
