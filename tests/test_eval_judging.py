@@ -251,3 +251,24 @@ def test_unrequested_write_calls_are_reported_per_strategy(tmp_path: Path) -> No
     out = tmp_path / "e.json"
     write_json(result, out, counts)
     assert json.loads(out.read_text())["unrequested_write_calls"] == counts
+
+
+def test_cli_selects_the_heldout_suite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attention_scoping.measure.cli import main
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "e.json"
+    with OpenAIStub([{"content": "Good morning! How can I help?"}]) as stub:
+        argv = ["eval", "--suite", "example-heldout", "--task", "ho-none-greeting"]
+        argv += ["--base-url", stub.base_url, "--model", "stub", "--strategies", "eager"]
+        assert main([*argv, "--json", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "suite example-heldout" in printed and "100 %" in printed
+    assert (tmp_path / ".attention-scoping/eval/example-heldout-stub.jsonl").exists()
+    figures = json.loads(out.read_text())
+    assert figures["suite"] == "example-heldout" and figures["unrequested_write_calls"] == {
+        "eager": 0
+    }

@@ -244,3 +244,122 @@ def test_distractors_add_unneeded_trimmed_tools_as_scopes() -> None:
     tool = next(t for t in noisy.tools if t.name in extra)
     assert "." not in tool.description.rstrip(".")  # one sentence
     assert example_suite(distractors=12).tool_names() == noisy.tool_names()
+
+
+# -- the held-out half ------------------------------------------------------------------------
+
+Turn = list[tuple[str, dict[str, Any]]]
+HELDOUT_GOLD: dict[str, list[Turn]] = {
+    "ho-math-tip": [[("calculate", {"expression": "86.40 * 0.18"})]],
+    "ho-math-split": [[("calculate", {"expression": "237.60 / 4"})]],
+    "ho-math-power": [[("calculate", {"expression": "2 ** 20"})]],
+    "ho-math-compound": [[("calculate", {"expression": "5000 * 1.03 ** 10"})]],
+    "ho-stats-scores": [[("summary_statistics", {"numbers": [72, 85, 91, 64, 88]})]],
+    "ho-stats-rents": [[("summary_statistics", {"numbers": [950, 1200, 870, 1500, 1100, 1020]})]],
+    "ho-conv-marathon": [
+        [("convert_units", {"value": 42.195, "from_unit": "km", "to_unit": "mi"})]
+    ],
+    "ho-conv-oven": [[("convert_units", {"value": 180, "from_unit": "C", "to_unit": "F"})]],
+    "ho-conv-height": [[("convert_units", {"value": 6, "from_unit": "ft", "to_unit": "cm"})]],
+    "ho-conv-speed": [[("convert_units", {"value": 100, "from_unit": "km/h", "to_unit": "mph"})]],
+    "ho-conv-cups": [[("convert_units", {"value": 2, "from_unit": "cup", "to_unit": "ml"})]],
+    "ho-tr-detect-spanish": [
+        [("detect_language", {"text": "¿Dónde está la biblioteca? Necesito estudiar hoy."})]
+    ],
+    "ho-tr-detect-portuguese": [
+        [("detect_language", {"text": "Obrigado pela ajuda, até amanhã e boa noite."})]
+    ],
+    "ho-tr-japanese-quotes": [[("language_info", {"language": "Japanese"})]],
+    "ho-tr-arabic-direction": [[("language_info", {"language": "ar"})]],
+    "ho-tr-format-french": [[("format_number", {"value": 2500000.5, "language": "French"})]],
+    "ho-tr-format-hindi": [[("format_number", {"value": 1234567, "language": "Hindi"})]],
+    "ho-tr-glossary-cart": [
+        [("glossary_lookup", {"term": "shopping cart", "target_language": "Spanish"})]
+    ],
+    "ho-tr-glossary-settings": [
+        [("glossary_lookup", {"term": "settings", "target_language": "it"})]
+    ],
+    "ho-wx-umbrella-lyon": [[("get_forecast", {"city": "Lyon, France", "days": 2})]],
+    "ho-wx-tokyo-now": [[("get_current_weather", {"city": "Tokyo"})]],
+    "ho-wx-seattle-week": [[("get_forecast", {"city": "Seattle", "days": 7})]],
+    "ho-wx-portland": [[("get_current_weather", {"city": "Portland, Oregon"})]],
+    "ho-wx-reykjavik-wind": [[("get_current_weather", {"city": "Reykjavik"})]],
+    "ho-switch-athens-fahrenheit": [
+        [("get_current_weather", {"city": "Athens"})],
+        [("convert_units", {"value": 18, "from_unit": "°C", "to_unit": "°F"})],
+    ],
+    "ho-switch-glossary-discount": [
+        [("glossary_lookup", {"term": "invoice", "target_language": "German"})],
+        [("calculate", {"expression": "0.075 * 1280"})],
+    ],
+    "ho-switch-miles-spanish": [
+        [("convert_units", {"value": 26.2, "from_unit": "mi", "to_unit": "km"})],
+        [("format_number", {"value": 42.1648128, "language": "es", "decimals": 1})],
+    ],
+    "ho-switch-finnish-forecast": [
+        [("detect_language", {"text": "Hyvää huomenta, miten voit tänään?"})],
+        [("get_forecast", {"city": "Helsinki", "days": 3})],
+    ],
+    "ho-switch-barcelona-average": [
+        [("get_forecast", {"city": "Barcelona", "days": 2})],
+        [("summary_statistics", {"numbers": [18, 22, 25]})],
+    ],
+    "ho-switch-square-vancouver": [
+        [("calculate", {"expression": "12 ** 2 * 3"})],
+        [("get_current_weather", {"city": "Vancouver"})],
+    ],
+}
+NO_TOOL_ANSWERS = {
+    "ho-none-thanks": "You're welcome, bye!",
+    "ho-none-greeting": "Good morning! How can I help?",
+    "ho-none-weekend": "Thank you, you too!",
+    "ho-none-recall-numbers": "You asked me to multiply 15 by 12.",
+    "ho-none-recall-city": "We were talking about Oslo.",
+    "ho-none-recall-language": "I said German.",
+}
+
+
+def test_the_heldout_suite_has_singles_conversations_and_no_tool_messages() -> None:
+    from attention_scoping.measure.eval.suites.example import HELDOUT_FILE
+
+    heldout = example_suite(HELDOUT_FILE, name="example-heldout")
+    tuning = example_suite()
+    names = set(heldout.tool_names())
+    assert heldout.name == "example-heldout" and heldout.tool_names() == tuning.tool_names()
+    switches = [t for t in heldout.tasks if "switch" in t.tags]
+    quiet = [t for t in heldout.tasks if not t.needs_tool]
+    singles = [t for t in heldout.tasks if t.needs_tool and "switch" not in t.tags]
+    assert len(singles) >= 20 and len(switches) >= 6 and len(quiet) >= 6
+    assert all(len(t.turns) == 2 for t in switches)
+    scope_of = {tool: s.name for s in tuning.scopes or [] for tool in s.tools}
+    for task in switches:  # the second turn needs another scope than the first
+        first, second = (scope_of[e.tools[0]] for e in task.expect)
+        assert first != second, task.id
+    assert not {t.id for t in heldout.tasks} & {t.id for t in tuning.tasks}
+    assert not {t.turns for t in heldout.tasks} & {t.turns for t in tuning.tasks}
+    for task in heldout.tasks:
+        assert all(set(e.tools) <= names for e in task.expect), task.id
+
+
+def test_every_heldout_task_is_solvable_by_its_gold_calls() -> None:
+    """Running each task's gold calls, and answering each turn with what they returned, passes
+    its checks: the expectations and answer snippets agree with what the tools really say."""
+    from attention_scoping.measure.eval.suites.example import HELDOUT_FILE
+    from attention_scoping.measure.eval.tasks import verdict
+
+    suite = example_suite(HELDOUT_FILE, name="example-heldout")
+    tools = {t.name: t for t in suite.tools}
+    assert set(HELDOUT_GOLD) | set(NO_TOOL_ANSWERS) == {t.id for t in suite.tasks}
+    with offline_weather():
+        for task in suite.tasks:
+            if not task.needs_tool:
+                assert verdict(task, [], [NO_TOOL_ANSWERS[task.id]]).success, task.id
+                assert not verdict(task, [made("calculate")], ["x"]).success, task.id
+                continue
+            calls, answers = [], []
+            for turn in HELDOUT_GOLD[task.id]:
+                ran = [made(n, result=str(tools[n].invoke(a)), **a) for n, a in turn]
+                calls += ran
+                answers.append("Here you go: " + " / ".join(c.result for c in ran))
+            judged = verdict(task, calls, answers)
+            assert judged.success, (task.id, judged.failures)

@@ -1,4 +1,8 @@
-"""The `example` suite: the example agent's three scopes (math, translation, weather).
+"""The `example` suites: the example agent's three scopes (math, translation, weather).
+
+Two task files over the same tools: `example.json`, the tuning half (strategies and defaults
+were tuned on it), and `example-heldout.json`, the held-out half (`--suite example-heldout`:
+written afterwards and never tuned on; report its figures apart).
 
 Weather runs against an offline fake of Open-Meteo, so the suite needs no network besides the
 model. Needs the repository's `agents/` package (run from a clone).
@@ -22,6 +26,11 @@ if TYPE_CHECKING:
     from attention_scoping.core.tool import Risk
 
 TASKS_FILE = Path(__file__).with_name("example.json")
+"""The tuning half of the example agent's tasks."""
+HELDOUT_FILE = Path(__file__).with_name("example-heldout.json")
+"""The held-out half: tasks no strategy or default was tuned on."""
+SUITE_FILES = {"example": TASKS_FILE, "example-heldout": HELDOUT_FILE}
+"""The example suites by name."""
 
 
 def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
@@ -91,9 +100,14 @@ def _trim(spec: Any) -> Any:
 
 
 def example_suite(
-    tasks_file: str | Path = TASKS_FILE, *, distractors: int = 0, seed: int = 0
+    tasks_file: str | Path = TASKS_FILE,
+    *,
+    distractors: int = 0,
+    seed: int = 0,
+    name: str = "example",
 ) -> Suite:
-    """The example agent's tools and scopes with the tasks of `tasks_file` (+ distractors)."""
+    """The example agent's tools and scopes with the tasks of `tasks_file` (+ distractors);
+    `name` names the suite in reports (`example-heldout` for `HELDOUT_FILE`)."""
     try:
         from agents import CORE_PROMPT, build_scopes
     except ImportError as exc:
@@ -111,7 +125,7 @@ def example_suite(
         scopes += extra_scopes
         notes += f"; {len(extra_tools)} distractor tools no task needs"
     return Suite(
-        "example",
+        name,
         tools=tools,
         tasks=load_tasks(tasks_file),
         scopes=scopes,
