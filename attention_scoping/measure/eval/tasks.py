@@ -24,7 +24,7 @@ from typing import Any
 
 from attention_scoping.core.text import string_tuple
 from attention_scoping.measure.eval.numbers import snippet_in
-from attention_scoping.textcalls.parse import find_text_calls
+from attention_scoping.textcalls import find_text_calls
 
 HISTORY_ROLES = ("user", "assistant")
 EVAL_MARKER = "(eval:"
