@@ -66,7 +66,8 @@ class EvalTask:
         answer_contains: Snippets the answers the user gets must hold (numbers as numbers).
         must_not_call: Tools the task must not call (say, a write nobody asked for).
         history: Earlier messages of the conversation, `(role, text)` with role `user` or
-            `assistant`, sent before the first turn (not run through the agent).
+            `assistant`, given to the agent with the first turn as if said before it (the model
+            is not asked to produce them).
     """
 
     id: str
@@ -234,8 +235,8 @@ def judge(
     requested: Sequence[str] | None = None,
 ) -> bool:
     """Task success (see `verdict`): the expectations met in order by calls that ran without
-    error, no unrequested write, and, given `answers`, a usable answer holding the task's
-    `answer_contains` in every turn."""
+    error, no unrequested write, and, given `answers`, a usable answer in every turn, the task's
+    `answer_contains` among them."""
     return verdict(task, calls, answers, write_tools=write_tools, requested=requested).success
 
 
