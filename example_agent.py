@@ -12,6 +12,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --demo --gateway      # the tools behind a ToolGateway instead
     langgraph dev                                 # the LangGraph server (see langgraph.json)
     python example_agent.py --base-url URL --prompt-layout compact  # a small local model
+    python example_agent.py --base-url URL --no-text-tool-calls   # leave text calls as text
     python example_agent.py --mcp mcp.json        # your MCP servers as more scopes (docs/mcp.md)
 """
 
@@ -65,6 +66,7 @@ from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 from attention_scoping.measure.tax import tool_tokens
 from attention_scoping.scoping.prompts import DEFAULT_CORE, PromptLayout
 from attention_scoping.testing import ScriptedChatModel
+from attention_scoping.textcalls import TextToolCallMiddleware
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 DEFAULT_MODEL = "openai/gpt-4o-mini"
@@ -128,6 +130,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "(for small local models; docs/scoping.md)",
     )
     parser.add_argument(
+        "--text-tool-calls",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run tool calls the model writes as text (a fenced JSON block, <tool_call> tags) "
+        "when they name a tool it was offered, as local servers often return them (llama.cpp "
+        "with Qwen2.5-Coder); default: on with --base-url, off for OpenRouter",
+    )
+    parser.add_argument(
         "--record-requests",
         metavar="FILE",
         help="append every model request to FILE (JSON lines), to price the session with "
@@ -140,6 +150,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "started only when the model loads it (needs the 'mcp' extra)",
     )
     return parser.parse_args(argv)
+
+
+def text_tool_calls(args: argparse.Namespace) -> bool:
+    """Whether text tool calls are converted: as asked, else on for a local server
+    (`--base-url`: llama.cpp, Ollama and vLLM often return a small model's call as text) and off
+    for OpenRouter (providers return real tool calls; text that merely quotes one stays text)."""
+    if args.text_tool_calls is not None:
+        return bool(args.text_tool_calls)
+    return bool(args.base_url)
 
 
 def live_model(args: argparse.Namespace) -> BaseChatModel:
@@ -324,7 +343,8 @@ class TurnView:
         if self.auto_approve:
             return {"type": "approve", "token": token}, "approved automatically (offline tour)"
         if sys.stdin.isatty():
-            reply = self.console.input(f"  approve {value.get('name')}? [y/N] ").strip().lower()
+            prompt = f"  approve {value.get('name')}? [y/N] "
+            reply = self.console.input(escape(prompt)).strip().lower()  # keep [y/N] literal
             if reply in {"y", "yes"}:
                 return {"type": "approve", "token": token}, "approved by you"
             return {"type": "reject", "message": "the user declined"}, "rejected by you"
@@ -412,6 +432,7 @@ def build_agent(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     prompt_layout: PromptLayout = "layered",
     record_requests: str | None = None,
+    text_calls: bool = False,
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes (plus one per MCP server with `mcp`), optionally a gate
     inside them, the hesitation radar, the core prompt and an in-memory checkpointer
@@ -420,7 +441,9 @@ def build_agent(
     `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
     `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`;
     `prompt_layout="compact"` is the layout for small models; `record_requests` appends every
-    model request to that session file (`attention-scoping bill`)."""
+    model request to that session file (`attention-scoping bill`); `text_calls=True` adds
+    `TextToolCallMiddleware` innermost, so a call written as text naming a tool the model was
+    offered runs (and the radar judges the converted reply)."""
     scopes = tiered_scopes() if tiers else build_scopes()
     extra: list[Any] = []
     if mcp is not None:
@@ -453,6 +476,7 @@ def build_agent(
     if tiers:
         middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
     middleware.extend(request_log(record_requests))
+    middleware.extend(text_call_layer(text_calls))
     agent = create_agent(
         model,
         system_prompt=CORE_PROMPT,
@@ -471,8 +495,14 @@ def request_log(path: str | None) -> list[Any]:
     return [RequestLogMiddleware(path)]
 
 
+def text_call_layer(enabled: bool) -> list[Any]:
+    """`[TextToolCallMiddleware()]` when text tool calls are converted, else nothing (last in
+    the list: innermost, it sees the tools the other middleware left visible)."""
+    return [TextToolCallMiddleware()] if enabled else []
+
+
 def build_gateway_agent(
-    model: BaseChatModel, *, record_requests: str | None = None
+    model: BaseChatModel, *, record_requests: str | None = None, text_calls: bool = False
 ) -> tuple[Any, list[BaseTool]]:
     """Gateway mode: every scoped tool and the write tool behind one `ToolGateway` (search,
     schema, execute; the write tool asks for approval inside execute_tool), plus the always-on
@@ -482,13 +512,13 @@ def build_gateway_agent(
     middleware: list[Any] = [
         HesitationMiddleware(approval_follows=True),
         RepeatedCallMiddleware(),
-        GatewayRoutingMiddleware(gateway),
+        GatewayRoutingMiddleware(gateway, parse_text_calls=text_calls),
     ]
     agent = create_agent(
         model,
         tools=tools,
         system_prompt=CORE_PROMPT + "\n\n" + gateway.prompt(pool=True),
-        middleware=[*middleware, *request_log(record_requests)],
+        middleware=[*middleware, *request_log(record_requests), *text_call_layer(text_calls)],
         checkpointer=InMemorySaver(),
     )
     return agent, tools
@@ -516,7 +546,9 @@ def build_for(
         if args.mcp is not None:
             msg = "--mcp adds servers as scopes; it does not combine with --gateway"
             raise SetupError(msg)
-        agent, sent = build_gateway_agent(model, record_requests=args.record_requests)
+        agent, sent = build_gateway_agent(
+            model, record_requests=args.record_requests, text_calls=text_tool_calls(args)
+        )
         shown = [*catalog_tools(), *sent]
         return agent, TurnView(console, shown, auto_approve=auto_approve)
     agent, scoping = build_agent(
@@ -526,6 +558,7 @@ def build_for(
         mcp=args.mcp,
         prompt_layout=args.prompt_layout,
         record_requests=args.record_requests,
+        text_calls=text_tool_calls(args),
     )
     view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
     return agent, view

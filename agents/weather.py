@@ -203,13 +203,51 @@ def _parse_place(result: Mapping[str, Any]) -> Place:
         raise WeatherError(msg) from exc
 
 
+US_STATES: dict[str, str] = {
+    "AL": "Alabama", "AK": "Alaska", "AZ": "Arizona", "AR": "Arkansas", "CA": "California",
+    "CO": "Colorado", "CT": "Connecticut", "DE": "Delaware", "FL": "Florida", "GA": "Georgia",
+    "HI": "Hawaii", "ID": "Idaho", "IL": "Illinois", "IN": "Indiana", "IA": "Iowa",
+    "KS": "Kansas", "KY": "Kentucky", "LA": "Louisiana", "ME": "Maine", "MD": "Maryland",
+    "MA": "Massachusetts", "MI": "Michigan", "MN": "Minnesota", "MS": "Mississippi",
+    "MO": "Missouri", "MT": "Montana", "NE": "Nebraska", "NV": "Nevada", "NH": "New Hampshire",
+    "NJ": "New Jersey", "NM": "New Mexico", "NY": "New York", "NC": "North Carolina",
+    "ND": "North Dakota", "OH": "Ohio", "OK": "Oklahoma", "OR": "Oregon", "PA": "Pennsylvania",
+    "RI": "Rhode Island", "SC": "South Carolina", "SD": "South Dakota", "TN": "Tennessee",
+    "TX": "Texas", "UT": "Utah", "VT": "Vermont", "VA": "Virginia", "WA": "Washington",
+    "WV": "West Virginia", "WI": "Wisconsin", "WY": "Wyoming", "DC": "District of Columbia",
+}  # fmt: skip
+"""US state codes: "Portland, OR" names the state Open-Meteo calls "Oregon"."""
+
+COUNTRY_ALIASES: dict[str, str] = {
+    "uk": "GB", "u.k.": "GB", "britain": "GB", "great britain": "GB",
+    "usa": "US", "u.s.": "US", "u.s.a.": "US", "america": "US",
+    "united states of america": "US", "the netherlands": "NL", "holland": "NL",
+    "czechia": "CZ", "south korea": "KR", "korea": "KR", "uae": "AE",
+}  # fmt: skip
+"""Country names people write that are not Open-Meteo's own ("UK": it says "United Kingdom")."""
+
+
+def _qualifiers(qualifier: str) -> set[str]:
+    """The casefolded names a qualifier may stand for: itself, a country's code, a state."""
+    names = {qualifier.casefold()}
+    code = COUNTRY_ALIASES.get(qualifier.casefold())
+    if code:
+        names.add(code.casefold())
+    state = US_STATES.get(qualifier.upper())
+    if state:
+        names.add(state.casefold())
+    return names
+
+
 def _matches(result: Mapping[str, Any], qualifier: str) -> bool:
     fields = ("country", "country_code", "admin1", "admin2")
-    return any(str(result.get(key) or "").casefold() == qualifier for key in fields)
+    wanted = _qualifiers(qualifier)
+    return any(str(result.get(key) or "").casefold() in wanted for key in fields)
 
 
 def find_place(city: str) -> Place:
-    """Geocode 'City' or 'City, Region or Country' with the Open-Meteo geocoding API."""
+    """Geocode 'City' or 'City, Region or Country' with the Open-Meteo geocoding API (a US
+    state's code and common country names such as "UK" or "USA" are understood too)."""
     name, _, qualifier = (part.strip() for part in city.partition(","))
     if len(name) < 2:
         msg = f"city name {city!r} is too short; give a name such as 'Paris' or 'Paris, France'"
@@ -221,8 +259,7 @@ def find_place(city: str) -> Place:
         msg = f"no place named {name!r} found; check the spelling or add the country"
         raise WeatherError(msg)
     if qualifier:
-        wanted = qualifier.casefold()
-        matching = [result for result in results if _matches(result, wanted)]
+        matching = [result for result in results if _matches(result, qualifier)]
         if not matching:
             others = ", ".join(
                 dict.fromkeys(f"{r.get('name')} ({r.get('country', '?')})" for r in results[:5])

@@ -36,12 +36,18 @@ def calc(expression: str) -> dict[str, Any]:
     return {"tool_calls": [{"name": "calculate", "arguments": {"expression": expression}}]}
 
 
+def tool_result(body: Body) -> str:
+    """The content of the last tool message a request carries."""
+    return str([m for m in body["messages"] if m["role"] == "tool"][-1]["content"])
+
+
 def answer_after_tool(first: Callable[[Body], dict[str, Any]]) -> Callable[[Body], Any]:
-    """A model that makes `first(body)` on a user turn and answers once a tool result is in."""
+    """A model that makes `first(body)` on a user turn and, once a tool result is in, answers
+    with it (as a real answer carries what the tool found)."""
 
     def reply(body: Body) -> dict[str, Any]:
         if last_role(body) == "tool":
-            return {"content": "Done."}
+            return {"content": f"Here it is: {tool_result(body)}"}
         return first(body)
 
     return reply

@@ -295,6 +295,14 @@ def test_city_with_country_picks_the_matching_place(api: FakeOpenMeteo) -> None:
     assert api.params(3)["latitude"] == "33.6609"
 
 
+@pytest.mark.parametrize("city", ["Paris, TX", "Paris, USA", "Paris, U.S.", "Paris, tx"])
+def test_state_codes_and_common_country_names_qualify_a_city(api: FakeOpenMeteo, city: str) -> None:
+    api.json(GEOCODING_HOST, PARIS_CANDIDATES)
+    api.json(FORECAST_HOST, CURRENT)
+    text = weather.get_current_weather.invoke({"city": city})
+    assert text.startswith("Paris, Texas, United States")
+
+
 @pytest.mark.parametrize(
     ("code", "text"),
     [(0, "Clear sky"), (3, "Overcast"), (45, "Fog"), (65, "Heavy rain"), (75, "Heavy snowfall")],

@@ -136,7 +136,9 @@ def test_cached_tokens_are_read_from_usage_and_billed() -> None:
         "completion_tokens": 10,
         "prompt_tokens_details": {"cached_tokens": 600},
     }
-    with OpenAIStub([{**calc("47*83"), "usage": usage}, {"content": "ok", "usage": usage}]) as stub:
+    with OpenAIStub(
+        [{**calc("47*83"), "usage": usage}, {"content": "3901.", "usage": usage}]
+    ) as stub:
         result = run(stub, ["math-multiply"], prices=TokenPrices(1.0, 2.0, 0.1))
     [task] = result.results
     assert task.cached_tokens == 1200
@@ -195,7 +197,7 @@ def test_500_after_the_retries_is_a_task_error_and_the_run_goes_on() -> None:
 
 
 def test_timeout_is_retried() -> None:
-    with OpenAIStub([{**calc("47*83"), "delay": 1.5}, calc("47*83"), {"content": "ok"}]) as stub:
+    with OpenAIStub([{**calc("47*83"), "delay": 1.5}, calc("47*83"), {"content": "3901."}]) as stub:
         result = run(stub, ["math-multiply"], timeout=0.5)
     [task] = result.results
     assert task.success and task.retries == 1
@@ -347,7 +349,7 @@ def test_concurrent_tasks_keep_their_own_transcripts() -> None:
 def test_resume_skips_finished_tasks(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
     down = {"status": 500, "error": {"message": "down", "type": "server_error"}}
-    with OpenAIStub([calc("47*83"), {"content": "ok"}, down]) as stub:
+    with OpenAIStub([calc("47*83"), {"content": "3901."}, down]) as stub:
         run(
             stub, ["math-multiply", "math-percent"], results_path=path, retry=RetryPolicy(retries=0)
         )
@@ -401,7 +403,7 @@ def test_a_run_keeps_other_strategies_and_models_in_the_results_file(tmp_path: P
 
 def test_max_cost_stops_before_the_budget_is_exceeded() -> None:
     usage = {"prompt_tokens": 1_000_000, "completion_tokens": 0}
-    script = [{**calc("47*83"), "usage": usage}, {"content": "ok", "usage": usage}]
+    script = [{**calc("47*83"), "usage": usage}, {"content": "3901.", "usage": usage}]
     with OpenAIStub(script * 3) as stub:
         result = run(
             stub,

@@ -71,7 +71,15 @@ def test_single_call_tasks_are_judged_on_the_first_call() -> None:
         ('{"tasks": {}}', 'expected {"tasks": [...]}'),
         ('{"tasks": [{"turns": ["hi"], "expect": [{"tool": "x"}]}]}', "string 'id'"),
         ('{"tasks": [{"id": "a", "turns": [], "expect": [{"tool": "x"}]}]}', "at least one user"),
-        ('{"tasks": [{"id": "a", "turns": ["hi"], "expect": []}]}', "at least one tool call"),
+        ('{"tasks": [{"id": "a", "turns": ["hi"]}]}', "([] for a task that needs no tool)"),
+        (
+            '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [], "single_call": true}]}',
+            "single_call task needs an expected tool",
+        ),
+        (
+            '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [], "history": [{"role": "x"}]}]}',
+            "needs 'role' (user or assistant)",
+        ),
         ('{"tasks": [{"id": "a", "turns": ["hi"], "expect": [{"args": {}}]}]}', "needs a 'tool'"),
         (
             '{"tasks": [{"id": "a", "turns": ["hi"], "expect": [{"tool": "x"}]},'
@@ -128,6 +136,48 @@ def test_offline_weather_is_deterministic_per_city() -> None:
         first, again = tool.invoke({"city": "Lisbon"}), tool.invoke({"city": "Lisbon"})
         other = tool.invoke({"city": "Oslo"})
     assert first == again and first != other and first.startswith("Lisbon")
+
+
+def _described_examples(tool: Any) -> list[str]:
+    """The example values a tool's parameter descriptions give ('e.g. "Paris" or "...")."""
+    import re
+
+    texts = [str(p.get("description", "")) for p in tool.args.values()]
+    return [v for text in texts for v in re.findall(r'"([^"]+)"', text.partition("e.g.")[2])]
+
+
+def test_the_offline_weather_fake_accepts_what_the_tools_invite() -> None:
+    """The weather tools invite "City" and "City, Region or Country": the fake answers them."""
+    suite = example_suite()
+    tools = [t for t in suite.tools if t.name in ("get_current_weather", "get_forecast")]
+    invited = {v for tool in tools for v in _described_examples(tool)}
+    assert {"Paris", "Portland, Oregon", "Lyon, France"} <= invited
+    cities = {c for task in suite.tasks for e in task.expect for c in e.mentions if c[0].isupper()}
+    written = [f"{city}, {country}" for city, country in (("Lisbon", "Portugal"), ("Oslo", "NO"))]
+    written += ["Portland, OR", "London, UK", "New York, USA", "Timbuktu, Mali", "Paris, Texas"]
+    with offline_weather():
+        for tool in tools:
+            for city in sorted(invited | cities) + written:
+                text = tool.invoke({"city": city})
+                assert text.startswith(city.partition(",")[0]), (tool.name, city, text)
+        plain = tools[0].invoke({"city": "Lisbon"})
+        assert tools[0].invoke({"city": "Lisbon, Portugal"}) == plain  # the same place
+        assert tools[0].invoke({"city": "Paris, Texas"}) != tools[0].invoke({"city": "Paris"})
+        error = tools[0].invoke({"city": "Oslo, Narnia"})
+    assert "no place named 'Oslo' in 'Narnia'" in error
+
+
+def test_distractor_tools_that_write_declare_it() -> None:
+    from attention_scoping.core.blast_radius import writes
+
+    own = set(example_suite().tool_names())
+    by_name = {t.name: t for t in example_suite(distractors=40).tools if t.name not in own}
+    declared = {name for name, tool in by_name.items() if writes(tool)}
+    assert declared and all(
+        name.split("_")[1] not in ("get", "list", "search") for name in declared
+    )
+    assert {n for n in by_name if n.split("_")[1] in ("create", "delete", "post")} <= declared
+    assert not {t.name for t in example_suite().tools if writes(t)}  # the agent's own read
 
 
 def test_simulated_suite_names_gold_tools_and_user_values() -> None:
@@ -194,3 +244,122 @@ def test_distractors_add_unneeded_trimmed_tools_as_scopes() -> None:
     tool = next(t for t in noisy.tools if t.name in extra)
     assert "." not in tool.description.rstrip(".")  # one sentence
     assert example_suite(distractors=12).tool_names() == noisy.tool_names()
+
+
+# -- the held-out half ------------------------------------------------------------------------
+
+Turn = list[tuple[str, dict[str, Any]]]
+HELDOUT_GOLD: dict[str, list[Turn]] = {
+    "ho-math-tip": [[("calculate", {"expression": "86.40 * 0.18"})]],
+    "ho-math-split": [[("calculate", {"expression": "237.60 / 4"})]],
+    "ho-math-power": [[("calculate", {"expression": "2 ** 20"})]],
+    "ho-math-compound": [[("calculate", {"expression": "5000 * 1.03 ** 10"})]],
+    "ho-stats-scores": [[("summary_statistics", {"numbers": [72, 85, 91, 64, 88]})]],
+    "ho-stats-rents": [[("summary_statistics", {"numbers": [950, 1200, 870, 1500, 1100, 1020]})]],
+    "ho-conv-marathon": [
+        [("convert_units", {"value": 42.195, "from_unit": "km", "to_unit": "mi"})]
+    ],
+    "ho-conv-oven": [[("convert_units", {"value": 180, "from_unit": "C", "to_unit": "F"})]],
+    "ho-conv-height": [[("convert_units", {"value": 6, "from_unit": "ft", "to_unit": "cm"})]],
+    "ho-conv-speed": [[("convert_units", {"value": 100, "from_unit": "km/h", "to_unit": "mph"})]],
+    "ho-conv-cups": [[("convert_units", {"value": 2, "from_unit": "cup", "to_unit": "ml"})]],
+    "ho-tr-detect-spanish": [
+        [("detect_language", {"text": "¿Dónde está la biblioteca? Necesito estudiar hoy."})]
+    ],
+    "ho-tr-detect-portuguese": [
+        [("detect_language", {"text": "Obrigado pela ajuda, até amanhã e boa noite."})]
+    ],
+    "ho-tr-japanese-quotes": [[("language_info", {"language": "Japanese"})]],
+    "ho-tr-arabic-direction": [[("language_info", {"language": "ar"})]],
+    "ho-tr-format-french": [[("format_number", {"value": 2500000.5, "language": "French"})]],
+    "ho-tr-format-hindi": [[("format_number", {"value": 1234567, "language": "Hindi"})]],
+    "ho-tr-glossary-cart": [
+        [("glossary_lookup", {"term": "shopping cart", "target_language": "Spanish"})]
+    ],
+    "ho-tr-glossary-settings": [
+        [("glossary_lookup", {"term": "settings", "target_language": "it"})]
+    ],
+    "ho-wx-umbrella-lyon": [[("get_forecast", {"city": "Lyon, France", "days": 2})]],
+    "ho-wx-tokyo-now": [[("get_current_weather", {"city": "Tokyo"})]],
+    "ho-wx-seattle-week": [[("get_forecast", {"city": "Seattle", "days": 7})]],
+    "ho-wx-portland": [[("get_current_weather", {"city": "Portland, Oregon"})]],
+    "ho-wx-reykjavik-wind": [[("get_current_weather", {"city": "Reykjavik"})]],
+    "ho-switch-athens-fahrenheit": [
+        [("get_current_weather", {"city": "Athens"})],
+        [("convert_units", {"value": 18, "from_unit": "°C", "to_unit": "°F"})],
+    ],
+    "ho-switch-glossary-discount": [
+        [("glossary_lookup", {"term": "invoice", "target_language": "German"})],
+        [("calculate", {"expression": "0.075 * 1280"})],
+    ],
+    "ho-switch-miles-spanish": [
+        [("convert_units", {"value": 26.2, "from_unit": "mi", "to_unit": "km"})],
+        [("format_number", {"value": 42.1648128, "language": "es", "decimals": 1})],
+    ],
+    "ho-switch-finnish-forecast": [
+        [("detect_language", {"text": "Hyvää huomenta, miten voit tänään?"})],
+        [("get_forecast", {"city": "Helsinki", "days": 3})],
+    ],
+    "ho-switch-barcelona-average": [
+        [("get_forecast", {"city": "Barcelona", "days": 2})],
+        [("summary_statistics", {"numbers": [18, 22, 25]})],
+    ],
+    "ho-switch-square-vancouver": [
+        [("calculate", {"expression": "12 ** 2 * 3"})],
+        [("get_current_weather", {"city": "Vancouver"})],
+    ],
+}
+NO_TOOL_ANSWERS = {
+    "ho-none-thanks": "You're welcome, bye!",
+    "ho-none-greeting": "Good morning! How can I help?",
+    "ho-none-weekend": "Thank you, you too!",
+    "ho-none-recall-numbers": "You asked me to multiply 15 by 12.",
+    "ho-none-recall-city": "We were talking about Oslo.",
+    "ho-none-recall-language": "I said German.",
+}
+
+
+def test_the_heldout_suite_has_singles_conversations_and_no_tool_messages() -> None:
+    from attention_scoping.measure.eval.suites.example import HELDOUT_FILE
+
+    heldout = example_suite(HELDOUT_FILE, name="example-heldout")
+    tuning = example_suite()
+    names = set(heldout.tool_names())
+    assert heldout.name == "example-heldout" and heldout.tool_names() == tuning.tool_names()
+    switches = [t for t in heldout.tasks if "switch" in t.tags]
+    quiet = [t for t in heldout.tasks if not t.needs_tool]
+    singles = [t for t in heldout.tasks if t.needs_tool and "switch" not in t.tags]
+    assert len(singles) >= 20 and len(switches) >= 6 and len(quiet) >= 6
+    assert all(len(t.turns) == 2 for t in switches)
+    scope_of = {tool: s.name for s in tuning.scopes or [] for tool in s.tools}
+    for task in switches:  # the second turn needs another scope than the first
+        first, second = (scope_of[e.tools[0]] for e in task.expect)
+        assert first != second, task.id
+    assert not {t.id for t in heldout.tasks} & {t.id for t in tuning.tasks}
+    assert not {t.turns for t in heldout.tasks} & {t.turns for t in tuning.tasks}
+    for task in heldout.tasks:
+        assert all(set(e.tools) <= names for e in task.expect), task.id
+
+
+def test_every_heldout_task_is_solvable_by_its_gold_calls() -> None:
+    """Running each task's gold calls, and answering each turn with what they returned, passes
+    its checks: the expectations and answer snippets agree with what the tools really say."""
+    from attention_scoping.measure.eval.suites.example import HELDOUT_FILE
+    from attention_scoping.measure.eval.tasks import verdict
+
+    suite = example_suite(HELDOUT_FILE, name="example-heldout")
+    tools = {t.name: t for t in suite.tools}
+    assert set(HELDOUT_GOLD) | set(NO_TOOL_ANSWERS) == {t.id for t in suite.tasks}
+    with offline_weather():
+        for task in suite.tasks:
+            if not task.needs_tool:
+                assert verdict(task, [], [NO_TOOL_ANSWERS[task.id]]).success, task.id
+                assert not verdict(task, [made("calculate")], ["x"]).success, task.id
+                continue
+            calls, answers = [], []
+            for turn in HELDOUT_GOLD[task.id]:
+                ran = [made(n, result=str(tools[n].invoke(a)), **a) for n, a in turn]
+                calls += ran
+                answers.append("Here you go: " + " / ".join(c.result for c in ran))
+            judged = verdict(task, calls, answers)
+            assert judged.success, (task.id, judged.failures)

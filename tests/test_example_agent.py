@@ -195,3 +195,72 @@ def test_example_agent_compact_layout_sends_its_own_prompt(
     assert systems == {example_agent.CORE_PROMPT}
     loaded = [m for m in stub.requests[1]["messages"] if m["role"] == "tool"]
     assert "Do not compute in your head" in loaded[0]["content"]
+
+
+FENCED = '```json\n{"name": "calculate", "arguments": {"expression": "47*83"}}\n```'
+
+
+def _fenced_model(body: dict[str, Any]) -> dict[str, Any]:
+    """A local model as llama.cpp serves Qwen2.5-Coder: its call comes as fenced JSON."""
+    if body["messages"][-1]["role"] == "tool":
+        return {"content": "47 times 83 is 3901."}
+    offered = [t["function"]["name"] for t in body.get("tools") or []]
+    if "calculate" in offered:
+        return {"content": FENCED}
+    return {"content": '```json\n{"name": "load_context", "arguments": {"name": "math"}}\n```'}
+
+
+def test_a_local_server_writing_fenced_json_is_answered_through_the_tool(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --base-url, text tool calls are converted by default: the fenced call runs the
+    tool and the answer is the model's reply to its result, not the JSON."""
+    with OpenAIStub([_fenced_model] * 4) as stub:
+        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
+        results = [stub.tool_messages(i) for i in range(len(stub.requests))]
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "→ calculate(expression='47*83')" in out and "47 times 83 is 3901." in out
+    assert '"name": "calculate"' not in out  # the JSON is not printed as the answer
+    assert any("3901" in str(list(r.values())) for r in results)  # the tool really ran
+
+
+def test_no_text_tool_calls_leaves_the_json_as_the_answer(
+    offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIStub([_fenced_model] * 6) as stub:
+        argv = ["--once", "What is 47 times 83?", "--base-url", stub.base_url]
+        code = example_agent.main([*argv, "--no-text-tool-calls"])
+        results = [m for r in stub.requests for m in r["messages"] if m["role"] == "tool"]
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert not results and "→ calculate" not in out
+    assert '"name": "calculate"' in out.split("Agent")[-1]  # the JSON is the answer
+
+
+@pytest.mark.parametrize(
+    ("argv", "converted"),
+    [
+        ([], False),  # OpenRouter: providers return real tool calls
+        (["--base-url", "http://127.0.0.1:8080/v1"], True),  # a local server
+        (["--base-url", "http://127.0.0.1:8080/v1", "--no-text-tool-calls"], False),
+        (["--text-tool-calls"], True),
+    ],
+)
+def test_text_tool_calls_default_on_for_local_servers(argv: list[str], converted: bool) -> None:
+    assert example_agent.text_tool_calls(example_agent.parse_args(argv)) is converted
+
+
+def test_the_approval_prompt_shows_y_n_on_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rich would read `[y/N]` as markup and print nothing; the prompt keeps it literal."""
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    view = example_agent.TurnView(Console(file=screen, width=200), [])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("builtins.input", lambda *_: "y")
+    answer, label = view.decide({"name": "propose_glossary_term", "approval_token": "t"})
+    assert "approve propose_glossary_term? [y/N]" in screen.getvalue()
+    assert answer == {"type": "approve", "token": "t"} and label == "approved by you"

@@ -252,6 +252,6 @@ def test_a_terminal_user_approves_or_rejects_the_write(
     monkeypatch.setattr("sys.stdin.isatty", lambda: True)
     code, out = propose_cloud_live(capsys, "Done.")
     assert code == 0, out
-    assert prompts == ["  approve propose_glossary_term? [y/N] "]
+    assert prompts == ["  approve propose_glossary_term? \\[y/N] "]  # escaped: shown as [y/N]
     assert ("approved by you" if ran else "rejected by you") in out
     assert len(PROPOSALS) == (1 if ran else 0)

@@ -34,8 +34,10 @@ if TYPE_CHECKING:
         Expect,
         TaskFileError,
         ToolCallMade,
+        Verdict,
         judge,
         load_tasks,
+        verdict,
     )
 
 _EXPORTS = {
@@ -53,8 +55,10 @@ _EXPORTS = {
     "TaskResult": "results",
     "TokenPrices": "pricing",
     "ToolCallMade": "tasks",
+    "Verdict": "tasks",
     "judge": "tasks",
     "load_tasks": "tasks",
+    "verdict": "tasks",
     "register_strategy": "strategies",
     "run_eval": "runner",
 }
@@ -74,10 +78,12 @@ __all__ = [
     "TaskResult",
     "TokenPrices",
     "ToolCallMade",
+    "Verdict",
     "judge",
     "load_tasks",
     "register_strategy",
     "run_eval",
+    "verdict",
 ]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -37,9 +37,15 @@ def add_eval_parser(sub: Any) -> None:
             "strategies, same model, temperature 0, and compare them."
         ),
     )
-    ev.add_argument("--suite", default="example", choices=["example", "simulated", "catalog"])
     ev.add_argument(
-        "--tasks-file", metavar="PATH", help="your own tasks (JSON) for the suite's tools"
+        "--suite",
+        default="example",
+        choices=["example", "example-heldout", "simulated", "catalog"],
+        help="example: the example agent's tasks the strategies were tuned on; "
+        "example-heldout: its held-out tasks, never tuned on (report them apart)",
+    )
+    ev.add_argument(
+        "--tasks-file", metavar="PATH", help="your own tasks (JSON) for the example agent's tools"
     )
     ev.add_argument("--catalog", metavar="C", help="catalog .jsonl (suite 'catalog')")
     ev.add_argument("--queries", metavar="Q", help="labelled queries .jsonl (suite 'catalog')")
@@ -115,10 +121,10 @@ def add_eval_parser(sub: Any) -> None:
 def _suite(args: argparse.Namespace) -> Any:
     from attention_scoping.measure.eval.suites import catalog_suite, example_suite, simulated_suite
     from attention_scoping.measure.eval.suites.catalog import DEFAULT_QUERIES
-    from attention_scoping.measure.eval.suites.example import TASKS_FILE
+    from attention_scoping.measure.eval.suites.example import SUITE_FILES
     from attention_scoping.measure.eval.tasks import TaskFileError
 
-    if args.tasks_file and args.suite != "example":
+    if args.tasks_file and args.suite not in SUITE_FILES:
         msg = "--tasks-file gives tasks over the example agent's tools: use it with --suite example"
         raise UsageError(msg)
     try:
@@ -136,8 +142,10 @@ def _suite(args: argparse.Namespace) -> Any:
         elif args.suite == "simulated":
             suite = simulated_suite(n_tasks=args.limit or 30, seed=args.seed)
         else:
-            tasks_file = args.tasks_file or TASKS_FILE
-            suite = example_suite(tasks_file, distractors=args.distractors, seed=args.seed)
+            tasks_file = args.tasks_file or SUITE_FILES[args.suite]
+            suite = example_suite(
+                tasks_file, distractors=args.distractors, seed=args.seed, name=args.suite
+            )
         return suite.select(args.task_ids, args.limit)
     except (TaskFileError, ValueError) as exc:
         raise UsageError(str(exc)) from None
@@ -195,6 +203,7 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
         check_endpoint,
         resolve_endpoint,
     )
+    from attention_scoping.measure.eval.judging import unrequested_by_strategy, write_tools
     from attention_scoping.measure.eval.retry import EndpointRejected
     from attention_scoping.measure.eval.runner import run_eval
 
@@ -221,7 +230,12 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     except EndpointRejected as exc:
         msg = f"{endpoint.host} refused the request: {' '.join(str(exc).split())[:300]}"
         raise UsageError(msg) from None
-    report.render(result, console)
+    unrequested = unrequested_by_strategy(result, suite.tasks, write_tools(suite.tools))
+    report.render(result, console, unrequested)
     console.print(f"results: {options.results_path} (re-run with --resume to continue)")
-    write_outputs(console, result, args.json_path, report.write_json, args.plot, report.plot)
+
+    def write_json(done: Any, path: str) -> None:
+        report.write_json(done, path, unrequested)
+
+    write_outputs(console, result, args.json_path, write_json, args.plot, report.plot)
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from rich.console import Console
@@ -17,7 +18,7 @@ def _pct(value: float) -> str:
     return f"{100 * value:.0f} %"
 
 
-def _row(f: StrategyFigures, priced: bool) -> list[str]:
+def _row(f: StrategyFigures, priced: bool, unrequested: Mapping[str, int] | None) -> list[str]:
     row = [
         f.strategy,
         str(f.tasks),
@@ -35,14 +36,19 @@ def _row(f: StrategyFigures, priced: bool) -> list[str]:
         f"{f.seconds_per_task:.1f}",
         "-" if f.seconds_per_shared_task is None else f"{f.seconds_per_shared_task:.1f}",
     ]
+    if unrequested is not None:
+        row.append(str(unrequested.get(f.strategy, 0)))
     if priced:
         row.append(f"{f.cost:.4f}")
     row.append(str(f.errors))
     return row
 
 
-def render(result: EvalResult, console: Console) -> None:
-    """The per-strategy table, then what was skipped or stopped."""
+def render(
+    result: EvalResult, console: Console, unrequested: Mapping[str, int] | None = None
+) -> None:
+    """The per-strategy table, then what was skipped or stopped; `unrequested` (strategy ->
+    write calls no task asked for, `judging.unrequested_by_strategy`) adds its column."""
     rows = result.by_strategy()
     priced = any(f.cost for f in rows)
     title = f"eval: suite {result.suite}, model {result.model}"
@@ -68,6 +74,8 @@ def render(result: EvalResult, console: Console) -> None:
         "s/task",
         "s/task shared",
     ]
+    if unrequested is not None:
+        headers.append("unreq. writes")
     if priced:
         headers.append("cost USD")
     headers.append("errors")
@@ -75,13 +83,16 @@ def render(result: EvalResult, console: Console) -> None:
     for header in headers[1:]:
         table.add_column(header, justify="right")
     for f in rows:
-        table.add_row(*_row(f, priced))
+        table.add_row(*_row(f, priced, unrequested))
     console.print(table)
     console.print(
-        "per task: success, first domain tool right / wrong / never called, steps (model calls) "
+        "per task: success (the expected calls made, no unrequested write, a usable answer "
+        "holding what the task asks for), first domain tool right / wrong / never called (a "
+        "task that needs no tool: right when none is called), steps (model calls) "
         "and tokens; halluc. = calls to tools that do not exist, bad args = arguments failing "
         "the schema, text calls = replies with a tool call written as text; s/task = wall time "
         "of the model calls per task (per call: --json)"
+        + ("; unreq. writes = calls of write tools no task asked for" if unrequested else "")
     )
     shared = result.shared_tasks()
     if shared is not None:
@@ -102,9 +113,15 @@ def render(result: EvalResult, console: Console) -> None:
         console.print(f"[yellow]stopped:[/] {escape(result.stopped)}")
 
 
-def write_json(result: EvalResult, path: str | Path) -> None:
-    """Summary and every task result as one JSON document."""
-    Path(path).write_text(json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n")
+def write_json(
+    result: EvalResult, path: str | Path, unrequested: Mapping[str, int] | None = None
+) -> None:
+    """Summary and every task result as one JSON document (with `unrequested`, the write calls
+    no task asked for per strategy, as `unrequested_write_calls`)."""
+    data = result.to_dict()
+    if unrequested is not None:
+        data["unrequested_write_calls"] = dict(unrequested)
+    Path(path).write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def plot(result: EvalResult, path: str | Path) -> None:

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
+from attention_scoping.measure.eval.judging import judged, write_tools
 from attention_scoping.measure.eval.pricing import PriceModel, TokenPrices
 from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
 from attention_scoping.measure.eval.results import (
@@ -26,6 +27,7 @@ from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOption
 from attention_scoping.measure.eval.suite import Suite
 from attention_scoping.measure.eval.tasks import EvalTask
 from attention_scoping.measure.eval.transcript import Transcript
+from attention_scoping.textcalls.middleware import message_text
 
 Progress = Callable[[str, int, int], None]
 
@@ -98,6 +100,21 @@ class _Budget:
             self.dearest = max(self.dearest, cost)
 
 
+def _history(task: EvalTask) -> list[BaseMessage]:
+    """The conversation a task starts from (before its first turn)."""
+    return [HumanMessage(t) if role == "user" else AIMessage(t) for role, t in task.history]
+
+
+def _answer(state: Any) -> str:
+    """What the user got from a turn: the text of its last reply ("" when the turn ended on
+    anything else, e.g. a call nothing answered)."""
+    messages = state.get("messages") if isinstance(state, dict) else None
+    last = messages[-1] if messages else None
+    if isinstance(last, AIMessage) and not last.tool_calls:
+        return message_text(last)
+    return ""
+
+
 def _run_task(agent: Any, recorder: EvalRecorder, task: EvalTask) -> Transcript:
     thread_id = f"eval-{uuid.uuid4().hex}"
     transcript = Transcript(task)
@@ -105,10 +122,11 @@ def _run_task(agent: Any, recorder: EvalRecorder, task: EvalTask) -> Transcript:
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
     try:
         for i, turn in enumerate(task.turns):
-            update: dict[str, Any] = {"messages": [HumanMessage(turn)]}
+            first = _history(task) if i == 0 else []
+            update: dict[str, Any] = {"messages": [*first, HumanMessage(turn)]}
             if i == 0 and task.state:
                 update.update(task.state)
-            agent.invoke(update, config=config)
+            transcript.add_answer(_answer(agent.invoke(update, config=config)))
     finally:
         recorder.release(thread_id)
     return transcript
@@ -224,7 +242,7 @@ def run_eval(
     jobs = [(s, t) for s, t in jobs if s in agents]
     writer = _Writer(path, _not_rerun(stored, options.model_name, jobs))
     with suite.environment():
-        _execute(jobs, agents, options, result, writer, progress)
+        _execute(jobs, agents, options, result, writer, progress, write_tools(suite.tools))
     order = {(s, t.id): i for i, (s, t) in enumerate(_all_pairs(suite, strategies))}
     result.results.sort(key=lambda r: order.get((r.strategy, r.task), len(order)))
     return result
@@ -253,6 +271,7 @@ def _execute(
     result: EvalResult,
     writer: _Writer,
     progress: Progress | None,
+    writing: frozenset[str] = frozenset(),
 ) -> None:
     budget = _Budget(options.max_cost)
     totals = {name: sum(1 for s, _ in jobs if s == name) for name in agents}
@@ -266,7 +285,8 @@ def _execute(
             options.before_task()
         try:
             transcript = _run_task(agent, recorder, task)
-            return task_result(name, options.model_name, transcript, options.prices)
+            done = task_result(name, options.model_name, transcript, options.prices)
+            return judged(done, transcript, writing)
         except EndpointRejected:
             raise
         except Exception as exc:

@@ -41,7 +41,11 @@ class Transcript:
     invalid_args: int = 0
     """Calls to a real tool whose arguments fail its JSON schema."""
     last_text: str = ""
-    """The model's last reply text (for reading failures; never used to judge)."""
+    """The model's last reply text, cut short (for reading failures)."""
+    requested: list[str] = field(default_factory=list)
+    """Every domain tool the model asked for, in order (run or refused)."""
+    answers: list[str] = field(default_factory=list)
+    """The reply that ended each user turn, whole: what the user got (judged)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: ModelCall) -> None:
@@ -59,10 +63,16 @@ class Transcript:
         with self._lock:
             if self.first_choice is None:
                 self.first_choice = name
+            self.requested.append(name)
             if not known:
                 self.hallucinated += 1
             elif valid is False:
                 self.invalid_args += 1
+
+    def add_answer(self, text: str) -> None:
+        """Record the reply that ended a user turn."""
+        with self._lock:
+            self.answers.append(text)
 
     def has_domain_call(self) -> bool:
         """Whether the model already chose a domain tool."""

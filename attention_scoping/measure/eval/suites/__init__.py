@@ -1,11 +1,12 @@
-"""The shipped task suites (`example`, `simulated`, `catalog`) and the helpers to build one."""
+"""The shipped task suites (`example` and its held-out half `example-heldout`, `simulated`,
+`catalog`) and the helpers to build one."""
 
 from attention_scoping.measure.eval.suites.catalog import catalog_suite
 from attention_scoping.measure.eval.suites.example import example_suite
 from attention_scoping.measure.eval.suites.simulated import simulated_suite
 from attention_scoping.measure.eval.suites.spec_tools import spec_tool, spec_tools
 
-SUITES = ("example", "simulated", "catalog")
+SUITES = ("example", "example-heldout", "simulated", "catalog")
 """Names accepted by `attention-scoping eval --suite`."""
 
 __all__ = ["SUITES", "catalog_suite", "example_suite", "simulated_suite", "spec_tool", "spec_tools"]

@@ -24,7 +24,8 @@ def provider_name(name: str) -> str:
 
 
 def spec_tool(spec: ToolSpec, name: str | None = None) -> BaseTool:
-    """A LangChain tool with the spec's name, description and JSON schema that echoes its call."""
+    """A LangChain tool with the spec's name, description and JSON schema that echoes its call;
+    a write spec carries `{"risk": "write"}` in its metadata, so the package treats it as one."""
     tool_name = name or provider_name(spec.name)
 
     def run(**kwargs: Any) -> str:
@@ -34,7 +35,11 @@ def spec_tool(spec: ToolSpec, name: str | None = None) -> BaseTool:
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})
     return StructuredTool.from_function(
-        func=run, name=tool_name, description=spec.description or tool_name, args_schema=schema
+        func=run,
+        name=tool_name,
+        description=spec.description or tool_name,
+        args_schema=schema,
+        metadata={"risk": "write"} if spec.is_write else None,
     )
 
 
