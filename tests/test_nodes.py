@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import importlib
 import json
+import subprocess
+import sys
 from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired, TypedDict
 
@@ -32,7 +34,7 @@ from attention_scoping.graph import (
 from attention_scoping.scoping.middleware import ScopingState
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY, Ledger
-from tests.import_graph import modules
+from tests.import_graph import ROOT, modules
 
 
 def build(
@@ -295,6 +297,20 @@ def test_a_subclass_and_a_built_state_keep_their_own_keys(
         assert result["user_id"] == "u1"
         assert ledger.names() == ["reverse"]
         assert len(result["messages"]) == 4  # add_messages kept: user, call, result, answer
+
+
+def test_the_graph_module_needs_no_gate_extra() -> None:
+    """`ScopedAgentState` holds the gate's keys without importing the gate (numpy is the
+    `gate` extra's)."""
+    code = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "from attention_scoping.graph import ScopedAgentState\n"
+        "print(' '.join(sorted(ScopedAgentState.__annotations__)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent
+    )
+    assert {"gate_exposed", "scope_offered", "hesitation"} <= set(out.stdout.split())
 
 
 def shipped_middleware() -> list[type[Any]]:
