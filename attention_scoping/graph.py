@@ -53,7 +53,12 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
-from attention_scoping.adapters.state import StateSchemaError, agent_state, check_state_schema
+from attention_scoping.adapters.state import (
+    StateKeys,
+    StateSchemaError,
+    agent_state,
+    check_state_schema,
+)
 from attention_scoping.adapters.tools import ToolLike, as_base_tool
 from attention_scoping.gating.state import GateState
 from attention_scoping.hesitation.state import HesitationState
@@ -125,7 +130,11 @@ def _bound(request: ModelRequest[Any]) -> tuple[Runnable[Any, Any], list[AnyMess
     return model, [*system, *request.messages]
 
 
-def _update(response: ModelResponse[Any], commands: list[Command[Any]]) -> dict[str, Any]:
+def _update(
+    response: ModelResponse[Any], commands: list[Command[Any]], held: StateKeys | None
+) -> dict[str, Any]:
+    """The node's state update: the reply, then what the middleware's commands write (checked
+    against the graph's state when the node knows it)."""
     update: dict[str, Any] = {"messages": list(response.result)}
     for command in commands:
         extra = command.update if isinstance(command.update, dict) else {}
@@ -134,6 +143,8 @@ def _update(response: ModelResponse[Any], commands: list[Command[Any]]) -> dict[
                 update["messages"] = [*update["messages"], *value]
             else:
                 update[key] = value
+    if held is not None:
+        held.check_update(update, node="make_model_node")
     return update
 
 
@@ -154,8 +165,9 @@ def make_model_node(
         system_prompt: Your system prompt; scoping keeps it inside its core layer.
         state_schema: The state class of your `StateGraph` (say, `ScopedAgentState`). Given,
             it is checked now: it must declare `messages` and every key of each middleware's
-            `state_schema`. Omitted, nothing is checked, and a key your state lacks is dropped
-            by LangGraph without an error.
+            `state_schema`; and a run in which a middleware writes a key it does not declare
+            raises too. Omitted, nothing is checked, and a key your state lacks is dropped by
+            LangGraph without an error.
 
     Returns:
         A runnable to pass to `StateGraph.add_node`; it returns `{"messages": [...]}` plus any
@@ -163,10 +175,13 @@ def make_model_node(
 
     Raises:
         StateSchemaError: `state_schema` lacks a key the middleware writes (the message names
-            each key and the middleware that writes it).
+            each key and the middleware that writes it); at run time, a middleware wrote a key
+            `state_schema` lacks.
     """
+    held: StateKeys | None = None
     if state_schema is not None:
         check_state_schema(state_schema, middleware, needs=("messages",), node="make_model_node")
+        held = StateKeys(state_schema)
     all_tools: list[BaseTool | dict[str, Any]] = list(registered_tools(tools, middleware))
     wrappers = _hooked(middleware, "wrap_model_call", "awrap_model_call")
     system = SystemMessage(system_prompt) if isinstance(system_prompt, str) else system_prompt
@@ -186,14 +201,14 @@ def make_model_node(
         handler: ModelHandler = _call_model
         for mw in reversed(wrappers):
             handler = _wrap_sync(mw, handler, commands)
-        return _update(handler(request_for(state)), commands)
+        return _update(handler(request_for(state)), commands, held)
 
     async def arun(state: dict[str, Any]) -> dict[str, Any]:
         commands: list[Command[Any]] = []
         handler: AsyncModelHandler = _acall_model
         for mw in reversed(wrappers):
             handler = _wrap_async(mw, handler, commands)
-        return _update(await handler(request_for(state)), commands)
+        return _update(await handler(request_for(state)), commands, held)
 
     return RunnableLambda(run, afunc=arun, name="model")
 

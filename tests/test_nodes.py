@@ -14,15 +14,21 @@ from typing import Annotated, Any, NotRequired, TypedDict
 
 import pytest
 from langchain.agents import create_agent
-from langchain.agents.middleware.types import AgentMiddleware
+from langchain.agents.middleware.types import AgentMiddleware, ExtendedModelResponse, ModelRequest
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import tools_condition
+from langgraph.types import Command
 
-from attention_scoping import AttentionScopingMiddleware, HesitationMiddleware, Scope
+from attention_scoping import (
+    AttentionScopingMiddleware,
+    HesitationMiddleware,
+    Scope,
+    ToolAttentionMiddleware,
+)
 from attention_scoping.adapters.state import missing_keys, written_keys
 from attention_scoping.graph import (
     ScopedAgentState,
@@ -174,6 +180,27 @@ def test_the_graph_runs_every_turn_as_create_agent_does(
     assert "multiply" in graph_ran and "reverse" in graph_ran
 
 
+def test_the_full_stack_writes_only_declared_keys(scopes: list[Scope], ledger: Ledger) -> None:
+    """Scoping, the gate and the hesitation nudge in one graph under the defaults: every key
+    they write reaches the state (the node checks each write against `ScopedAgentState`)."""
+    stack: list[AgentMiddleware[Any, Any, Any]] = [
+        AttentionScopingMiddleware(scopes, ranker="lexical"),
+        ToolAttentionMiddleware(ranker="bm25", k=2, summary_pool="off"),
+        HesitationMiddleware(),
+    ]
+    script = [say("It is 42."), calls(tool_call("multiply", {"a": 6, "b": 7}, "c1")), say("42")]
+    model = ScriptedChatModel(script=script)
+    result = build(model, stack).invoke(
+        {"messages": [HumanMessage("multiply 6 by 7")]}, thread("full")
+    )
+    assert ledger.names() == ["multiply"]
+    assert result["active_context"] == "math"
+    assert result["scope_selection"]["reason"] == "confident"
+    assert "multiply" in result["gate_exposed"]
+    assert result["hesitation"]["nudges"] == 1  # the answer from memory was nudged once
+    assert result["messages"][-1].content == "42"
+
+
 # -- navigation-only mode ------------------------------------------------------------------
 
 NAVIGATION_SCRIPT = [
@@ -272,6 +299,24 @@ def test_each_middlewares_keys_are_required(scopes: list[Scope]) -> None:
 
     with pytest.raises(StateSchemaError, match=r"'messages' \(written by make_model_node\)"):
         make_model_node(model, state_schema=NoMessages)
+
+
+class WritesUndeclared(AgentMiddleware[Any, Any, Any]):
+    """A middleware writing a key its (default) `state_schema` does not declare."""
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Any) -> Any:
+        return ExtendedModelResponse(
+            model_response=handler(request), command=Command(update={"undeclared": 1})
+        )
+
+
+def test_a_write_to_an_undeclared_key_fails_the_run_not_silently() -> None:
+    """The build-time check reads `state_schema`s; a write beyond its own declaration is
+    caught when the node runs (LangGraph would drop it)."""
+    model = ScriptedChatModel(script=[say("hi")])
+    app = build(model, [WritesUndeclared()])  # builds: the default schema declares nothing new
+    with pytest.raises(StateSchemaError, match=r"wrote 'undeclared', which the graph state"):
+        app.invoke({"messages": [HumanMessage("hello")]}, thread("u"))
 
 
 def test_a_subclass_and_a_built_state_keep_their_own_keys(

@@ -10,7 +10,7 @@ and build a state that holds every key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, get_type_hints
 
 from langchain.agents.middleware.types import AgentState
@@ -18,6 +18,7 @@ from typing_extensions import TypedDict
 
 __all__ = [
     "AGENT_ONLY_KEYS",
+    "StateKeys",
     "StateSchemaError",
     "agent_state",
     "check_state_schema",
@@ -97,6 +98,26 @@ def check_state_schema(
         f"attention_scoping.graph.agent_state({schema}, *middleware)."
     )
     raise StateSchemaError(msg)
+
+
+class StateKeys:
+    """The keys of one graph state, to check a node's update against at run time."""
+
+    def __init__(self, state_schema: Any) -> None:
+        self.keys = schema_keys(state_schema)
+        self.name: str = getattr(state_schema, "__name__", repr(state_schema))
+
+    def check_update(self, update: Mapping[str, Any], *, node: str) -> None:
+        """Raise `StateSchemaError` when `update` writes a key the state lacks (a middleware
+        wrote a key its `state_schema` does not declare: LangGraph would drop it)."""
+        extra = sorted(k for k in update if k not in self.keys)
+        if extra:
+            msg = (
+                f"{node}: a middleware wrote {', '.join(map(repr, extra))}, which the graph "
+                f"state {self.name} does not declare (LangGraph would drop it); declare it in "
+                "that middleware's state_schema and in the graph's state"
+            )
+            raise StateSchemaError(msg)
 
 
 def agent_state(*parts: Any, name: str = "AgentGraphState") -> type[Any]:
