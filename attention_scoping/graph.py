@@ -4,6 +4,12 @@ The nodes do not reimplement scoping: they call the middleware objects' `wrap_mo
 `wrap_tool_call` hooks (sync or async), composed in list order with the first outermost, exactly
 as `create_agent` composes them.
 
+The graph's state must declare every key the middleware writes (LangGraph drops an undeclared
+key silently, and the middleware then never sees what it wrote): use `ScopedAgentState` (the
+keys of every middleware of this package), subclass it, or build one with `agent_state`. Pass
+the same class as `state_schema=` to the node factories and a missing key is a
+`StateSchemaError` when the node is made, naming the key.
+
 Example:
     ```python
     from langgraph.graph import START, StateGraph
@@ -13,8 +19,13 @@ Example:
 
     scoping = AttentionScopingMiddleware(scopes)
     graph = StateGraph(ScopedAgentState)
-    graph.add_node("model", make_model_node(llm, middleware=[scoping], system_prompt="..."))
-    graph.add_node("tools", make_tool_node(middleware=[scoping]))
+    graph.add_node(
+        "model",
+        make_model_node(
+            llm, middleware=[scoping], system_prompt="...", state_schema=ScopedAgentState
+        ),
+    )
+    graph.add_node("tools", make_tool_node(middleware=[scoping], state_schema=ScopedAgentState))
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
@@ -25,7 +36,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Annotated, Any, NotRequired, TypedDict
+from typing import Any
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -37,30 +48,43 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
-from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
+from attention_scoping.adapters.state import (
+    StateKeys,
+    StateSchemaError,
+    agent_state,
+    check_state_schema,
+)
 from attention_scoping.adapters.tools import ToolLike, as_base_tool
+from attention_scoping.gating.state import GateState
+from attention_scoping.hesitation.state import HesitationState
+from attention_scoping.scoping.middleware import ScopingState
+
+__all__ = [
+    "ScopedAgentState",
+    "StateSchemaError",
+    "agent_state",
+    "check_state_schema",
+    "make_model_node",
+    "make_tool_node",
+    "registered_tools",
+]
 
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ToolResult = ToolMessage | Command[Any]
 
 
-class ScopedAgentState(TypedDict):
-    """State for a hand-built agent using this package's middleware: messages, the active scope,
-    and the private keys of the gate (`gate_exposed`, `gate_trace`, `gate_turn`) and of the
-    hesitation middleware (`hesitation`). Subclass it to add your own keys."""
-
-    messages: Annotated[list[AnyMessage], add_messages]
-    active_context: NotRequired[str | None]
-    gate_exposed: NotRequired[list[str] | None]
-    gate_trace: NotRequired[dict[str, Any] | None]
-    gate_turn: NotRequired[dict[str, Any] | None]
-    hesitation: NotRequired[dict[str, Any]]
+class ScopedAgentState(ScopingState[Any], GateState[Any], HesitationState[Any]):
+    """State for a hand-built agent using this package's middleware, derived from their
+    `state_schema`s: `messages` (with `add_messages`), the scoping keys (`active_context`,
+    `scope_offered`, `scope_selection`), the gate's (`gate_exposed`, `gate_trace`,
+    `gate_turn`) and the hesitation counter (`hesitation`). Subclass it to add your own keys;
+    `agent_state` builds the same from your state and a list of middleware."""
 
 
 def registered_tools(
@@ -106,7 +130,11 @@ def _bound(request: ModelRequest[Any]) -> tuple[Runnable[Any, Any], list[AnyMess
     return model, [*system, *request.messages]
 
 
-def _update(response: ModelResponse[Any], commands: list[Command[Any]]) -> dict[str, Any]:
+def _update(
+    response: ModelResponse[Any], commands: list[Command[Any]], held: StateKeys | None
+) -> dict[str, Any]:
+    """The node's state update: the reply, then what the middleware's commands write (checked
+    against the graph's state when the node knows it)."""
     update: dict[str, Any] = {"messages": list(response.result)}
     for command in commands:
         extra = command.update if isinstance(command.update, dict) else {}
@@ -115,6 +143,8 @@ def _update(response: ModelResponse[Any], commands: list[Command[Any]]) -> dict[
                 update["messages"] = [*update["messages"], *value]
             else:
                 update[key] = value
+    if held is not None:
+        held.check_update(update, node="make_model_node")
     return update
 
 
@@ -124,6 +154,7 @@ def make_model_node(
     *,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
     system_prompt: str | SystemMessage | None = None,
+    state_schema: type[Any] | None = None,
 ) -> Runnable[Any, dict[str, Any]]:
     """A model node (sync and async) that runs the middleware's model-call hooks.
 
@@ -132,11 +163,25 @@ def make_model_node(
         tools: Your tools; the middleware's own tools (e.g. `load_context`) are added.
         middleware: Middleware objects, first = outermost, as in `create_agent`.
         system_prompt: Your system prompt; scoping keeps it inside its core layer.
+        state_schema: The state class of your `StateGraph` (say, `ScopedAgentState`). Given,
+            it is checked now: it must declare `messages` and every key of each middleware's
+            `state_schema`; and a run in which a middleware writes a key it does not declare
+            raises too. Omitted, nothing is checked, and a key your state lacks is dropped by
+            LangGraph without an error.
 
     Returns:
         A runnable to pass to `StateGraph.add_node`; it returns `{"messages": [...]}` plus any
         state the middleware writes.
+
+    Raises:
+        StateSchemaError: `state_schema` lacks a key the middleware writes (the message names
+            each key and the middleware that writes it); at run time, a middleware wrote a key
+            `state_schema` lacks.
     """
+    held: StateKeys | None = None
+    if state_schema is not None:
+        check_state_schema(state_schema, middleware, needs=("messages",), node="make_model_node")
+        held = StateKeys(state_schema)
     all_tools: list[BaseTool | dict[str, Any]] = list(registered_tools(tools, middleware))
     wrappers = _hooked(middleware, "wrap_model_call", "awrap_model_call")
     system = SystemMessage(system_prompt) if isinstance(system_prompt, str) else system_prompt
@@ -156,14 +201,14 @@ def make_model_node(
         handler: ModelHandler = _call_model
         for mw in reversed(wrappers):
             handler = _wrap_sync(mw, handler, commands)
-        return _update(handler(request_for(state)), commands)
+        return _update(handler(request_for(state)), commands, held)
 
     async def arun(state: dict[str, Any]) -> dict[str, Any]:
         commands: list[Command[Any]] = []
         handler: AsyncModelHandler = _acall_model
         for mw in reversed(wrappers):
             handler = _wrap_async(mw, handler, commands)
-        return _update(await handler(request_for(state)), commands)
+        return _update(await handler(request_for(state)), commands, held)
 
     return RunnableLambda(run, afunc=arun, name="model")
 
@@ -202,6 +247,7 @@ def make_tool_node(
     tools: Iterable[ToolLike] = (),
     *,
     middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+    state_schema: type[Any] | None = None,
     **tool_node_kwargs: Any,
 ) -> ToolNode:
     """A `ToolNode` running your tools and the middleware's, behind its tool-call hooks.
@@ -209,8 +255,17 @@ def make_tool_node(
     Args:
         tools: Your tools; the middleware's own tools (e.g. `load_context`) are added.
         middleware: Middleware objects, first = outermost, as in `create_agent`.
+        state_schema: The state class of your `StateGraph`, checked now as in
+            `make_model_node` (the tool hooks read what the model node wrote, such as the
+            scope's start set, and tools like `load_context` write state).
         **tool_node_kwargs: Passed to `ToolNode` (e.g. `handle_tool_errors`).
+
+    Raises:
+        StateSchemaError: `state_schema` lacks a key the middleware writes.
     """
+    if state_schema is not None:
+        messages_key = str(tool_node_kwargs.get("messages_key", "messages"))
+        check_state_schema(state_schema, middleware, needs=(messages_key,), node="make_tool_node")
     wrappers = _hooked(middleware, "wrap_tool_call", "awrap_tool_call")
 
     def wrap(

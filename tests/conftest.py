@@ -10,8 +10,9 @@ from langchain_core.tools import BaseTool, tool
 from attention_scoping import Scope
 
 NAVIGATION_ONLY: dict[str, Any] = {"preselect": "off", "start": "index"}
-"""Scoping options of the tests about `load_context` navigation: no intent pre-selection, and
-only `load_context` (plus always-on tools) while no scope is active."""
+"""Scoping options of the tests about navigation-only mode (`load_context` navigation): no
+intent pre-selection, and only `load_context` (plus always-on tools) while no scope is active.
+Tests of the graph path run the defaults (tests/test_nodes.py)."""
 
 
 class Ledger:

@@ -1,5 +1,6 @@
 """Shared LangChain glue: tools of every accepted shape (`tools`), the one way a gate refuses a
-tool call (`refusals`) and the base of middleware that rewrite the model's reply (`replies`).
+tool call (`refusals`), the base of middleware that rewrite the model's reply (`replies`), and
+the state keys a middleware writes, checked against a hand-built graph's state (`state`).
 Feature packages build their middleware on these.
 """
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
         SentenceTransformerEncoder,
     )
     from attention_scoping.gating.gate import Decision, Verdict
-    from attention_scoping.gating.middleware import GateState, ToolAttentionMiddleware, explain
+    from attention_scoping.gating.middleware import ToolAttentionMiddleware, explain
     from attention_scoping.gating.ranking import (
         BM25Ranker,
         DenseRanker,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         Ranker,
         build_ranker,
     )
+    from attention_scoping.gating.state import GateState
 
 _EXPORTS = {
     "BM25Ranker": "ranking",
@@ -40,7 +41,7 @@ _EXPORTS = {
     "Encoder": "encoders",
     "EncoderUnavailableError": "encoders",
     "explain": "middleware",
-    "GateState": "middleware",
+    "GateState": "state",
     "HashingEncoder": "encoders",
     "HybridRanker": "ranking",
     "LangChainEncoder": "encoders",

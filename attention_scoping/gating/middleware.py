@@ -6,16 +6,14 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
-    AgentState,
     ContextT,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
-    PrivateStateAttr,
     ResponseT,
     ToolCallRequest,
 )
@@ -50,6 +48,7 @@ from attention_scoping.gating.gate import (
 from attention_scoping.gating.index import ToolIndex
 from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
+from attention_scoping.gating.state import GateState
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 if TYPE_CHECKING:
@@ -82,15 +81,6 @@ every call of a turn gets the same tools array, grown only by tools the model wa
 def _fingerprint(names: Sequence[str]) -> str:
     """A short, stable identifier of a candidate list (kept in state instead of the list)."""
     return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:16]
-
-
-class GateState(AgentState[ResponseT]):
-    """State of `ToolAttentionMiddleware`: what the last model call was shown, and why."""
-
-    gate_exposed: NotRequired[Annotated[list[str] | None, PrivateStateAttr]]
-    gate_trace: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-    gate_turn: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-    """With `decide_per="turn"`: the user turn the held decision belongs to, and its tools."""
 
 
 class ToolAttentionMiddleware(

@@ -16,11 +16,9 @@ from attention_scoping._lazy import lazy_exports
 if TYPE_CHECKING:
     from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
     from attention_scoping.hesitation.middleware import (
-        STATE_KEY,
         HesitationGraphState,
         HesitationMiddleware,
         HesitationPolicy,
-        HesitationState,
         honest_answer,
         is_nudge,
     )
@@ -55,13 +53,14 @@ if TYPE_CHECKING:
         find_repeat,
         repeat_payload,
     )
+    from attention_scoping.hesitation.state import STATE_KEY, HesitationState
 
 _EXPORTS = {
     "ASKS_ABOUT_TOOLS": "markers",
     "DEFAULT_MARKERS": "radar",
     "DEFAULT_THRESHOLD": "radar",
     "META_TOOLS": "pending",
-    "STATE_KEY": "middleware",
+    "STATE_KEY": "state",
     "bound_disclosures": "pending",
     "category_enabled": "radar",
     "current_turn": "pending",
@@ -76,7 +75,7 @@ _EXPORTS = {
     "make_hesitation_node": "node",
     "is_nudge": "middleware",
     "NUDGE_MARK": "pending",
-    "HesitationState": "middleware",
+    "HesitationState": "state",
     "honest_answer": "middleware",
     "nudge_text": "pending",
     "hint_text": "pending",

@@ -35,16 +35,14 @@ import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Any, Literal
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
-    AgentState,
     ContextT,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
-    PrivateStateAttr,
     ResponseT,
 )
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage
@@ -74,6 +72,7 @@ from attention_scoping.hesitation.radar import (
     HesitationMarkers,
     detect_hesitation,
 )
+from attention_scoping.hesitation.state import STATE_KEY, HesitationState
 from attention_scoping.scoping.preselect import preselected_tools
 
 logger = logging.getLogger(__name__)
@@ -89,10 +88,6 @@ __all__ = [
     "honest_answer",
 ]
 
-STATE_KEY = "hesitation"
-"""Private state key: `{"turn": <key of the user's turn>, "nudges": <count>}` (the node form
-adds `"bound"`: the tools bound to the last model call)."""
-
 NudgeRole = Literal["user", "system"]
 ExpectToolCall = Callable[[Mapping[str, Any], Sequence[BaseMessage]], Sequence[str]]
 """`(state, messages) -> tool names`: the tools the user's current message needs, best first
@@ -102,12 +97,6 @@ UNGROUNDED = "ungrounded"
 NAMED_NOT_CALLED = "named_not_called"
 """The signal of an ungrounded reply that writes out an expected tool's name: it describes,
 announces or claims the call instead of making it."""
-
-
-class HesitationState(AgentState[ResponseT]):
-    """Agent state with the private nudge counter of the current user turn."""
-
-    hesitation: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
 
 
 HesitationGraphState = ScopedAgentState

@@ -1,0 +1,19 @@
+"""The state key the hesitation middleware writes (both forms), declared apart from the
+middleware so `attention_scoping.graph.ScopedAgentState` derives from it without an import
+cycle."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import AgentState, PrivateStateAttr, ResponseT
+
+STATE_KEY = "hesitation"
+"""Private state key: `{"turn": <key of the user's turn>, "nudges": <count>}` (the node form
+adds `"bound"`: the tools bound to the last model call)."""
+
+
+class HesitationState(AgentState[ResponseT]):
+    """Agent state with the private nudge counter of the current user turn."""
+
+    hesitation: NotRequired[Annotated[dict[str, Any], PrivateStateAttr]]
