@@ -78,7 +78,7 @@ def cases(rows: list[dict[str, Any]]) -> list[Case]:
     out: list[Case] = []
     for label, distractors in (("9 tools", 0), ("49 tools", 40)):
         suite = example_suite(distractors=distractors)
-        catalog = ScopeCatalog(suite.scopes)
+        catalog = ScopeCatalog(list(suite.scopes or ()))
         specs = {s.name: s for s in specs_from_tools(suite.tools)}
         docs = scope_documents(catalog, specs.values())
         for row in rows:
