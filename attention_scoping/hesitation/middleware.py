@@ -163,7 +163,8 @@ class _Turn:
     stalled: list[str] = field(default_factory=list)
     """Texts of the stalls seen in this call (a model repeating one keeps its answer)."""
     expected: list[str] = field(default_factory=list)
-    """Bound tools the user's message needs (`expect_tool_call`), best first."""
+    """Bound tools the user's message needs (`expect_tool_call`), best first, that code may
+    name (`HesitationPolicy.expected_tools`: reads only, none when the message needs no tool)."""
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -419,8 +420,8 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
 
     def hint(self, messages: Sequence[BaseMessage], turn: _Turn | None) -> AnyMessage | None:
         """The runtime note naming the expected tools before the turn's first reply
-        (`hint_expected`), or None: no expectation, a reply or a nudge came already, or every
-        expected tool writes and may not be nudged toward."""
+        (`hint_expected`), or None: no expectation (none, writes only, a close call, or a
+        message that needs no tool: `expected_tools`), or a reply or a nudge came already."""
         if turn is None or not turn.expected or not self.hint_due(messages):
             return None
         targets = [p for p in _in_order(turn.pending, turn.expected) if not p.writes]
