@@ -115,17 +115,18 @@ def mailer(ledger: Ledger) -> BaseTool:
 
 
 @pytest.mark.parametrize("approval_follows", [False, True])
-def test_a_write_tool_is_hinted_only_when_a_human_approves_it(
+def test_a_write_tool_is_never_hinted_even_when_a_human_approves_it(
     mailer: BaseTool, approval_follows: bool
 ) -> None:
+    # Blast radius: code may assist with reads only; an approval tier does not change that.
     scopes = [Scope("mail", "send email messages", tools=[mailer])]
     agent, model = scoped_agent(
         scopes, [say("Done."), say("Done.")], approval_follows=approval_follows
     )
     agent.invoke({"messages": [HumanMessage("send an email message to bob")]}, CONFIG)
     assert agent.get_state(CONFIG).values["scope_selection"]["tools"] == ["send_email"]
-    note = hints(sent(model, 0))
-    assert (len(note) == 1 and "`send_email`" in note[0].text) is approval_follows
+    assert hints(sent(model, 0)) == [] and len(model.recorded) == 1  # no hint, no nudge
+    assert agent.get_state(CONFIG).values["messages"][-1].text == "Done."
 
 
 def test_the_system_role_sends_the_hint_as_a_system_message(scopes: list[Scope]) -> None:

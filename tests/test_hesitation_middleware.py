@@ -317,6 +317,25 @@ def test_think_event_id_matches_the_streamed_message(form: Form, builder: Builde
 
 
 @EVERYWHERE
+def test_a_stall_on_a_disclosed_gateway_write_stands_without_the_apps_opt_in(
+    form: Form, builder: Builder
+) -> None:
+    runs: list[dict[str, Any]] = []
+    gateway = make_gateway(runs, FakeClock())
+    model = ScriptedChatModel(
+        script=[
+            calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
+            say(SEED_STALL),
+        ]
+    )
+    # scheduled_jobs writes: code does not push toward it, even though a human approves it.
+    app = build(model, list(gateway.tools), form, builder)
+    events = stream(app, {"messages": [HumanMessage("remind me")]}, config("g"))
+    assert events == [] and len(model.recorded) == 2 and runs == []
+    assert app.get_state(config("g")).values["messages"][-1].text == SEED_STALL
+
+
+@EVERYWHERE
 def test_gateway_disclosure(form: Form, builder: Builder) -> None:
     runs: list[dict[str, Any]] = []
     gateway = make_gateway(runs, FakeClock())
@@ -330,8 +349,8 @@ def test_gateway_disclosure(form: Form, builder: Builder) -> None:
             say("Scheduled."),
         ]
     )
-    # scheduled_jobs is a write the gateway has a human approve: it may be nudged toward.
-    app = build(model, list(gateway.tools), form, builder)
+    # scheduled_jobs is a write: nudged toward only because the application opted in.
+    app = build(model, list(gateway.tools), form, builder, nudge_writes=True)
     events = stream(app, {"messages": [HumanMessage("remind me")]}, config("g"))
     assert [e["action"] for e in events] == ["nudge"]
     assert events[0]["tools"] == ["scheduled_jobs"]
@@ -534,9 +553,9 @@ def test_no_nudge_toward_a_write_tool_without_approval(form: Form, builder: Buil
 
 
 @EVERYWHERE
-@pytest.mark.parametrize("opt_in", ["approval_follows", "nudge_writes"])
-def test_a_write_tool_is_nudged_when_a_human_approves_or_the_app_opts_in(
-    form: Form, builder: Builder, opt_in: str
+@pytest.mark.parametrize("opt_in", [False, True])
+def test_a_write_tool_is_nudged_only_when_the_app_opts_in(
+    form: Form, builder: Builder, opt_in: bool
 ) -> None:
     sent: list[dict[str, Any]] = []
     model = ScriptedChatModel(
@@ -544,27 +563,27 @@ def test_a_write_tool_is_nudged_when_a_human_approves_or_the_app_opts_in(
     )
     send_email = make_send_email(sent)
     gate = ApprovalGate(TokenIssuer(SECRET, clock=FakeClock()))
-    follows = opt_in == "approval_follows"
-    approval = [ApprovalMiddleware(gate, tools=["send_email"])] if follows else []
+    approval = [ApprovalMiddleware(gate, tools=["send_email"])]
     agent = build(
         model,
         [send_email],
         form,
         builder,
         after=approval,
-        approval_follows=follows,
-        nudge_writes=not follows,
+        approval_follows=True,  # a human approves writes: that alone opens no write to nudges
+        nudge_writes=opt_in,
     )
     request = HumanMessage("Email Bob that the meeting moved to 3pm.")
     events = stream(agent, {"messages": [request]}, config("o"))
+    if not opt_in:
+        assert events == [] and sent == [] and len(model.recorded) == 1
+        assert agent.get_state(config("o")).values["messages"][-1].text == EMAIL_DRAFT
+        return
     assert [e["action"] for e in events] == ["nudge"]
     note = model.recorded[1]["messages"][-1].text
-    if opt_in == "approval_follows":
-        assert "send_email asks the user for approval by itself" in note
-        (interrupt,) = agent.get_state(config("o")).interrupts  # the human decides
-        assert sent == [] and interrupt.value["name"] == "send_email"
-    else:
-        assert sent == [EMAIL_ARGS]
+    assert "send_email asks the user for approval by itself" in note
+    (interrupt,) = agent.get_state(config("o")).interrupts  # the human decides
+    assert sent == [] and interrupt.value["name"] == "send_email"
 
 
 class _AfterModelProbe(AgentMiddleware):

@@ -1,5 +1,6 @@
-"""The seed's scenario end to end: a deferred reminder through the gateway, a stall, a nudge,
-an approval interrupt with a signed token, and exactly one execution after approval."""
+"""The seed's scenario end to end: a deferred reminder through the gateway, a stall, a nudge (the
+application opts in to nudges toward writes, `nudge_writes=True`), an approval interrupt with a
+signed token, and exactly one execution after approval."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_scheduled_jobs_end_to_end() -> None:
         model,
         tools=gateway.tools,
         system_prompt=GATEWAY_PROMPT + "\n\n" + WRITE_TOOLS_PROMPT,
-        middleware=[HesitationMiddleware()],
+        middleware=[HesitationMiddleware(nudge_writes=True)],  # the app opens writes to nudges
         checkpointer=InMemorySaver(),
     )
     config: RunnableConfig = {"configurable": {"thread_id": "seed"}}
@@ -170,7 +171,7 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
             model,
             tools=gateway.tools,
             system_prompt=GATEWAY_PROMPT,
-            middleware=[HesitationMiddleware()],
+            middleware=[HesitationMiddleware(nudge_writes=True)],  # the app opens writes to nudges
             checkpointer=InMemorySaver(),
         )
         config: RunnableConfig = {"configurable": {"thread_id": "wire"}}

@@ -44,23 +44,27 @@ value that cannot be inferred and has no default."""
 
 GATEWAY_POOL_HEADER = f"""\
 # Tools behind the gateway
-Every tool you can run (name: what it does). Fetch its schema with {GET_TOOL_SCHEMA} once, \
-then call {EXECUTE_TOOL}; {SEARCH_TOOL_CATALOG} only if none of these fits."""
+The tools that read (name: what it does). Fetch its schema with {GET_TOOL_SCHEMA} once, then \
+call {EXECUTE_TOOL}. Tools that change something are not listed: find them with \
+{SEARCH_TOOL_CATALOG}(query), which also finds a tool when none of these fits."""
 """Header of the gateway's summary pool of names (`ToolGateway.prompt(pool=True,
 signatures=False)`)."""
 
 GATEWAY_SIGNATURES_PROMPT = f"""\
 # Tools behind the gateway
-Run a tool with `{EXECUTE_TOOL}(tool_name, arguments)`. Each line below is a tool: \
+Run a tool with `{EXECUTE_TOOL}(tool_name, arguments)`. Each line below is a tool that reads: \
 name(required arguments): what it does. Call {EXECUTE_TOOL} directly when you can fill every \
 argument shown; call `{GET_TOOL_SCHEMA}(tool_names=[...])` first for optional arguments or one \
-shown as {{…}}; `{SEARCH_TOOL_CATALOG}(query)` only if no line fits. Follow the `next_step` of \
-every gateway result. Fill arguments from the user's request; call write tools directly (the \
-gateway asks the user for approval). Ask the user only for a required value that cannot be \
-inferred."""
+shown as {{…}}. Tools that change something are not listed: find them with \
+`{SEARCH_TOOL_CATALOG}(query)`, which also finds a tool when no line fits. Follow the \
+`next_step` of every gateway result. Fill arguments from the user's request; call write tools \
+directly (the gateway asks the user for approval). Ask the user only for a required value that \
+cannot be inferred."""
 """The gateway's instructions with the signature pool (`ToolGateway.prompt(pool=True)`, in
 place of `GATEWAY_PROMPT`): the model calls `execute_tool` straight from a line; the gateway
-checks the arguments against the full schema and answers an invalid call with the schema."""
+checks the arguments against the full schema and answers an invalid call with the schema. The
+pool names reading tools only (the blast-radius rule, `core.blast_radius`): a write is found
+through `search_tool_catalog`, by the model."""
 
 Allow = Callable[[ToolSpec, Mapping[str, Any]], bool]
 """(tool, graph state) -> whether this caller may see and run the tool."""

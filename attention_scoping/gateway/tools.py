@@ -23,6 +23,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import Field, WithJsonSchema
 
 from attention_scoping.adapters.tools import ToolLike, as_base_tool, spec_from_tool
+from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.errors import Payload, render_payload
 from attention_scoping.core.limits import JsonLimits
 from attention_scoping.core.text import did_you_mean
@@ -255,7 +256,9 @@ class ToolGateway:
         state: Mapping[str, Any] | None = None,
     ) -> str:
         """The gateway's instructions for your system prompt. With `pool`, one line per tool
-        the caller may see (`state` for an `allow` rule), so the model needs no search: with
+        that reads and the caller may see (`state` for an `allow` rule), so the model needs no
+        search for it (the pool is code's choice, so it names no write: `core.blast_radius`;
+        writes stay findable through `search_tool_catalog`): with
         `signatures` (the default) `GATEWAY_SIGNATURES_PROMPT` and each tool's required
         arguments (`ToolSpec.signature`), so it calls `execute_tool` at once; without,
         `GATEWAY_PROMPT` and names only, so it fetches a schema first. Put it in a system
@@ -263,7 +266,7 @@ class ToolGateway:
         prompt caching (docs/cost.md)."""
         if not pool:
             return GATEWAY_PROMPT
-        specs = self.catalog.visible(state)
+        specs = [s for s in self.catalog.visible(state) if may_open(s, "code")]
         if signatures:
             lines = [(s.signature(), s.summary) for s in specs]
             return summary_lines(GATEWAY_SIGNATURES_PROMPT, lines) or GATEWAY_PROMPT

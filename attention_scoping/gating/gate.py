@@ -5,6 +5,11 @@ preconditions (an unmet one hides any tool) > pinned > tools the user named (the
 slots first) > similarity ranking above the threshold for the remaining of the k slots; on top
 of those, tools the model was refused this turn (it retries with their schema) and tools used in
 the current task (sticky), at most k of each.
+
+The blast-radius rule (`core.blast_radius`): the gate promotes on its own (ranking, a name in the
+user's message, every candidate fitting within k) only tools that read. A tool that writes is
+shown when the application pinned it or the model asked for it: it called the tool (listed in
+the summary pool) and was refused this turn, or it used the tool earlier in the task.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ Reason = Literal[
     "below_threshold",
     "beyond_k",
     "precondition",
+    "writes",
 ]
 
 
@@ -67,6 +73,10 @@ class Verdict:
             "below_threshold": f"{score} < threshold {threshold:g} ({rank})",
             "beyond_k": f"{rank} > k={k} ({score})",
             "precondition": self.detail,
+            "writes": (
+                "it writes, and the gate promotes only reading tools on its own; it is shown "
+                "when the model calls it (it is in the summary pool) or the application pins it"
+            ),
         }[self.reason]
         return f"{self.name!r} was {'shown' if self.shown else 'hidden'}: {text}."
 
@@ -102,6 +112,12 @@ class Decision:
             n for n in self._candidates if (n in fixed and fixed[n].shown) or n in taken
         )
         self._verdicts: dict[str, Verdict] | None = None
+
+    @property
+    def withheld_writes(self) -> list[str]:
+        """Candidates hidden because they write and nobody asked for them (reason `writes`):
+        the summary pool lists them so the model can ask."""
+        return [n for n, v in self._fixed.items() if v.reason == "writes"]
 
     def _ranked_verdicts(self, limit: int | None = None) -> list[Verdict]:
         """Verdicts of the ranked tools, best first (the first `limit` when given)."""
@@ -295,6 +311,22 @@ class GateInputs:
     sticky: Sequence[str] = ()
     preconditions: Mapping[str, Precondition] = field(default_factory=dict)
     state: Mapping[str, Any] = field(default_factory=dict)
+    writes: frozenset[str] = frozenset()
+    """Candidates that write (`core.blast_radius.writes`): shown only when pinned, requested or
+    sticky, never by ranking, a name in the user's message, or all fitting within k."""
+
+
+def _asked(inputs: GateInputs, fixed: dict[str, Verdict], k: int) -> None:
+    """Promote the tools the model asked for: refused this turn (requested) or used in the task
+    (sticky). They come on top of the ranked ones (at most k of each), so a retry or a
+    follow-up does not push the best match for the intent out; a write may come this way."""
+    candidates = set(inputs.candidates)
+    for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):
+        budget = k
+        for name in source:
+            if name in candidates and name not in fixed and budget > 0:
+                fixed[name] = Verdict(name, True, reason)  # type: ignore[arg-type]
+                budget -= 1
 
 
 def decide(
@@ -323,18 +355,16 @@ def decide(
             fixed[name] = Verdict(name, True, "pinned")
     candidates = set(inputs.candidates)
     slots = k
-    named = [n for n in inputs.named if n in candidates and n not in fixed]
+    named = [
+        n for n in inputs.named if n in candidates and n not in fixed and n not in inputs.writes
+    ]
     for name in named[:k]:  # surplus named tools stay in the summary pool: k schemas at most
         fixed[name] = Verdict(name, True, "named_by_user")
         slots -= 1
-    # Requested and sticky tools come on top of the ranked ones (at most k of each), so a
-    # retry or a follow-up does not push the best match for the intent out.
-    for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):
-        budget = k
-        for name in source:
-            if name in candidates and name not in fixed and budget > 0:
-                fixed[name] = Verdict(name, True, reason)  # type: ignore[arg-type]
-                budget -= 1
+    _asked(inputs, fixed, k)
+    for name in inputs.candidates:  # writes the model did not ask for: not promoted by code
+        if name in inputs.writes and name not in fixed:
+            fixed[name] = Verdict(name, False, "writes")
     fixed = {n: v for n, v in fixed.items() if n in candidates}
 
     rest = [n for n in inputs.candidates if n not in fixed]

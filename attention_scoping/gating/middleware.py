@@ -25,6 +25,7 @@ from typing_extensions import override
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
+from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text
 from attention_scoping.core.options import check_choice
 from attention_scoping.core.tokens import get_counter
@@ -95,6 +96,12 @@ class ToolAttentionMiddleware(
     of their text to the user's latest message, and the top `k` above `threshold` are sent. A
     call to a tool that was not sent is refused with a structured error and never runs; if the
     tool is known, its summary is returned and its schema is sent on the next step.
+
+    Blast radius (`core.blast_radius`): what the gate promotes on its own (ranking, a name in
+    the user's message, all candidates fitting within k) is only tools that read. A tool that
+    writes is sent when pinned, or once the model asked for it: it calls the tool (the summary
+    pool lists it), is refused, and gets its schema on the next step; a write it used earlier in
+    the task stays (sticky).
 
     Example:
         ```python
@@ -232,7 +239,9 @@ class ToolAttentionMiddleware(
         tools: Sequence[Any] | None = None,
     ) -> Decision:
         """The decision over already indexed tools named `names` (benchmarks and audits index a
-        catalog once with `index.fit_catalog` and call this per query)."""
+        catalog once with `index.fit_catalog` and call this per query). The blast-radius rule
+        reads the tool objects: pass `tools` for it (`decide` does); over names alone, the
+        decision measures the ranking only."""
         messages = list(state.get("messages", []))
         intent = intent_text(messages, self.intent_turns)
         present = set(names)
@@ -252,6 +261,11 @@ class ToolAttentionMiddleware(
             sticky=used_tools(messages, self.sticky_turns),
             preconditions=checks,
             state=state,
+            writes=frozenset(
+                tool_name(t)
+                for t in tools or ()
+                if not may_open(t, "code") and tool_name(t) in present
+            ),
         )
         return decide(inputs, self.index.scores, k=self.k, threshold=self.threshold)
 
@@ -264,18 +278,22 @@ class ToolAttentionMiddleware(
             matcher = self._matchers[key] = NameMatcher(key)
         return matcher
 
-    def pool(self, candidates: Sequence[str], pinned: Iterable[str] = ()) -> tuple[str, int]:
+    def pool(
+        self, candidates: Sequence[str], pinned: Iterable[str] = (), withheld: Iterable[str] = ()
+    ) -> tuple[str, int]:
         """The summary pool text for this call and its size in tokens ('' when off).
 
         Pinned tools (`pinned=` here and of the gate) are left out (they always come with their
-        schema), and so is a scope pool whose tools all fit within k (all are always sent).
+        schema), and so is a scope pool whose tools all fit within k (all are always sent)
+        unless some are `withheld` (writes nobody asked for: the pool is how the model asks).
         """
         if self.summary_pool == "off":
             return "", 0
         source = self.index.names if self.summary_pool == "catalog" else candidates
         skip = self.pinned | frozenset(pinned)
         names = tuple(n for n in source if n not in skip)
-        if self.summary_pool != "catalog" and len(names) <= self.k:
+        asked = set(withheld) & set(names)
+        if self.summary_pool != "catalog" and len(names) <= self.k and not asked:
             return "", 0
         cached = self._pools.get(names)
         if cached is None:
@@ -328,7 +346,9 @@ class ToolAttentionMiddleware(
         held = self.held_tools(request.state, decision, candidates)
         shown = set(held)
         tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
-        text, tokens = self.pool(candidates, marked)
+        text, tokens = self.pool(
+            candidates, marked, [n for n in decision.withheld_writes if n not in shown]
+        )
         overrides: dict[str, Any] = {"tools": tools}
         choice = visible_tool_choice(request.tool_choice, tools)
         if choice != request.tool_choice:

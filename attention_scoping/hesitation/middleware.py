@@ -13,9 +13,12 @@ the tools that scope pre-selection matched to the message).
 
 What is never done: the nudge is a runtime note, marked synthetic, never written in the user's
 voice or as their consent; the user's request decides (a request for text, an explanation or a
-draft is answered, not nudged); a side-effecting tool (`risk="write"` or `requires_approval`)
-is nudged toward only when an approval tier asks the human before it runs (a gateway that
-requires approval, or `approval_follows=True`) or the app opts in (`nudge_writes=True`).
+draft is answered, not nudged). The blast-radius rule (`core.blast_radius`): code may assist
+with reads; only the model or the application opens writes. So the hint and the ungrounded
+nudge name only tools that read, and a stall's nudge pushes toward a write only when the
+application opts in (`nudge_writes=True`); the model may still call a write it has in view.
+A message that needs no tool (`hesitation.assist`) gets no hint and no ungrounded nudge, nor
+does a close call of pre-selection.
 
 Two forms, one policy (the base class `HesitationPolicy`):
 
@@ -49,10 +52,12 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
 from attention_scoping.core.options import check_choice
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
+from attention_scoping.hesitation.assist import best_score, needs_tool
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.pending import (
     META_TOOLS,
@@ -73,7 +78,7 @@ from attention_scoping.hesitation.radar import (
     detect_hesitation,
 )
 from attention_scoping.hesitation.state import STATE_KEY, HesitationState
-from attention_scoping.scoping.preselect import preselected_tools
+from attention_scoping.scoping.preselect import SELECTION_KEY, preselected_tools
 
 logger = logging.getLogger(__name__)
 
@@ -147,7 +152,8 @@ class _Turn:
     stalled: list[str] = field(default_factory=list)
     """Texts of the stalls seen in this call (a model repeating one keeps its answer)."""
     expected: list[str] = field(default_factory=list)
-    """Bound tools the user's message needs (`expect_tool_call`), best first."""
+    """Bound tools the user's message needs (`expect_tool_call`), best first, that code may
+    name (`HesitationPolicy.expected_tools`: reads only, none when the message needs no tool)."""
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -166,6 +172,16 @@ class _Decision:
     @property
     def tools(self) -> list[str]:
         return [p.name for p in self.targets]
+
+
+def selection_of(
+    state: Mapping[str, Any], messages: Sequence[BaseMessage]
+) -> Mapping[str, Any] | None:
+    """Pre-selection's record (`scope_selection`) when it was made for the current user turn."""
+    record = state.get(SELECTION_KEY)
+    if not isinstance(record, Mapping) or record.get("turn") != current_turn(messages)[1]:
+        return None
+    return record
 
 
 def _in_order(pending: Sequence[Pending], names: Sequence[str]) -> list[Pending]:
@@ -231,11 +247,14 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             give_up: `(tool names, stalled text) -> final answer` when, after the bound, the
                 model still announces an action it did not take. Any other answer stands.
             emit_events: Write think events to the custom stream.
-            nudge_writes: Nudge toward side-effecting tools even when no approval tier asks the
-                human first (by default such a stall is left as the model's answer).
+            nudge_writes: The application opts in to stall nudges toward tools that write (by
+                default such a stall is left as the model's answer). Never the hint or the
+                ungrounded nudge: those come from pre-selection and name reads only.
             approval_follows: An approval tier (`ApprovalMiddleware`, `HumanInTheLoopMiddleware`)
-                comes after this middleware in the stack: tools that require approval may be
-                nudged toward, since the human is asked before they run.
+                comes after this middleware in the stack. Kept for compatibility; it no longer
+                changes anything: an approval tier does not let code nudge toward a write (the
+                blast-radius rule), and a nudge says "asks the user for approval" from the
+                tool's own metadata (`core.tool.approval_required`).
             nudge_role: Send the nudge as a `"user"` message (every provider accepts it; its
                 text says it is a runtime note) or a `"system"` message (for providers that
                 accept system messages mid-conversation).
@@ -304,12 +323,36 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             return None
         record = (state.get(STATE_KEY) if isinstance(state, Mapping) else None) or {}
         used = int(record.get("nudges", 0)) if record.get("turn") == key else 0
-        expected: list[str] = []
-        if self.expect_tool_call is not None and isinstance(state, Mapping):
-            bound = {p.name for p in pending}
-            wanted = self.expect_tool_call(state, messages)
-            expected = [t for t in dict.fromkeys(wanted) if t in bound]
+        expected = self.expected_tools(state, messages, user, pending)
         return _Turn(key=key, used=used, pending=pending, request=user, expected=expected)
+
+    def expected_tools(
+        self,
+        state: Any,
+        messages: Sequence[BaseMessage],
+        request: str,
+        pending: Sequence[Pending],
+    ) -> list[str]:
+        """The bound tools the user's message needs (`expect_tool_call`), best first, that code
+        may name: reading tools only (`core.blast_radius.may_open(tool, "code")`). When
+        pre-selection made this turn's expectation: none on its close call, and none when the
+        message needs no tool at all (`assist.needs_tool`: no content word shared with them and
+        a best score below `ASSIST_MIN_SCORE`)."""
+        if self.expect_tool_call is None or not isinstance(state, Mapping):
+            return []
+        by_name = {p.name: p for p in pending}
+        names = dict.fromkeys(self.expect_tool_call(state, messages))
+        wanted = [by_name[t] for t in names if t in by_name]
+        reads = [p for p in wanted if may_open(p.metadata, "code")]
+        record = selection_of(state, messages)
+        if not reads or record is None:  # no pre-selection: the app's own expectation stands
+            return [p.name for p in reads]
+        if record.get("reason") == "close_call":
+            return []
+        if not needs_tool(request, [p.words for p in reads], best_score(record)):
+            logger.info("hesitation: no hint or nudge: the message needs no tool")
+            return []
+        return [p.name for p in reads]
 
     def judge(self, message: AIMessage, turn: _Turn) -> Hesitation | None:
         """The radar's verdict on `message` if it is a candidate (no tool call), else None."""
@@ -349,11 +392,11 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         )
 
     def may_nudge(self, pending: Pending) -> bool:
-        """Whether a nudge may push the model toward `pending`: a tool without side effects, a
-        write a human approves first, or any write when the app opted in."""
-        if not pending.writes or self.nudge_writes:
-            return True
-        return pending.requires_approval and (pending.via == "gateway" or self.approval_follows)
+        """Whether a stall's nudge may push the model toward `pending`: a tool that reads
+        (`core.blast_radius.may_open(tool, "code")`), or a write only when the application opted
+        in (`nudge_writes=True`). An approval tier does not open writes to nudges: code may
+        assist with reads; only the model or the application opens writes."""
+        return self.nudge_writes or may_open(pending.metadata, "code")
 
     def hint_due(self, messages: Sequence[BaseMessage]) -> bool:
         """Whether this call may carry the hint: it is on, and no reply or nudge came yet in
@@ -366,11 +409,11 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
 
     def hint(self, messages: Sequence[BaseMessage], turn: _Turn | None) -> AnyMessage | None:
         """The runtime note naming the expected tools before the turn's first reply
-        (`hint_expected`), or None: no expectation, a reply or a nudge came already, or every
-        expected tool writes and may not be nudged toward."""
+        (`hint_expected`), or None: no expectation (none, writes only, a close call, or a
+        message that needs no tool: `expected_tools`), or a reply or a nudge came already."""
         if turn is None or not turn.expected or not self.hint_due(messages):
             return None
-        targets = [p for p in _in_order(turn.pending, turn.expected) if self.may_nudge(p)]
+        targets = [p for p in _in_order(turn.pending, turn.expected) if not p.writes]
         if not targets:
             return None
         logger.info("hesitation: hint before the first reply: %s", [p.name for p in targets])
@@ -397,7 +440,10 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         if not promises and any(_same_text(message.text, seen) for seen in turn.stalled):
             return None  # asked again, the model keeps its answer: it stands
         concerned = _in_order(turn.pending, verdict.tools) or turn.pending
-        targets = [p for p in concerned if self.may_nudge(p)]
+        if UNGROUNDED in verdict.signals:  # pre-selection's guess: code names reads only
+            targets = [p for p in concerned if not p.writes]
+        else:
+            targets = [p for p in concerned if self.may_nudge(p)]
         if not targets:
             logger.info("hesitation: not nudging toward %s (writes, no approval tier)", verdict)
             return None

@@ -21,11 +21,14 @@ from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from attention_scoping.adapters.tools import to_provider_schema, tool_name
+from attention_scoping.adapters.tools import to_provider_schema, tool_metadata, tool_name
+from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.errors import NOT_RUN_ERRORS
 from attention_scoping.core.messages import current_turn
 from attention_scoping.core.signature import call_signature
+from attention_scoping.core.tool import approval_required, critical_parameters
 from attention_scoping.gateway.tools import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
+from attention_scoping.hesitation.assist import tool_words
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 __all__ = [
@@ -59,31 +62,48 @@ Via = Literal["gateway", "bound"]
 
 @dataclass(frozen=True)
 class Pending:
-    """A disclosed tool the model has not acted on yet."""
+    """A disclosed tool the model has not acted on yet.
+
+    Its facts come from `core.tool` and `core.blast_radius` only: which parameters only the user
+    can give (`critical_parameters`), whether it writes (`writes`), whether a human approves it
+    (`approval_required`)."""
 
     name: str
     via: Via
     schema: dict[str, Any] = field(hash=False, compare=False)
     """`{"name", "parameters", "defaults"}`: what the radar compares the text with."""
-    requires_approval: bool = False
-    """An approval tier asks the human before the call runs (the gateway's flag, or the tool's
-    metadata: `risk="write"` or `requires_approval`, as `ApprovalMiddleware` reads it)."""
     defaults: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    writes: bool = False
-    """The tool has side effects (`risk="write"` or `requires_approval`)."""
+    metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """The tool's metadata as `core.tool` reads it (`risk`, `requires_approval`, mutation flags,
+    MCP `annotations`); for a gateway disclosure, its `risk` and `requires_approval`."""
+    description: str = field(default="", hash=False, compare=False)
+    """The tool's description (its words count as evidence that a message needs it)."""
+
+    @property
+    def writes(self) -> bool:
+        """The tool may change something (`core.blast_radius.writes`): code never names it in
+        a hint or nudges toward it."""
+        return writes(self.metadata)
+
+    @property
+    def requires_approval(self) -> bool:
+        """A human approves each call before it runs (`core.tool.approval_required`: an explicit
+        `requires_approval=False` write does not)."""
+        return approval_required(self.metadata)
 
     @property
     def critical(self) -> list[str]:
-        """Required parameters without a default."""
-        params = self.schema.get("parameters") or {}
-        required = params.get("required") or []
-        props = params.get("properties") or {}
-        return [
-            p
-            for p in required
-            if p not in self.defaults
-            and not (isinstance(props.get(p), Mapping) and "default" in props[p])
-        ]
+        """Parameters only the user can give (`core.tool.critical_parameters`: required, no
+        default or suggested one, not nullable)."""
+        params = self.schema.get("parameters")
+        return critical_parameters(params if isinstance(params, Mapping) else {}, self.defaults)
+
+    @property
+    def words(self) -> set[str]:
+        """The tool's content words (`assist.tool_words`): name, description, parameter names."""
+        params = self.schema.get("parameters")
+        props = params.get("properties") if isinstance(params, Mapping) else None
+        return tool_words(self.name, self.description, props if isinstance(props, Mapping) else ())
 
     def call(self) -> str:
         """The exact call the model should make."""
@@ -129,9 +149,12 @@ def gateway_disclosures(
                             "parameters": item.get("parameters") or {},
                             "defaults": defaults,
                         },
-                        requires_approval=bool(item.get("requires_approval")),
                         defaults=defaults,
-                        writes=item.get("risk") == "write" or bool(item.get("requires_approval")),
+                        metadata={
+                            "risk": item.get("risk"),
+                            "requires_approval": item.get("requires_approval"),
+                        },
+                        description=str(item.get("description") or ""),
                     )
         elif isinstance(message, ToolMessage) and message.name == execute_tool:
             target = call_target.get(message.tool_call_id or "")
@@ -166,15 +189,13 @@ def bound_disclosures(
         except Exception:  # a provider built-in tool without a function schema
             continue
         fn = spec.get("function", spec)
-        meta = getattr(tool, "metadata", None) or {}
-        writes = meta.get("risk") == "write" or bool(meta.get("requires_approval"))
         out.append(
             Pending(
                 name=name,
                 via="bound",
                 schema={"name": name, "parameters": fn.get("parameters") or {}},
-                requires_approval=writes,
-                writes=writes,
+                metadata=tool_metadata(tool),
+                description=str(fn.get("description") or ""),
             )
         )
     return out

@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Any
 
 from attention_scoping.core.text import split_identifier
+from attention_scoping.core.tool import is_critical
 
 __all__ = ["COMMON_WORDS", "ParamInfo", "SchemaInfo", "name_words", "parse_schemas"]
 
@@ -40,7 +41,8 @@ class ParamInfo:
     name: str
     tool: str
     critical: bool
-    """Required and without a default: the model cannot fill it in by itself."""
+    """Only the user can give it (`core.tool.is_critical`: required, no default or suggested
+    one, not nullable): the model cannot fill it in by itself."""
     default: Any = None
     """The schema's default or the gateway's suggested default, if any."""
     kind: str = ""
@@ -87,14 +89,6 @@ def _tool_dict(schema: Any) -> Mapping[str, Any]:
         raise TypeError(msg)
     fn = schema.get("function")
     return fn if isinstance(fn, Mapping) else schema
-
-
-def _nullable(spec: Mapping[str, Any]) -> bool:
-    kinds = spec.get("type")
-    if kinds == "null" or (isinstance(kinds, list) and "null" in kinds):
-        return True
-    options = spec.get("anyOf") or spec.get("oneOf") or []
-    return any(isinstance(o, Mapping) and o.get("type") == "null" for o in options)
 
 
 _DATE_HINT = re.compile(r"\byyyy-mm-dd\b|\bdate\b", re.I)
@@ -145,13 +139,13 @@ def _params(
     props = schema.get("properties")
     if not isinstance(props, Mapping):
         return []
-    required = set(schema.get("required") or ())
+    raw_required = schema.get("required")
+    required = {str(r) for r in raw_required} if isinstance(raw_required, list | tuple) else set()
     out: list[ParamInfo] = []
     for pname, raw in props.items():
         spec = raw if isinstance(raw, Mapping) else {}
-        has_default = "default" in spec or pname in hints
         default = hints.get(pname, spec.get("default"))
-        critical = pname in required and not has_default and not _nullable(spec)
+        critical = is_critical(str(pname), spec, required=required, defaults=hints)
         enum = spec.get("enum")
         choices = tuple(str(v) for v in enum) if isinstance(enum, list) else ()
         out.append(ParamInfo(str(pname), tool, critical, default, _kind(str(pname), spec), choices))
