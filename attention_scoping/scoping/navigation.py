@@ -107,7 +107,8 @@ def make_load_context_tool(
         description=(
             "Switch the agent to another context so that context's tools and instructions are "
             "loaded for the next step. Call it when the request needs a tool the current context "
-            "does not have."
+            "does not have. Tools that change something load only through your own call, for "
+            "the active context too."
         ),
         args_schema=args_schema,
     )
