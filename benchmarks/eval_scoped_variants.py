@@ -75,16 +75,21 @@ class Neighbours(AttentionScopingMiddleware[Any, Any]):
             return base
         visible = self.catalog.visible(base.scope)
         if _preselected(base):
-            rank, docs = self.start._ranking(request.tools)
+            rank, docs, readable = self.start._ranking(request.tools)
             others = [d for d in docs if d.name not in visible]
             offered = top_tools(
-                intent_text(request.messages), self.catalog, others, rank, NEIGHBOURS
+                intent_text(request.messages),
+                self.catalog,
+                others,
+                rank,
+                NEIGHBOURS,
+                allowed=readable,  # code offers only tools that read (core.blast_radius)
             )
         else:  # later calls of the turn keep the turn's set (a byte-stable request prefix)
             kept: Any = request.state.get("scope_offered") or []
             offered = [t for t in kept if isinstance(t, str) and t not in visible]
         updates = {**base.updates, "scope_offered": offered or None}
-        return CallPlan(base.scope, tuple(offered), base.choice, updates)
+        return CallPlan(base.scope, tuple(offered), base.choice, updates, base.opener)
 
     def adoption(self, request: ToolCallRequest) -> Adoption | None:
         """An offered neighbour loads its scope when called, as an offered start tool does."""

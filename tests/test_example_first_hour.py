@@ -212,13 +212,19 @@ def test_gateway_mode_lists_every_tool_with_its_arguments() -> None:
 
 
 def propose_cloud_live(capsys: pytest.CaptureFixture[str], answer: str) -> tuple[int, str]:
-    """One live `--tiers` turn whose model proposes the glossary term 'cloud' -> 'nuage', then
-    says `answer`; returns the exit code and what was printed."""
+    """One live `--tiers` turn whose model loads the translation scope (a write tool is in
+    view only in a scope the model loaded itself), proposes the glossary term 'cloud' ->
+    'nuage', then says `answer`; returns the exit code and what was printed."""
+    load = {"name": "load_context", "arguments": {"name": "translation"}}
     call = {
         "name": "propose_glossary_term",
         "arguments": {"term": "cloud", "language": "fr", "translation": "nuage"},
     }
-    script: list[ScriptEntry] = [{"tool_calls": [call]}, {"content": answer}]
+    script: list[ScriptEntry] = [
+        {"tool_calls": [load]},
+        {"tool_calls": [call]},
+        {"content": answer},
+    ]
     question = "Add 'cloud' to the French glossary as 'nuage'"
     with OpenAIStub(script) as stub:
         code = example_agent.main(["--once", question, "--base-url", stub.base_url, "--tiers"])

@@ -115,18 +115,20 @@ def mailer(ledger: Ledger) -> BaseTool:
 
 
 @pytest.mark.parametrize("approval_follows", [False, True])
-def test_a_write_tool_is_never_hinted_even_when_a_human_approves_it(
-    mailer: BaseTool, approval_follows: bool
-) -> None:
-    # Blast radius: code may assist with reads only; an approval tier does not change that.
+def test_a_write_tool_is_never_hinted(mailer: BaseTool, approval_follows: bool) -> None:
+    """Code names only tools that read (`core.blast_radius`): pre-selection chooses the mail
+    scope, but neither its matched tools nor the hint name `send_email`, with or without an
+    approval after it; the model opens the write by loading the scope itself."""
     scopes = [Scope("mail", "send email messages", tools=[mailer])]
     agent, model = scoped_agent(
         scopes, [say("Done."), say("Done.")], approval_follows=approval_follows
     )
     agent.invoke({"messages": [HumanMessage("send an email message to bob")]}, CONFIG)
-    assert agent.get_state(CONFIG).values["scope_selection"]["tools"] == ["send_email"]
+    state = agent.get_state(CONFIG).values
+    assert state["active_context"] == "mail" and state["scope_selection"]["tools"] == []
+    assert model.recorded[0]["tools"] == ["load_context"]
     assert hints(sent(model, 0)) == [] and len(model.recorded) == 1  # no hint, no nudge
-    assert agent.get_state(CONFIG).values["messages"][-1].text == "Done."
+    assert state["messages"][-1].text == "Done."
 
 
 def test_the_system_role_sends_the_hint_as_a_system_message(scopes: list[Scope]) -> None:

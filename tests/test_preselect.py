@@ -85,21 +85,21 @@ def test_the_all_start_offers_every_tool_and_a_call_loads_its_scope(
     }
     assert ledger.names() == ["shout"]
     assert result["active_context"] == "text"
-    # The start set stays for the rest of the turn: the same tools array after the switch.
-    assert model.recorded[1]["tools"] == model.recorded[0]["tools"]
-    assert set(result["scope_offered"]) == {"add", "multiply", "shout", "reverse"}
+    assert result["scope_opened"]["by"] == "code"  # a start-set call adopted it
+    # The start set leaves view once a scope is loaded: the adopted scope's tools alone.
+    assert model.recorded[1]["tools"] == ["load_context", "shout", "reverse"]
+    assert result.get("scope_offered") is None
     # The next user message sees the loaded scope alone.
     later = agent.invoke({"messages": [HumanMessage("and again")]}, thread)
     assert model.recorded[2]["tools"] == ["load_context", "shout", "reverse"]
     assert later.get("scope_offered") is None
 
 
-def test_a_two_scope_message_keeps_the_other_scopes_offered_tool(
+def test_the_start_set_leaves_view_once_a_call_loads_a_scope(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
-    """A close call offers tools of two scopes; calling one loads its scope, and the other
-    scope's offered tool stays in view (and runs) for the rest of the turn, with the loaded
-    scope's tools after the start set so the tools array keeps its prefix."""
+    """A close call offers tools of two scopes; calling one loads its scope, and the start set
+    leaves view: the other scope's tool is refused until the model loads that scope."""
 
     def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
         scores = {"multiply": 0.6, "shout": 0.58, "add": 0.2}
@@ -108,6 +108,8 @@ def test_a_two_scope_message_keeps_the_other_scopes_offered_tool(
     script = [
         calls(tool_call("multiply", {"a": 6, "b": 7}, "c1")),
         calls(tool_call("shout", {"text": "42"}, "c2")),
+        calls(tool_call("load_context", {"name": "text"}, "c3")),
+        calls(tool_call("shout", {"text": "42"}, "c4")),
         say("42!"),
     ]
     agent, model = agent_for(
@@ -122,10 +124,14 @@ def test_a_two_scope_message_keeps_the_other_scopes_offered_tool(
     result = agent.invoke({"messages": [HumanMessage("multiply 6 by 7, then shout it")]})
     assert result["scope_selection"]["reason"] == "close_call"
     assert model.recorded[0]["tools"] == ["load_context", "multiply", "shout"]
-    assert model.recorded[1]["tools"] == ["load_context", "multiply", "shout", "add"]
-    assert model.recorded[2]["tools"] == ["load_context", "multiply", "shout", "reverse"]
-    assert ledger.names() == ["multiply", "shout"]  # nothing refused
+    assert model.recorded[1]["tools"] == ["load_context", "add", "multiply"]
+    refused = [m for m in result["messages"] if isinstance(m, ToolMessage) and m.status == "error"]
+    assert [json.loads(str(m.content))["error"] for m in refused] == ["tool_not_in_context"]
+    assert "load_context('text')" in json.loads(str(refused[0].content))["next_step"]
+    assert model.recorded[3]["tools"] == ["load_context", "shout", "reverse"]
+    assert ledger.names() == ["multiply", "shout"]  # the refused shout never ran
     assert result["active_context"] == "text"
+    assert result["scope_opened"]["by"] == "model"
 
 
 def test_the_top_start_offers_only_matching_tools_and_refuses_the_others(
@@ -146,13 +152,13 @@ def test_the_top_start_offers_only_matching_tools_and_refuses_the_others(
 
 
 def test_every_turn_preselection_follows_a_new_request(scopes: list[Scope]) -> None:
-    agent, model = agent_for(scopes, [say("ok"), say("ok")], preselect="every_turn")
-    first = agent.invoke({"messages": [HumanMessage("multiply two integers")]})
+    model = ScriptedChatModel(script=[say("ok"), say("ok")])
+    scoping = AttentionScopingMiddleware(scopes, preselect="every_turn", ranker="lexical")
+    agent = create_agent(model, middleware=[scoping], checkpointer=InMemorySaver())
+    thread: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    first = agent.invoke({"messages": [HumanMessage("multiply two integers")]}, thread)
     assert first["active_context"] == "math"
-    second = agent.invoke(
-        {"messages": [*first["messages"], HumanMessage("shout this text in upper case")]}
-        | {"active_context": "math"}
-    )
+    second = agent.invoke({"messages": [HumanMessage("shout this text in upper case")]}, thread)
     assert second["active_context"] == "text"
     assert model.recorded[1]["tools"] == ["load_context", "shout", "reverse"]
 

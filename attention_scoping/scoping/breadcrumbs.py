@@ -23,22 +23,34 @@ def scope_tools(catalog: ScopeCatalog, scope: str | None) -> list[str]:
     return own + [t for t in catalog.always_on if t not in own]
 
 
+def _loaded_message(scope: str, previous: str | None, reopened: bool) -> str:
+    if reopened:  # code had opened it with its reading tools only
+        return (
+            f"Context {scope!r} is now loaded by you, so its tools that change something are "
+            "available too."
+        )
+    if scope == previous:
+        return f"Context {scope!r} was already active."
+    return f"Context {scope!r} is now active."
+
+
 def loaded_payload(
-    catalog: ScopeCatalog, scope: str, previous: str | None, *, with_module: bool = False
+    catalog: ScopeCatalog,
+    scope: str,
+    previous: str | None,
+    *,
+    with_module: bool = False,
+    reopened: bool = False,
 ) -> dict[str, Any]:
     """Breadcrumb for a successful switch: what is active, what can be called, what to do;
     with `with_module`, also the scope's prompt module (cache-stable delivery: the module is
-    appended to the conversation instead of swapped into the system prompt)."""
-    already = scope == previous
+    appended to the conversation instead of swapped into the system prompt). `reopened`: the
+    scope was active but opened by code, so its writing tools appear only now."""
     payload: dict[str, Any] = {
         "status": "ok",
         "active_context": scope,
         "previous_context": previous,
-        "message": (
-            f"Context {scope!r} was already active."
-            if already
-            else f"Context {scope!r} is now active."
-        ),
+        "message": _loaded_message(scope, previous, reopened),
         "tools_now_available": scope_tools(catalog, scope),
         "next_step": (
             "Continue with the user's request now, calling these tools directly. "

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from attention_scoping.core.blast_radius import Opener, may_open
 from attention_scoping.core.errors import ErrorCode
 from attention_scoping.core.messages import MessageLike, tool_calls_of
 from attention_scoping.core.text import did_you_mean_hint
@@ -81,6 +82,44 @@ def review_load_context(
     return None
 
 
+def closed_writes(
+    catalog: ScopeCatalog, scope: str | None, opener: Opener, tools: Mapping[str, object]
+) -> frozenset[str]:
+    """The tools of `scope` kept out of view because `opener` may not open them
+    (`core.blast_radius.may_open`): when code opened the scope, its tools that write.
+    Always-on tools stay (the application chose them); `tools` maps names to tool objects."""
+    if scope is None or opener != "code":
+        return frozenset()
+    always_on = frozenset(catalog.always_on)
+    return frozenset(
+        name
+        for name in catalog.scopes[scope].tools
+        if name not in always_on and name in tools and not may_open(tools[name], opener)
+    )
+
+
+def closed_write_payload(
+    catalog: ScopeCatalog, scope: str, name: str, hidden: frozenset[str]
+) -> dict[str, Any]:
+    """Refusal of a call to a writing tool of a scope that code opened for the model: the
+    model opens writes itself, by loading the scope with `load_context`."""
+    return {
+        "error": ErrorCode.TOOL_NOT_IN_CONTEXT,
+        "tool": name,
+        "active_context": scope,
+        "message": (
+            f"{name!r} changes something and is not in view: context {scope!r} was opened for "
+            "you, so only its tools that read are shown. It was not run."
+        ),
+        "available_tools": [t for t in scope_tools(catalog, scope) if t not in hidden],
+        "contexts_with_tool": list(catalog.scopes_offering(name)),
+        "next_step": (
+            f"If the user asked for this change, call {LOAD_CONTEXT}({scope!r}) yourself, "
+            f"then call {name} again."
+        ),
+    }
+
+
 def review_call(
     catalog: ScopeCatalog,
     scope: str | None,
@@ -88,20 +127,24 @@ def review_call(
     siblings: Sequence[Mapping[str, Any]],
     *,
     extra_visible: frozenset[str] = frozenset(),
+    hidden: frozenset[str] = frozenset(),
 ) -> dict[str, Any] | None:
-    """Refusal payload for a tool call outside `scope`, or None when it may run.
+    """Refusal payload for a tool call outside what the model was shown, or None when it may
+    run.
 
     Args:
         catalog: The validated scopes.
         scope: The resolved active scope (None: unscoped).
         call: The tool call (`name`, `args`, `id`).
         siblings: All calls of the same model message, `call` included.
-        extra_visible: Registered tools outside every scope that are shown anyway.
+        extra_visible: Tools outside `scope` that are shown anyway (the start set, unscoped
+            tools shown by policy).
+        hidden: Tools of `scope` kept out of view (`closed_writes`).
     """
     name = call.get("name", "")
     if name == LOAD_CONTEXT:
         return review_load_context(catalog, call, siblings)
-    visible = catalog.visible(scope)
+    visible = catalog.visible(scope) - hidden
     if name in visible or name in extra_visible:
         return None
 
@@ -122,8 +165,11 @@ def review_call(
                 "next_step": f"Call {name} again now, with the same arguments.",
             }
 
+    if scope is not None and name in hidden:
+        return closed_write_payload(catalog, scope, name, hidden)
     next_scope = _target(switch) if switch is not None else scope
-    available = scope_tools(catalog, next_scope) + sorted(extra_visible)
+    shown = [t for t in scope_tools(catalog, next_scope) if next_scope != scope or t not in hidden]
+    available = shown + sorted(extra_visible - set(shown))
     offering = catalog.scopes_offering(name)
     if offering:
         if len(offering) == 1:
@@ -158,18 +204,24 @@ def review_call(
 
 @dataclass(frozen=True)
 class Adoption:
-    """A call that loads a scope by being made; `writes` marks the one call of the step that
-    records the switch in state (two writes in one step would conflict)."""
+    """A call that loads a scope by being made (code opens it for the model); `records` marks
+    the one call of the step that records the switch in state (two updates of one key in one
+    step would conflict)."""
 
     scope: str
-    writes: bool
+    records: bool
 
 
 def _adoptable(
-    catalog: ScopeCatalog, name: Any, offered: frozenset[str], switch: bool
+    catalog: ScopeCatalog,
+    name: Any,
+    offered: frozenset[str],
+    switch: bool,
+    writers: frozenset[str],
 ) -> str | None:
-    """The scope a call to `name` would load (its first scope), if such calls may load one."""
-    if not isinstance(name, str) or not (name in offered or switch):
+    """The scope a call to `name` would load (its first scope), if such calls may load one:
+    code opens scopes only through tools that read."""
+    if not isinstance(name, str) or name in writers or not (name in offered or switch):
         return None
     offering = catalog.scopes_offering(name)
     return offering[0] if offering else None
@@ -183,9 +235,11 @@ def adopted_scope(
     *,
     offered: frozenset[str] = frozenset(),
     switch: bool = False,
+    writers: frozenset[str] = frozenset(),
 ) -> Adoption | None:
     """Whether `call` runs by loading its tool's scope: a tool of the start set `offered` this
-    turn (outside the active scope), or any scoped tool when `switch` is on. An explicit
+    turn (outside the active scope), or any scoped tool when `switch` is on, provided it reads
+    (`writers` never adopt: a write is opened by the model's own `load_context`). An explicit
     `load_context` in the same step takes precedence; otherwise the step's first such call
     decides the scope, and calls to tools outside it are left to the scope gate (which lets
     the start set's tools run and refuses the rest)."""
@@ -199,14 +253,15 @@ def adopted_scope(
             (sib, target)
             for sib in siblings
             if sib.get("name") not in catalog.visible(scope)
-            and (target := _adoptable(catalog, sib.get("name"), offered, switch)) is not None
+            and (target := _adoptable(catalog, sib.get("name"), offered, switch, writers))
+            is not None
         ),
         None,
     )
-    if first is None or _adoptable(catalog, name, offered, switch) is None:
+    if first is None or _adoptable(catalog, name, offered, switch, writers) is None:
         return None
     leader, chosen = first
     if name not in catalog.visible(chosen):
         return None
-    writes = leader.get("id") == call.get("id") and leader.get("name") == name
-    return Adoption(chosen, writes)
+    records = leader.get("id") == call.get("id") and leader.get("name") == name
+    return Adoption(chosen, records)

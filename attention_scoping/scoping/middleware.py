@@ -33,11 +33,25 @@ from attention_scoping.adapters.tools import (
     tool_name,
     visible_tool_choice,
 )
+from attention_scoping.core.blast_radius import Opener, may_open
 from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
 from attention_scoping.core.options import check_choice
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
-from attention_scoping.scoping.gate import Adoption, adopted_scope, review_call, sibling_calls
+from attention_scoping.scoping.gate import (
+    Adoption,
+    adopted_scope,
+    closed_writes,
+    review_call,
+    sibling_calls,
+)
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
+from attention_scoping.scoping.opening import (
+    OPENED_KEY,
+    ScopeOpened,
+    opened_record,
+    read_opener,
+    same_opening,
+)
 from attention_scoping.scoping.preselect import SELECTION_KEY, ScopeChoice, names_from
 from attention_scoping.scoping.prompts import (
     DEFAULT_CORE,
@@ -70,15 +84,21 @@ DEFAULT_TOP_K = 5
 
 
 class ScopingState(AgentState[ResponseT]):
-    """Agent state extended with the active scope; input-able and checkpointed."""
+    """Agent state extended with the active scope; input-able and checkpointed. Every key the
+    scoping middleware and `load_context` write is declared here."""
 
     active_context: NotRequired[str | None]
     scope_offered: NotRequired[Annotated[list[str] | None, OmitFromInput]]
-    """Tools the start mode offered this turn while no scope was active: a call to one loads its
-    scope, and they stay in view, with that scope's tools, until the next user message."""
+    """Tools (that read) the start mode offered while no scope was active: a call to one loads
+    its scope; they leave view once a scope is loaded."""
     scope_selection: NotRequired[Annotated[dict[str, Any] | None, OmitFromInput]]
-    """The last intent pre-selection: scope, reason, margin, scores, matched tools, and the
-    user turn it was made for (`turn`)."""
+    """The last intent pre-selection: scope, reason, margin, scores, matched tools (those that
+    read), and the user turn it was made for (`turn`)."""
+    scope_opened: NotRequired[Annotated[ScopeOpened | None, OmitFromInput]]
+    """Who opened the active scope: `{"scope", "by", "turn"}` with `by` `"model"`
+    (`load_context`), `"application"` (`active_context` it set, the default scope) or `"code"`
+    (pre-selection, a start-set call, `on_foreign_tool="switch"`). A scope opened by code shows
+    only its tools that read (`core.blast_radius`)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +109,8 @@ class CallPlan:
     offered: tuple[str, ...] = ()
     choice: ScopeChoice | None = None
     updates: dict[str, Any] = field(default_factory=dict)
+    opener: Opener = "application"
+    """Who opened `scope`: with `"code"`, its tools that write stay out of view."""
 
 
 class AttentionScopingMiddleware(
@@ -263,6 +285,9 @@ class AttentionScopingMiddleware(
         self._name = name
         self._warned: set[str] = set()
         self._warned_contexts: set[str] = set()
+        self._known_tools: dict[str, Any] = {t.name: t for t in self.tools}
+        """Tool objects by name (registered and seen in requests): what the blast-radius rule
+        reads to tell the tools that write."""
 
     @property
     def name(self) -> str:
@@ -321,9 +346,13 @@ class AttentionScopingMiddleware(
         )
 
     def filter_tools(
-        self, tools: Sequence[BaseTool | dict[str, Any]], scope: str | None
+        self,
+        tools: Sequence[BaseTool | dict[str, Any]],
+        scope: str | None,
+        opener: Opener = "application",
     ) -> list[BaseTool | dict[str, Any]]:
-        """Keep the tools visible in `scope`; provider tool dicts no scope names pass through."""
+        """Keep the tools visible in `scope` as `opener` opened it (a scope opened by code keeps
+        its tools that write out of view); provider tool dicts no scope names pass through."""
         visible = self.catalog.visible(scope)
         scoped = self.catalog.scoped_names
         kept: list[BaseTool | dict[str, Any]] = []
@@ -334,6 +363,8 @@ class AttentionScopingMiddleware(
             if tname in visible:
                 if tname in always_on and not isinstance(tool, dict):
                     mark_pinned(tool)  # a gate after this middleware keeps it (adapters.PINNED)
+                elif not may_open(tool, opener):
+                    continue  # a write of a scope code opened: the model loads it itself
                 kept.append(tool)
             elif tname not in scoped:
                 if isinstance(tool, dict) or self.unscoped_tools == "show":
@@ -362,49 +393,73 @@ class AttentionScopingMiddleware(
     def visible_tool_names(
         self, state: Mapping[str, Any], tools: Sequence[BaseTool | dict[str, Any]] | None = None
     ) -> list[str]:
-        """Names of the tools the model sees in `state` (over `tools`, default: registered)."""
+        """Names of the tools the model sees in `state` (over `tools`, default: registered),
+        the start set aside."""
         pool = list(tools) if tools is not None else list(self.tools)
-        return [tool_name(t) for t in self.filter_tools(pool, self.active_scope(state))]
+        scope = self.active_scope(state)
+        opener, _ = read_opener(state, scope)
+        return [tool_name(t) for t in self.filter_tools(pool, scope, opener)]
+
+    def opener(self, state: Mapping[str, Any]) -> Opener:
+        """Who opened the scope in force for `state` (see `ScopingState.scope_opened`)."""
+        return read_opener(state, self.active_scope(state))[0]
+
+    def _remember(self, tools: Iterable[Any]) -> None:
+        """Keep the tool objects of a request: the blast-radius rule reads their metadata."""
+        for tool in tools:
+            if isinstance(tool, BaseTool):
+                self._known_tools.setdefault(tool.name, tool)
+
+    def _code_closed(self) -> frozenset[str]:
+        """Names of the known tools code may not open (those that write)."""
+        return frozenset(n for n, t in self._known_tools.items() if not may_open(t, "code"))
 
     def plan(self, request: ModelRequest[ContextT]) -> CallPlan:
-        """Decide the scope of this model call: the active one, a pre-selected one, or none
-        (then the start set is offered)."""
+        """Decide the scope of this model call and who opened it: the active one, one the
+        application just set (it wins this turn), a pre-selected one (opened by code), or none
+        (then the start set of reading tools is offered)."""
         state = request.state
         scope = self.active_scope(state)
         updates = self._repair(state) or {}
+        opener, given = read_opener(state, scope)
+        turn = current_turn(request.messages)[1]
         choice: ScopeChoice | None = None
-        mode = self.start.preselect
-        turn_start = _turn_start(request.messages)
-        if mode != "off" and (scope is None or (mode == "every_turn" and turn_start)):
+        if not given and self._preselects(scope, request.messages):
             choice = self.start.choose(intent_text(request.messages), request.tools)
-            turn = current_turn(request.messages)[1]
             updates[SELECTION_KEY] = {**choice.as_record(), "turn": turn}
             if choice.scope is not None and choice.scope != scope:
-                scope = choice.scope
+                scope, opener = choice.scope, "code"
                 updates[STATE_KEY] = scope
-        kept = start_set(state)
+        if not same_opening(state.get(OPENED_KEY), scope, opener):
+            updates[OPENED_KEY] = opened_record(scope, opener, turn) if scope is not None else None
         offered: tuple[str, ...] = ()
-        if scope is None:
+        if scope is None:  # the start set; it leaves view once a scope is loaded
             offered = tuple(self.start.offered(intent_text(request.messages), request.tools))
-        elif not turn_start:  # the turn's start set stays in view until the next user message
-            offered = kept
-        if offered != kept:
+        if offered != start_set(state):
             updates["scope_offered"] = list(offered) or None
-        return CallPlan(scope, offered, choice, updates)
+        return CallPlan(scope, offered, choice, updates, opener)
+
+    def _preselects(self, scope: str | None, messages: Sequence[Any]) -> bool:
+        """Whether this call pre-selects: while unscoped, or at a turn's first call too."""
+        mode = self.start.preselect
+        if mode == "off":
+            return False
+        return scope is None or (mode == "every_turn" and _turn_start(messages))
 
     def prepare_request(
         self, request: ModelRequest[ContextT], plan: CallPlan | None = None
     ) -> ModelRequest[ContextT]:
-        """Narrow `request` to the planned scope (and start set) and set the three-layer prompt."""
+        """Narrow `request` to the planned scope (its reading tools only, when code opened it)
+        or the start set, and set the three-layer prompt."""
         if not self.catalog.validated:
             self.catalog.validate_tools(
                 tool_name(t) for t in request.tools if not isinstance(t, dict)
             )
+        self._remember(request.tools)
         plan = plan or self.plan(request)
-        tools = self.filter_tools(request.tools, plan.scope)
+        tools = self.filter_tools(request.tools, plan.scope, plan.opener)
         if plan.offered:
-            base = tools if plan.scope is None else self.filter_tools(request.tools, None)
-            tools = with_start_set(request.tools, base, tools, plan.offered)
+            tools = with_start_set(request.tools, tools, plan.offered)
         user_prompt = request.system_message.text if request.system_message is not None else None
         module_scope = (
             self.catalog.resolve(None) if self.module_delivery == "load_context" else plan.scope
@@ -432,6 +487,7 @@ class AttentionScopingMiddleware(
         event: dict[str, Any] = {
             "type": "scope",
             "active_context": plan.scope,
+            "opened_by": plan.opener if plan.scope is not None else None,
             "tools": [tool_name(t) for t in tools],
             "registered_tools": len(request.tools),
         }
@@ -442,9 +498,12 @@ class AttentionScopingMiddleware(
         writer(event)
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
-        """A refusal `ToolMessage` when the call is outside the active scope, else None."""
+        """A refusal `ToolMessage` when the call is outside what the model was shown (another
+        scope's tool, or a tool that writes in a scope code opened), else None."""
         call = request.tool_call
         state = request.state if isinstance(request.state, Mapping) else {}
+        if request.tool is not None:
+            self._remember([request.tool])
         if self.adoption(request) is not None:
             return None
         scope = self.active_scope(state)
@@ -455,16 +514,21 @@ class AttentionScopingMiddleware(
             and not self.catalog.is_scoped(call["name"])
         ):
             extra = frozenset({call["name"]})
-        extra |= frozenset(start_set(state))  # still in view this turn
+        closed = self._code_closed()
+        extra |= frozenset(start_set(state)) - closed  # offered while unscoped
+        hidden = closed_writes(self.catalog, scope, read_opener(state, scope)[0], self._known_tools)
         siblings = sibling_calls(state.get("messages", []), call.get("id")) or [dict(call)]
-        payload = review_call(self.catalog, scope, call, siblings, extra_visible=extra)
+        payload = review_call(
+            self.catalog, scope, call, siblings, extra_visible=extra, hidden=hidden
+        )
         if payload is None:
             return None
         return refusal_message(call, payload)
 
     def adoption(self, request: ToolCallRequest) -> Adoption | None:
         """Whether this call loads a scope by being made (a tool the start set offered, or
-        another scope's tool with `on_foreign_tool="switch"`), and whether it writes it."""
+        another scope's tool with `on_foreign_tool="switch"`; tools that read only), and
+        whether it records the switch."""
         state = request.state if isinstance(request.state, Mapping) else {}
         scope = self.active_scope(state)
         offered = frozenset(start_set(state))
@@ -476,6 +540,7 @@ class AttentionScopingMiddleware(
             siblings or [dict(request.tool_call)],
             offered=offered,
             switch=self.on_foreign_tool == "switch",
+            writers=self._code_closed(),
         )
 
     # -- LangChain hooks --------------------------------------------------------------------
@@ -504,11 +569,14 @@ class AttentionScopingMiddleware(
     @override
     def tool_result(self, request: ToolCallRequest, result: ToolResult) -> ToolResult:
         """The tool's result, plus the scope switch when the call loaded its scope."""
-        return with_switch(result, self.adoption(request), request.tool_call)
+        state = request.state if isinstance(request.state, Mapping) else {}
+        turn = current_turn(state.get("messages", []))[1]
+        return with_switch(result, self.adoption(request), request.tool_call, turn)
 
     def _finish(self, request: ModelRequest[ContextT], response: Any, plan: CallPlan) -> Any:
         """Repair the model's tool calls (unique ids, invalid JSON answered) and write the
-        plan's state (a pre-selected scope, the start set, a repaired `active_context`)."""
+        plan's state (a pre-selected scope and who opened it, the start set, a repaired
+        `active_context`)."""
         response = repair_response(response, thread_call_ids(request.messages))
         update = plan.updates
         if not update:
@@ -521,23 +589,16 @@ class AttentionScopingMiddleware(
 def with_start_set(
     registered: Sequence[BaseTool | dict[str, Any]],
     base: Sequence[BaseTool | dict[str, Any]],
-    scoped: Sequence[BaseTool | dict[str, Any]],
     offered: Sequence[str],
 ) -> list[BaseTool | dict[str, Any]]:
-    """The start set as the turn's first call showed it (the unscoped `base`: always-on tools
-    and the like, plus the `offered` tools, in registration order), then the scope's other
-    tools: a scope adopted mid-turn adds its tools after the start set, so the other scopes'
-    offered tools the message also needs stay in view and the tools array keeps its prefix."""
+    """The unscoped `base` (always-on tools and the like) plus the `offered` tools, in
+    registration order."""
     names, kept = set(offered), {id(t) for t in base}
-    start = [
-        t for t in registered if id(t) in kept or (not isinstance(t, dict) and t.name in names)
-    ]
-    shown = {id(t) for t in start}
-    return start + [t for t in scoped if id(t) not in shown]
+    return [t for t in registered if id(t) in kept or (not isinstance(t, dict) and t.name in names)]
 
 
 def start_set(state: Mapping[str, Any]) -> tuple[str, ...]:
-    """The tools the start mode offered in this turn (`scope_offered`), as names."""
+    """The tools the start mode offered while no scope was active (`scope_offered`), as names."""
     return tuple(names_from(state.get("scope_offered")))
 
 
@@ -547,12 +608,13 @@ def _turn_start(messages: Sequence[Any]) -> bool:
 
 
 def with_switch(
-    result: ToolResult, adoption: Adoption | None, call: Mapping[str, Any]
+    result: ToolResult, adoption: Adoption | None, call: Mapping[str, Any], turn: str = "-1:"
 ) -> ToolResult:
-    """The tool's result, plus the scope switch when this call is the one that records it."""
-    if adoption is None or not adoption.writes:
+    """The tool's result, plus the scope switch when this call is the one that records it: the
+    scope is opened by code (in user turn `turn`), so its tools that write stay out of view."""
+    if adoption is None or not adoption.records:
         return result
-    switch = {STATE_KEY: adoption.scope}  # the start set stays in view for the rest of the turn
+    switch = {STATE_KEY: adoption.scope, OPENED_KEY: opened_record(adoption.scope, "code", turn)}
     if isinstance(result, ToolMessage):
         return Command(update={"messages": [result], **switch})
     update = result.update

@@ -1,7 +1,12 @@
-"""The `load_context` tool the model calls to switch scope, and the breadcrumbs it returns."""
+"""The `load_context` tool the model calls to switch scope, and the breadcrumbs it returns.
+
+A scope loaded here is opened by the model (`scope_opened`), so all its tools are in view,
+those that write included (`core.blast_radius`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import ToolMessage
@@ -11,11 +16,16 @@ from langgraph.types import Command
 from pydantic import Field, WithJsonSchema, create_model
 
 from attention_scoping.core.errors import render_payload
+from attention_scoping.core.messages import current_turn
 from attention_scoping.scoping.breadcrumbs import (
     STATE_KEY,
     loaded_payload,
 )
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+from attention_scoping.scoping.opening import OPENED_KEY, opened_record
+
+MESSAGES_KEY = "messages"
+"""The state key of the conversation (`load_context` reads it to name the user turn)."""
 
 
 def switch_command(
@@ -25,15 +35,22 @@ def switch_command(
     tool_call_id: str,
     *,
     with_module: bool = False,
+    opened: object = None,
+    turn: str = "-1:",
 ) -> Command[Any]:
-    """The state update of a successful `load_context`: new scope plus its breadcrumb message
-    (with `with_module`, the scope's prompt module travels in it)."""
-    message = ToolMessage(
-        render_payload(loaded_payload(catalog, scope, previous, with_module=with_module)),
-        tool_call_id=tool_call_id,
-        name=LOAD_CONTEXT,
+    """The state update of a successful `load_context`: new scope, opened by the model (in user
+    turn `turn`), plus its breadcrumb message (with `with_module`, the scope's prompt module
+    travels in it). `opened` is the record this opening replaces (`scope_opened`)."""
+    reopened = (
+        scope == previous
+        and isinstance(opened, Mapping)
+        and opened.get("scope") == scope
+        and opened.get("by") == "code"
     )
-    return Command(update={STATE_KEY: scope, "messages": [message]})
+    payload = loaded_payload(catalog, scope, previous, with_module=with_module, reopened=reopened)
+    message = ToolMessage(render_payload(payload), tool_call_id=tool_call_id, name=LOAD_CONTEXT)
+    update = {STATE_KEY: scope, OPENED_KEY: opened_record(scope, "model", turn)}
+    return Command(update={**update, "messages": [message]})
 
 
 def _name_description(catalog: ScopeCatalog, describe_scopes: bool) -> str:
@@ -68,10 +85,21 @@ def make_load_context_tool(
         ),
         tool_call_id=(Annotated[str, InjectedToolCallId], ...),
         previous=(Annotated[str | None, InjectedState(STATE_KEY)], None),
+        opened=(Annotated[dict[str, Any] | None, InjectedState(OPENED_KEY)], None),
+        messages=(Annotated[list[Any] | None, InjectedState(MESSAGES_KEY)], None),
     )
 
-    def load_context(name: str, tool_call_id: str, previous: str | None = None) -> Command[Any]:
-        return switch_command(catalog, name, previous, tool_call_id, with_module=with_module)
+    def load_context(
+        name: str,
+        tool_call_id: str,
+        previous: str | None = None,
+        opened: dict[str, Any] | None = None,
+        messages: Sequence[Any] | None = None,
+    ) -> Command[Any]:
+        turn = current_turn(messages or [])[1]
+        return switch_command(
+            catalog, name, previous, tool_call_id, with_module=with_module, opened=opened, turn=turn
+        )
 
     return StructuredTool.from_function(
         load_context,
@@ -79,7 +107,8 @@ def make_load_context_tool(
         description=(
             "Switch the agent to another context so that context's tools and instructions are "
             "loaded for the next step. Call it when the request needs a tool the current context "
-            "does not have."
+            "does not have. Tools that change something load only through your own call, for "
+            "the active context too."
         ),
         args_schema=args_schema,
     )

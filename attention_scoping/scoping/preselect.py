@@ -12,7 +12,7 @@ words), not normalised per query.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -142,18 +142,27 @@ def matched_tools(
     scope: str | None,
     *,
     min_score: float = 0.0,
+    allowed: Collection[str] | None = None,
 ) -> tuple[str, ...]:
     """The scoped tools in `ranked` (best first) scoring above 0 and at least `min_score`:
-    those of `scope`, or of every scope when it is None."""
+    those of `scope`, or of every scope when it is None; only names in `allowed` when given."""
     return tuple(
         name
         for name, score in ranked
         if score > 0
         and score >= min_score
         and not name.startswith(SCOPE_DOC_PREFIX)
+        and (allowed is None or name in allowed)
         and (owners := catalog.scopes_offering(name))
         and (scope is None or scope in owners)
     )
+
+
+def readable_choice(choice: ScopeChoice, readable: Collection[str]) -> ScopeChoice:
+    """`choice` naming only its matched tools in `readable`: code names only tools that read
+    (`core.blast_radius`), so a nudge never points at a write nobody asked for."""
+    kept = tuple(t for t in choice.tools if t in readable)
+    return choice if kept == choice.tools else replace(choice, tools=kept)
 
 
 def preselected_tools(state: Mapping[str, Any], messages: Sequence[MessageLike]) -> list[str]:
@@ -187,9 +196,11 @@ def top_tools(
     k: int,
     *,
     min_score: float = 0.0,
+    allowed: Collection[str] | None = None,
 ) -> list[str]:
     """The `k` best tools across every scope for `intent` that score at least `min_score` (and
-    above 0): the "top" start mode."""
+    above 0), among `allowed` when given: the "top" start mode."""
     if not intent.strip() or k <= 0:
         return []
-    return list(matched_tools(rank(intent, documents), catalog, None, min_score=min_score)[:k])
+    ranked = rank(intent, documents)
+    return list(matched_tools(ranked, catalog, None, min_score=min_score, allowed=allowed)[:k])

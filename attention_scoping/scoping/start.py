@@ -3,7 +3,9 @@
 The LangChain side of `preselect`: it turns the registered tools into ranking documents once,
 builds the ranker lazily (the gate's hybrid ranker when the `gate` extra is installed, a
 dependency-free lexical ranker otherwise), and answers two questions per model call: which scope
-does this message clearly ask for, and, when none, which tools to start with.
+does this message clearly ask for, and, when none, which tools to start with. Both are code
+deciding for the model, so both name only tools that read (`core.blast_radius`): every tool
+still ranks the scopes, but a start set and a choice's matched tools never hold a writing one.
 """
 
 from __future__ import annotations
@@ -14,10 +16,17 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from attention_scoping.adapters.tools import specs_from_tools
+from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.text import lexical_tokens
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
-from attention_scoping.scoping.preselect import Rank, ScopeChoice, preselect, scope_documents
+from attention_scoping.scoping.preselect import (
+    Rank,
+    ScopeChoice,
+    preselect,
+    readable_choice,
+    scope_documents,
+)
 from attention_scoping.scoping.preselect import top_tools as rank_top_tools
 
 logger = logging.getLogger(__name__)
@@ -162,7 +171,7 @@ class ScopeStart:
         self._ranker_spec = ranker
         self._rank: Rank | None = None
         self.ranker_label = ""
-        self._docs: tuple[tuple[str, ...], list[ToolSpec]] | None = None
+        self._docs: tuple[tuple[str, ...], list[ToolSpec], frozenset[str]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -170,7 +179,8 @@ class ScopeStart:
         """Whether any call will rank (pre-selection on, or the `top` start)."""
         return self.preselect != "off" or self.start == "top"
 
-    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, list[ToolSpec]]:
+    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, list[ToolSpec], frozenset[str]]:
+        """The ranker, the ranking documents of `tools`, and the names code may put in view."""
         with self._lock:
             if self._rank is None:
                 self._rank, self.ranker_label, kind = resolve_rank(self._ranker_spec)
@@ -180,23 +190,37 @@ class ScopeStart:
             objects = [t for t in tools if not isinstance(t, dict)]
             key = tuple(getattr(t, "name", "") for t in objects)
             if self._docs is None or self._docs[0] != key:
-                self._docs = (key, scope_documents(self.catalog, specs_from_tools(objects)))
-            return self._rank, self._docs[1]
+                docs = scope_documents(self.catalog, specs_from_tools(objects))
+                readable = frozenset(t.name for t in objects if may_open(t, "code"))
+                self._docs = (key, docs, readable)
+            return self._rank, self._docs[1], self._docs[2]
 
     def choose(self, intent: str, tools: Sequence[Any]) -> ScopeChoice:
-        """Pre-select a scope for `intent` over the registered `tools`."""
-        rank, docs = self._ranking(tools)
-        return preselect(
+        """Pre-select a scope for `intent` over the registered `tools` (every tool ranks the
+        scopes; the choice names only the matched tools that read)."""
+        rank, docs, readable = self._ranking(tools)
+        choice = preselect(
             intent, self.catalog, docs, rank, margin=self.margin, min_score=self.min_score
         )
+        return readable_choice(choice, readable)
 
     def offered(self, intent: str, tools: Sequence[Any]) -> list[str]:
-        """The start set of tools (beyond always-on ones) for an unscoped call."""
+        """The start set of tools (beyond always-on ones) for an unscoped call: tools that
+        read, among the registered `tools`."""
         if self.start == "index":
             return []
         if self.start == "all":
-            return sorted({t for s in self.catalog.scopes.values() for t in s.tools})
-        rank, docs = self._ranking(tools)
+            readable = frozenset(
+                t.name for t in tools if not isinstance(t, dict) and may_open(t, "code")
+            )
+            return sorted({t for s in self.catalog.scopes.values() for t in s.tools} & readable)
+        rank, docs, readable = self._ranking(tools)
         return rank_top_tools(
-            intent, self.catalog, docs, rank, self.top_k, min_score=self.min_score
+            intent,
+            self.catalog,
+            docs,
+            rank,
+            self.top_k,
+            min_score=self.min_score,
+            allowed=readable,
         )
