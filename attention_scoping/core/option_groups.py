@@ -53,7 +53,8 @@ def resolve_group(
         return value
     if isinstance(value, str) and value in presets:
         return presets[value]
-    msg = f"{label} must be {choices_text(presets)} or a {group.__name__}(...), not {value!r}"
+    named = f"{choices_text(presets)} or " if presets else ""
+    msg = f"{label} must be {named}a {group.__name__}(...), not {value!r}"
     raise error(msg)
 
 

@@ -187,13 +187,13 @@ class AttentionScopingMiddleware(
         """
         super().__init__()
         moved = regroup(type(self).__name__, deprecated, MOVED, error=ScopeConfigError)
-        navigation = with_fields(
+        nav = with_fields(
             resolve_group(
                 "navigation", navigation, Navigation, NAVIGATION_PRESETS, ScopeConfigError
             ),
             moved.get("navigation"),
         )
-        layout = with_fields(
+        lay = with_fields(
             resolve_group("layout", layout, Layout, LAYOUT_PRESETS, ScopeConfigError),
             moved.get("layout"),
         )
@@ -208,26 +208,26 @@ class AttentionScopingMiddleware(
             )
         check_choice("unscoped_tools", unscoped_tools, UnscopedPolicy)
         check_choice("invalid_context", invalid_context, InvalidContextPolicy)
-        self.navigation: Navigation = navigation
+        self.navigation: Navigation = nav
         """The navigation options in force (presets resolved)."""
-        self.layout: Layout = layout
+        self.layout: Layout = lay
         """The layout options in force (presets resolved)."""
-        self.prompt_layout: PromptLayout = layout.prompt
+        self.prompt_layout: PromptLayout = lay.prompt
         """How the system prompt is laid out."""
-        self.module_delivery: ModuleDelivery = layout.delivery
+        self.module_delivery: ModuleDelivery = lay.delivery
         """Where the active scope's prompt module is delivered."""
-        self.core_prompt = layout.core
+        self.core_prompt = lay.core
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools
         self.invalid_context: InvalidContextPolicy = invalid_context
         """Policy for a stale or mistyped `active_context`."""
-        self.on_foreign_tool: ForeignToolPolicy = navigation.on_foreign_tool
+        self.on_foreign_tool: ForeignToolPolicy = nav.on_foreign_tool
         """Policy for a call to another scope's tool."""
-        self.start = ScopeStart(self.catalog, **navigation.start_options())
+        self.start = ScopeStart(self.catalog, **nav.start_options())
         """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
-        self.index = capability_index(self.catalog, layout.header)
+        self.index = capability_index(self.catalog, lay.header)
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(
             self.catalog,
