@@ -53,8 +53,9 @@ def resolve_group(
         return value
     if isinstance(value, str) and value in presets:
         return presets[value]
-    named = f"{choices_text(presets)} or " if presets else ""
-    msg = f"{label} must be {named}a {group.__name__}(...), not {value!r}"
+    valid = [f"'{name}'" for name in presets] + [f"a {group.__name__}(...)"]
+    listed = valid[0] if len(valid) == 1 else f"{', '.join(valid[:-1])} or {valid[-1]}"
+    msg = f"{label} must be {listed}, not {value!r}"
     raise error(msg)
 
 
