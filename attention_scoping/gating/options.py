@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, get_args
 
 from attention_scoping.core.option_groups import Moved, check_option
 from attention_scoping.gating.disclosure import PoolMode
@@ -62,7 +62,7 @@ class Promotion:
     user turn and keeps that tools array for the turn's later calls, adding only tools the model
     was refused, so a provider's prompt cache keeps the turn's prefix (docs/cost.md)."""
 
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"decide_per": ("call", "turn")}
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"decide_per": get_args(DecidePer)}
 
     def __post_init__(self) -> None:
         """Refuse an unknown `decide_per` or a count out of range."""
@@ -91,7 +91,7 @@ class SummaryPool:
     budget_tokens: int | None = None
     """Token budget of the `auto` pool (None: `DEFAULT_POOL_BUDGET`); only with `"auto"`."""
 
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"mode": ("auto", "catalog", "scope", "off")}
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"mode": get_args(PoolMode)}
 
     def __post_init__(self) -> None:
         """Refuse an unknown mode, a negative budget, or a budget no pool reads."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from langchain_core.messages import BaseMessage
 
@@ -99,7 +99,7 @@ class Nudging:
     announces an action it did not take (None: `middleware.honest_answer`). Any other answer
     stands."""
 
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"role": ("user", "system")}
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"role": get_args(NudgeRole)}
 
     def __post_init__(self) -> None:
         """Refuse an unknown role."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 from attention_scoping.core.option_groups import Moved, check_option, choices_text
 from attention_scoping.core.tool import ToolSpec
@@ -83,7 +83,7 @@ class Navigation:
     CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {
         "preselect": PRESELECT_MODES,
         "start": START_MODES,
-        "on_foreign_tool": ("refuse", "switch"),
+        "on_foreign_tool": get_args(ForeignToolPolicy),
     }
 
     def __post_init__(self) -> None:
@@ -197,8 +197,8 @@ class Layout:
     index."""
 
     CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {
-        "prompt": ("layered", "compact"),
-        "module_delivery": ("system_prompt", "load_context"),
+        "prompt": get_args(PromptLayout),
+        "module_delivery": get_args(ModuleDelivery),
     }
 
     def __post_init__(self) -> None:
