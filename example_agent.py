@@ -54,6 +54,7 @@ from attention_scoping import (
     GATE_EXTRA_HINT,
     LOAD_CONTEXT,
     AttentionScopingMiddleware,
+    Layout,
     Scope,
     ScopeConfigError,
 )
@@ -456,11 +457,10 @@ def build_agent(
             scoping = AttentionScopingMiddleware(
                 scopes,
                 always_on=ALWAYS_ON,
-                core_prompt=core + WRITE_TOOLS_PROMPT,
-                prompt_layout=prompt_layout,
+                layout=Layout(prompt_layout, core_prompt=core + WRITE_TOOLS_PROMPT),
             )
         else:
-            scoping = AttentionScopingMiddleware(scopes, prompt_layout=prompt_layout)
+            scoping = AttentionScopingMiddleware(scopes, layout=prompt_layout)
     except ScopeConfigError as exc:
         msg = f"--mcp: {exc}"
         raise SetupError(msg) from exc

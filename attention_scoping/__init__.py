@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
     from attention_scoping.gateway.tools import ToolGateway
     from attention_scoping.gating.middleware import ToolAttentionMiddleware
+    from attention_scoping.gating.options import Promotion, SummaryPool
     from attention_scoping.hesitation.middleware import HesitationMiddleware
+    from attention_scoping.hesitation.options import Grounding, Nudging, Radar
     from attention_scoping.hesitation.radar import Hesitation, detect_hesitation
     from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
     from attention_scoping.scoping.breadcrumbs import STATE_KEY
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
         UnknownScopeError,
     )
     from attention_scoping.scoping.middleware import AttentionScopingMiddleware, ScopingState
+    from attention_scoping.scoping.options import Layout, Navigation
     from attention_scoping.scoping.prompts import PromptLayers, load_prompt_dir, read_prompt
 
 __version__ = "0.1.0"
@@ -40,14 +43,21 @@ _EXPORTS = {
     "ApprovalGate": "approval.middleware",
     "ApprovalMiddleware": "approval.middleware",
     "AttentionScopingMiddleware": "scoping.middleware",
+    "Grounding": "hesitation.options",
     "Hesitation": "hesitation.radar",
     "HesitationMiddleware": "hesitation.middleware",
+    "Layout": "scoping.options",
+    "Navigation": "scoping.options",
+    "Nudging": "hesitation.options",
+    "Promotion": "gating.options",
     "PromptLayers": "scoping.prompts",
+    "Radar": "hesitation.options",
     "RepeatedCallMiddleware": "hesitation.repeats",
     "Scope": "scoping.catalog",
     "ScopeCatalog": "scoping.catalog",
     "ScopeConfigError": "scoping.catalog",
     "ScopingState": "scoping.middleware",
+    "SummaryPool": "gating.options",
     "ToolAttentionMiddleware": "gating.middleware",
     "ToolGateway": "gateway.tools",
     "UnknownScopeError": "scoping.catalog",
@@ -62,14 +72,21 @@ __all__ = [
     "ApprovalGate",
     "ApprovalMiddleware",
     "AttentionScopingMiddleware",
+    "Grounding",
     "Hesitation",
     "HesitationMiddleware",
+    "Layout",
+    "Navigation",
+    "Nudging",
+    "Promotion",
     "PromptLayers",
+    "Radar",
     "RepeatedCallMiddleware",
     "Scope",
     "ScopeCatalog",
     "ScopeConfigError",
     "ScopingState",
+    "SummaryPool",
     "ToolAttentionMiddleware",
     "ToolGateway",
     "UnknownScopeError",

@@ -14,6 +14,7 @@ import argparse
 
 from rich.console import Console
 
+from attention_scoping import Layout
 from attention_scoping.measure.eval import EvalOptions, register_strategy, run_eval
 from attention_scoping.measure.eval.endpoint import chat_model, resolve_endpoint
 from attention_scoping.measure.eval.report import render, write_json
@@ -37,7 +38,7 @@ def main() -> None:
     args = parser.parse_args()
     register_strategy(
         "scoped-toolfirst",
-        scoped_builder(core_prompt=TOOL_FIRST_CORE),
+        scoped_builder(layout=Layout(core_prompt=TOOL_FIRST_CORE)),
         "scoped, core prompt without 'answer directly'",
         needs_scopes=True,
     )

@@ -76,15 +76,15 @@ def _agent(config: str, model: Any) -> Any:
             system_prompt=CORE_PROMPT + "\n\n" + modules,
             checkpointer=InMemorySaver(),
         )
-    delivery: Literal["system_prompt", "load_context"] = (
-        "load_context" if "module in load_context" in config else "system_prompt"
+    layout: Literal["stable", "layered"] = (
+        "stable" if "module in load_context" in config else "layered"
     )
-    middleware: list[Any] = [AttentionScopingMiddleware(scopes, module_delivery=delivery)]
+    middleware: list[Any] = [AttentionScopingMiddleware(scopes, layout=layout)]
     if "gate" in config:
         from attention_scoping.gating import ToolAttentionMiddleware
 
-        per: Literal["call", "turn"] = "turn" if "per turn" in config else "call"
-        middleware.append(ToolAttentionMiddleware(k=1, summary_pool="scope", decide_per=per))
+        per: Literal["per_call", "per_turn"] = "per_turn" if "per turn" in config else "per_call"
+        middleware.append(ToolAttentionMiddleware(k=1, summary_pool="scope", promotion=per))
     return create_agent(
         model, system_prompt=CORE_PROMPT, middleware=middleware, checkpointer=InMemorySaver()
     )

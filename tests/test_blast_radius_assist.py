@@ -117,7 +117,8 @@ def test_a_pasted_instruction_gets_no_hint_or_nudge_toward_the_write(form: Form)
     agent, model = hesitation_agent(scopes, [summary, summary], ranker=rank, form=form, **PICK)
     agent.invoke({"messages": [HumanMessage(PASTED)]}, CONFIG)
     state = agent.get_state(CONFIG).values
-    assert "send_email" in state["scope_selection"]["tools"]  # pre-selection matched the write
+    # pre-selection ranked the write first; scoping records only the reads it matched
+    assert state["scope_selection"]["tools"] == ["read_email"]
     sent = notes(model)
     assert sent and all("send_email" not in text for text in sent)  # reads only are named
     assert "`read_email`" in sent[0]
@@ -132,7 +133,7 @@ def test_when_only_a_write_matches_nothing_is_hinted_or_nudged(form: Form) -> No
     rank = fixed_rank({"send_email": 0.5})
     agent, model = hesitation_agent(scopes, [reply, say("unused")], ranker=rank, form=form, **PICK)
     agent.invoke({"messages": [HumanMessage(PASTED)]}, CONFIG)
-    assert agent.get_state(CONFIG).values["scope_selection"]["tools"] == ["send_email"]
+    assert agent.get_state(CONFIG).values["scope_selection"]["tools"] == []  # reads only
     assert notes(model) == [] and len(model.recorded) == 1 and RAN == []
 
 
@@ -144,13 +145,16 @@ def test_a_stall_on_a_write_in_view_is_not_nudged_and_the_model_may_still_call_i
     scopes = [Scope("mail", "send email messages", tools=mail)]
     stall = say("I can send_email with to, subject and body. Shall I send it?")
     agent, model = scoped_agent(scopes, [stall, say("unused")], form)
-    agent.invoke({"messages": [HumanMessage("send an email to bob saying hi")]}, CONFIG)
+    # the application opened the mail scope, so its write is in view
+    ask = {"messages": [HumanMessage("send an email to bob saying hi")], "active_context": "mail"}
+    agent.invoke(ask, CONFIG)
+    assert "send_email" in model.recorded[0]["tools"]
     assert notes(model) == [] and len(model.recorded) == 1  # the model's question stands
     assert agent.get_state(CONFIG).values["messages"][-1].text == stall.text
     # the model calls the write itself: nothing stops it (approval is another layer's job)
     script = [calls(tool_call("send_email", {"query": "hi"})), say("Sent.")]
     agent2, _ = scoped_agent(scopes, script, form)
-    agent2.invoke({"messages": [HumanMessage("send an email to bob saying hi")]}, CONFIG)
+    agent2.invoke(ask, CONFIG)
     assert RAN == ["send_email"]
 
 

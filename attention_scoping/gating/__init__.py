@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     )
     from attention_scoping.gating.gate import Decision, Verdict
     from attention_scoping.gating.middleware import ToolAttentionMiddleware, explain
+    from attention_scoping.gating.options import Promotion, SummaryPool
     from attention_scoping.gating.ranking import (
         BM25Ranker,
         DenseRanker,
@@ -46,8 +47,10 @@ _EXPORTS = {
     "HybridRanker": "ranking",
     "LangChainEncoder": "encoders",
     "MiniLMOnnxEncoder": "encoders",
+    "Promotion": "options",
     "Ranker": "ranking",
     "SentenceTransformerEncoder": "encoders",
+    "SummaryPool": "options",
     "ToolAttentionMiddleware": "middleware",
     "Verdict": "gate",
 }
@@ -64,8 +67,10 @@ __all__ = [
     "HybridRanker",
     "LangChainEncoder",
     "MiniLMOnnxEncoder",
+    "Promotion",
     "Ranker",
     "SentenceTransformerEncoder",
+    "SummaryPool",
     "ToolAttentionMiddleware",
     "Verdict",
     "build_ranker",

@@ -6,7 +6,7 @@ import asyncio
 import hashlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -27,7 +27,7 @@ from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_messag
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text
-from attention_scoping.core.options import check_choice
+from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.gating.disclosure import (
@@ -47,6 +47,21 @@ from attention_scoping.gating.gate import (
     used_tools,
 )
 from attention_scoping.gating.index import ToolIndex
+from attention_scoping.gating.options import DEFAULT_K as DEFAULT_K
+from attention_scoping.gating.options import DEFAULT_POOL_BUDGET as DEFAULT_POOL_BUDGET
+from attention_scoping.gating.options import (
+    DEFAULT_PROMOTION,
+    DEFAULT_SUMMARY_POOL,
+    MOVED,
+    POOL_PRESETS,
+    PROMOTION_PRESETS,
+    PoolPreset,
+    Promotion,
+    PromotionPreset,
+    SummaryPool,
+)
+from attention_scoping.gating.options import DEFAULT_THRESHOLD as DEFAULT_THRESHOLD
+from attention_scoping.gating.options import DecidePer as DecidePer
 from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
 from attention_scoping.gating.state import GateState
@@ -57,26 +72,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_K = 5
-"""Tools promoted by similarity per call (measured: recall@5 0.93 on 1,032 real tools)."""
-
-DEFAULT_THRESHOLD = None
-"""Minimum ranker score to be promoted; None: the ranker's `default_threshold` (0.5 over the
-default hybrid's calibrated 0-1 scores), else 0."""
-
-DEFAULT_POOL_BUDGET = 2500
-"""Tokens the `auto` summary pool may take (about 140 tools of one-line summaries); above it
-the pool is left out. Measured with `attention-scoping simulate`: on a 120-tool catalog the pool
-(~2,100 tokens) turns every tool the ranking misses into a refused call and a retry instead of
-a failure; on 1,032 tools it would cost 21,700 tokens per call, so it stays off."""
-
 TRACE_DEPTH = 3
 """The stored trace keeps every shown tool and hidden ones ranked up to TRACE_DEPTH x k."""
-
-
-DecidePer = Literal["call", "turn"]
-"""How often the gate decides: before every model call, or once per user turn (cache-stable:
-every call of a turn gets the same tools array, grown only by tools the model was refused)."""
 
 
 def _fingerprint(names: Sequence[str]) -> str:
@@ -121,19 +118,15 @@ class ToolAttentionMiddleware(
         *,
         ranker: RankerSpec = "default",
         k: int = DEFAULT_K,
-        threshold: float | None = DEFAULT_THRESHOLD,
+        promotion: Promotion | PromotionPreset = DEFAULT_PROMOTION,
+        summary_pool: SummaryPool | PoolPreset = DEFAULT_SUMMARY_POOL,
         pinned: Iterable[str] = (),
         preconditions: Mapping[str, Precondition] | None = None,
-        intent_turns: int = 1,
-        sticky_turns: int = 2,
-        detect_names: bool = True,
-        summary_pool: PoolMode = "auto",
-        pool_budget_tokens: int = DEFAULT_POOL_BUDGET,
         tools: Iterable[BaseTool] | None = None,
         cache: VectorCache | None = None,
         emit_events: bool = True,
-        decide_per: DecidePer = "call",
         name: str | None = None,
+        **deprecated: Any,
     ) -> None:
         """Configure the gate.
 
@@ -142,56 +135,64 @@ class ToolAttentionMiddleware(
                 extra is missing), `"hybrid"`, `"dense"`, `"bm25"`, an `Encoder`, a LangChain
                 `Embeddings`, or any `Ranker`.
             k: Similarity-ranked tools per call (named and requested tools take slots first).
-            threshold: Minimum ranker score to be promoted (hybrid scores are 0-1 per call);
-                default: the ranker's own (`default_threshold`, 0.5 for the default hybrid).
+            promotion: What else is promoted and how often the gate decides: a
+                `Promotion(threshold=, intent_turns=, sticky_turns=, detect_names=,
+                decide_per=)` or a preset, `"per_call"` (default) or `"per_turn"` (decide once
+                per user turn, so a provider's prompt cache keeps the turn's prefix).
+            summary_pool: One-line summaries of the tools held back: a
+                `SummaryPool(mode, budget_tokens=)` or a mode, `"auto"` (this call's
+                candidates, if within the budget; default), `"scope"`, `"catalog"` (every tool
+                the gate knows) or `"off"`.
             pinned: Tools always sent, besides `load_context` and tools whose metadata says
                 `pinned=True` (the scoping middleware marks its always-on tools so).
             preconditions: `{tool: callable(state) -> bool | {"state_key": value}}`; a tool's
                 `metadata["preconditions"]` works too.
-            intent_turns: How many recent user messages form the intent.
-            sticky_turns: Tools called during the last this-many user turns stay promoted
-                (default 2: this turn and the previous one, so "now do the same for X" keeps
-                the tool it refers to).
-            detect_names: Promote tools the user names (exact or near-exact identifiers).
-            summary_pool: `"auto"` (this call's candidates, if within `pool_budget_tokens`),
-                `"scope"`, `"catalog"` (every tool the gate knows) or `"off"`.
-            pool_budget_tokens: Token budget of the `auto` pool.
             tools: Tools to index up front (also the `catalog` pool before they are seen).
             cache: Where tool vectors are cached (default `~/.cache/attention-scoping`).
             emit_events: Write a `{"type": "gate", ...}` custom stream event per model call.
-            decide_per: `"call"` decides before every model call; `"turn"` decides at the first
-                call of each user turn and keeps that tools array for the turn's later calls,
-                adding only tools the model was refused, so a provider's prompt cache keeps the
-                turn's prefix (see docs/cost.md).
             name: Middleware name, to use two gates in one agent.
+            **deprecated: The keyword options of 0.1 that moved into `promotion`
+                (`threshold`, `intent_turns`, `sticky_turns`, `detect_names`, `decide_per`) and
+                `summary_pool` (`pool_budget_tokens`): accepted for one release with a
+                `DeprecationWarning` naming the new spelling.
 
         Raises:
-            ValueError: a bad `k`, `threshold`, `summary_pool`, ranker or precondition.
+            ValueError: a bad `k`, preset, option value, ranker or precondition, or options
+                that contradict each other.
+            TypeError: A keyword argument that does not exist.
         """
         super().__init__()
-        if k < 0 or intent_turns < 1 or sticky_turns < 0 or pool_budget_tokens < 0:
-            msg = (
-                f"need k >= 0, intent_turns >= 1, sticky_turns >= 0, pool_budget_tokens >= 0; "
-                f"got k={k}, intent_turns={intent_turns}, sticky_turns={sticky_turns}, "
-                f"pool_budget_tokens={pool_budget_tokens}"
-            )
+        moved = regroup(type(self).__name__, deprecated, MOVED)
+        promo = with_fields(
+            resolve_group("promotion", promotion, Promotion, PROMOTION_PRESETS),
+            moved.get("promotion"),
+        )
+        pool = with_fields(
+            resolve_group("summary_pool", summary_pool, SummaryPool, POOL_PRESETS),
+            moved.get("summary_pool"),
+        )
+        if k < 0:
+            msg = f"need k >= 0, not k={k!r}"
             raise ValueError(msg)
-        check_choice("decide_per", decide_per, DecidePer)
-        self.decide_per: DecidePer = decide_per
-        check_choice("summary_pool", summary_pool, PoolMode)
+        self.promotion: Promotion = promo
+        """The promotion options in force (preset resolved)."""
+        self.pool_options: SummaryPool = pool
+        """The summary-pool options in force (preset resolved)."""
+        self.decide_per: DecidePer = promo.decide_per
         self.index = ToolIndex(build_ranker(ranker, cache))
         """The tool registry and its fitted ranker."""
         self.k = k
+        threshold = promo.threshold
         if threshold is None:
             threshold = getattr(self.index.ranker, "default_threshold", 0.0)
         self.threshold = float(threshold)
         self.pinned = frozenset(pinned) | {LOAD_CONTEXT}
         self.preconditions = validate(preconditions or {})
-        self.intent_turns = intent_turns
-        self.sticky_turns = sticky_turns
-        self.detect_names = detect_names
-        self.summary_pool: PoolMode = summary_pool
-        self.pool_budget_tokens = pool_budget_tokens
+        self.intent_turns = promo.intent_turns
+        self.sticky_turns = promo.sticky_turns
+        self.detect_names = promo.detect_names
+        self.summary_pool: PoolMode = pool.mode
+        self.pool_budget_tokens = pool.budget
         self.emit_events = emit_events
         self._name = name
         self._pools: dict[tuple[str, ...], tuple[str, int]] = {}

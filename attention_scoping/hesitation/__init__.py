@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         is_nudge,
     )
     from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
+    from attention_scoping.hesitation.options import Grounding, Nudging, Radar
     from attention_scoping.hesitation.pending import (
         META_TOOLS,
         NUDGE_MARK,
@@ -66,6 +67,7 @@ _EXPORTS = {
     "current_turn": "pending",
     "detect_hesitation": "radar",
     "gateway_disclosures": "pending",
+    "Grounding": "options",
     "Hesitation": "radar",
     "HesitationGraphState": "middleware",
     "HesitationMarkers": "radar",
@@ -75,6 +77,8 @@ _EXPORTS = {
     "make_hesitation_node": "node",
     "is_nudge": "middleware",
     "NUDGE_MARK": "pending",
+    "Nudging": "options",
+    "Radar": "options",
     "HesitationState": "state",
     "honest_answer": "middleware",
     "nudge_text": "pending",
@@ -100,6 +104,7 @@ __all__ = [
     "NUDGE_MARK",
     "RULES",
     "STATE_KEY",
+    "Grounding",
     "Hesitation",
     "HesitationGraphState",
     "HesitationMarkers",
@@ -107,8 +112,10 @@ __all__ = [
     "HesitationNodeMiddleware",
     "HesitationPolicy",
     "HesitationState",
+    "Nudging",
     "ParamInfo",
     "Pending",
+    "Radar",
     "RepeatedCallMiddleware",
     "Rule",
     "SchemaInfo",

@@ -34,7 +34,6 @@ Two forms, one policy (the base class `HesitationPolicy`):
 from __future__ import annotations
 
 import logging
-import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -54,13 +53,26 @@ from typing_extensions import override
 
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
-from attention_scoping.core.options import check_choice
+from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
+from attention_scoping.hesitation.options import (
+    DEFAULT_GROUNDING,
+    DEFAULT_MAX_NUDGES,
+    DEFAULT_NUDGING,
+    DEFAULT_RADAR,
+    GROUNDING_PRESETS,
+    MOVED,
+    Grounding,
+    GroundingPreset,
+    Nudging,
+    Radar,
+)
+from attention_scoping.hesitation.options import ExpectToolCall as ExpectToolCall
+from attention_scoping.hesitation.options import NudgeRole as NudgeRole
 from attention_scoping.hesitation.pending import (
-    META_TOOLS,
     NUDGE_MARK,
     Pending,
     bound_disclosures,
@@ -71,14 +83,11 @@ from attention_scoping.hesitation.pending import (
     ungrounded_text,
 )
 from attention_scoping.hesitation.radar import (
-    DEFAULT_MARKERS,
-    DEFAULT_THRESHOLD,
     Hesitation,
-    HesitationMarkers,
     detect_hesitation,
 )
 from attention_scoping.hesitation.state import STATE_KEY, HesitationState
-from attention_scoping.scoping.preselect import SELECTION_KEY, preselected_tools
+from attention_scoping.scoping.preselect import SELECTION_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -93,10 +102,6 @@ __all__ = [
     "honest_answer",
 ]
 
-NudgeRole = Literal["user", "system"]
-ExpectToolCall = Callable[[Mapping[str, Any], Sequence[BaseMessage]], Sequence[str]]
-"""`(state, messages) -> tool names`: the tools the user's current message needs, best first
-(empty: no expectation). A reply that calls none of them before any tool ran is nudged once."""
 UNGROUNDED = "ungrounded"
 """The signal (and think-event reason) of an answer given without the expected tool call."""
 NAMED_NOT_CALLED = "named_not_called"
@@ -211,86 +216,78 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
     def __init__(
         self,
         *,
-        max_nudges: int = 2,
-        markers: HesitationMarkers = DEFAULT_MARKERS,
-        threshold: float = DEFAULT_THRESHOLD,
-        watch_bound_tools: bool = True,
-        ignore_tools: Sequence[str] = tuple(sorted(META_TOOLS)),
-        skip_when_user_asks: re.Pattern[str] | None = ASKS_ABOUT_TOOLS,
-        nudge: Callable[[Sequence[Pending], Hesitation], str] | None = None,
-        give_up: Callable[[Sequence[str], str], str] = honest_answer,
-        emit_events: bool = True,
-        nudge_writes: bool = False,
+        max_nudges: int = DEFAULT_MAX_NUDGES,
         approval_follows: bool = False,
-        nudge_role: NudgeRole = "user",
-        expect_tool_call: ExpectToolCall | None = preselected_tools,
-        hint_expected: bool = True,
+        radar: Radar = DEFAULT_RADAR,
+        nudging: Nudging = DEFAULT_NUDGING,
+        grounding: Grounding | GroundingPreset = DEFAULT_GROUNDING,
+        emit_events: bool = True,
         name: str | None = None,
+        **deprecated: Any,
     ) -> None:
         """Configure the radar and the loop.
 
         Args:
             max_nudges: Nudges per user turn before the model's answer stands (0 = never
                 nudge).
-            markers: Phrase markers of the radar (`radar.DEFAULT_MARKERS`: English).
-            threshold: Radar score at or above which a message is a stall.
-            watch_bound_tools: Also treat the schemas bound to the call (promoted or visible
-                tools) as disclosed, while no action tool has run in the turn.
-            ignore_tools: Tools whose schemas never count (navigation and gateway tools).
-            skip_when_user_asks: A user message matching it asks about tools (or forbids
-                running them): its answers are not judged. None judges everything. Other user
-                messages are passed to the radar as `request=`, so it can tell a requested
-                text, explanation or draft, or a question about a value the request lacks,
-                from a stall.
-            nudge: `(pending, verdict) -> text` of the nudge (default: `default_nudge`, a
-                runtime note that is never the user's consent).
-            give_up: `(tool names, stalled text) -> final answer` when, after the bound, the
-                model still announces an action it did not take. Any other answer stands.
-            emit_events: Write think events to the custom stream.
-            nudge_writes: The application opts in to stall nudges toward tools that write (by
-                default such a stall is left as the model's answer). Never the hint or the
-                ungrounded nudge: those come from pre-selection and name reads only.
             approval_follows: An approval tier (`ApprovalMiddleware`, `HumanInTheLoopMiddleware`)
                 comes after this middleware in the stack. Kept for compatibility; it no longer
                 changes anything: an approval tier does not let code nudge toward a write (the
                 blast-radius rule), and a nudge says "asks the user for approval" from the
                 tool's own metadata (`core.tool.approval_required`).
-            nudge_role: Send the nudge as a `"user"` message (every provider accepts it; its
-                text says it is a runtime note) or a `"system"` message (for providers that
-                accept system messages mid-conversation).
-            expect_tool_call: `(state, messages) -> tool names` the current user message
-                needs. When it names bound tools and the turn's first reply answers in text
-                with no tool call, that ungrounded answer is hidden and nudged once toward
-                them. The default, `preselected_tools`, reads the tools that the intent
-                pre-selection of `AttentionScopingMiddleware` matched to this turn's message
-                (place this middleware after it); without one it expects nothing. None turns
-                the check off.
-            hint_expected: Before the turn's first reply, add a runtime note that names the
-                expected tools (by name, best first) and asks for a call to the one that
-                answers the request. It is part of that model request only, never of the
-                state. A model that would answer from memory calls the tool on its first
-                reply, instead of after a hidden reply and a nudge (one model call fewer).
+            radar: What counts as a stall: `Radar(threshold=, markers=, watch_bound_tools=,
+                ignore_tools=, skip_when_user_asks=)` (see `hesitation.options`).
+            nudging: How a stall is nudged: `Nudging(role=, writes=, text=, give_up=)`; the
+                default sends a runtime note as a user message, never the user's consent, and
+                never pushes toward a tool that writes (`Nudging(writes=True)`: the application
+                opts in to stall nudges toward writes; never the hint or the ungrounded nudge).
+            grounding: A first reply that answers without the tool the message needs:
+                `Grounding(expect_tool_call=, hint=)` or a preset, `"hint"` (default: name the
+                tools that scope pre-selection matched before the first reply, and nudge a
+                reply that skips them once), `"check"` (only the nudge) or `"off"`.
+            emit_events: Write think events to the custom stream.
             name: Middleware name, to add two instances to one agent.
+            **deprecated: The keyword options of 0.1 that moved into `radar` (`markers`,
+                `threshold`, `watch_bound_tools`, `ignore_tools`, `skip_when_user_asks`),
+                `nudging` (`nudge`, `give_up`, `nudge_writes`, `nudge_role`) and `grounding`
+                (`expect_tool_call`, `hint_expected`): accepted for one release with a
+                `DeprecationWarning` naming the new spelling.
+
+        Raises:
+            ValueError: A bad count, preset or option value, or options that contradict.
+            TypeError: A keyword argument that does not exist.
         """
         super().__init__()
+        moved = regroup(type(self).__name__, deprecated, MOVED)
+        radar = with_fields(resolve_group("radar", radar, Radar, {}), moved.get("radar"))
+        nudging = with_fields(resolve_group("nudging", nudging, Nudging, {}), moved.get("nudging"))
+        expects = with_fields(
+            resolve_group("grounding", grounding, Grounding, GROUNDING_PRESETS),
+            moved.get("grounding"),
+        )
         if max_nudges < 0:
             msg = f"max_nudges must be >= 0, not {max_nudges!r}"
             raise ValueError(msg)
-        check_choice("nudge_role", nudge_role, NudgeRole)
+        self.radar: Radar = radar
+        """The radar options in force."""
+        self.nudging: Nudging = nudging
+        """The nudging options in force."""
+        self.grounding: Grounding = expects
+        """The grounding options in force (preset resolved)."""
         self.max_nudges = max_nudges
-        self.markers = markers
-        self.threshold = threshold
-        self.watch_bound_tools = watch_bound_tools
-        self.ignore_tools = frozenset(ignore_tools)
-        self.skip_when_user_asks = skip_when_user_asks
-        self.nudge = nudge or default_nudge
-        self.give_up = give_up
+        self.markers = radar.markers
+        self.threshold = radar.threshold
+        self.watch_bound_tools = radar.watch_bound_tools
+        self.ignore_tools = frozenset(radar.ignore_tools)
+        self.skip_when_user_asks = radar.skip_when_user_asks
+        self.nudge = nudging.text or default_nudge
+        self.give_up = nudging.give_up or honest_answer
         self.emit_events = emit_events
-        self.nudge_writes = nudge_writes
+        self.nudge_writes = nudging.writes
         self.approval_follows = approval_follows
-        self.nudge_role = nudge_role
-        self.expect_tool_call = expect_tool_call
-        self.hint_expected = hint_expected
+        self.nudge_role: NudgeRole = nudging.role
+        self.expect_tool_call = expects.expect_tool_call
+        self.hint_expected = expects.hints
         self._name = name
 
     @property

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
         UnscopedPolicy,
     )
     from attention_scoping.scoping.navigation import make_load_context_tool, switch_command
+    from attention_scoping.scoping.options import Layout, Navigation
     from attention_scoping.scoping.prompts import (
         DEFAULT_CORE,
         INDEX_HEADER,
@@ -65,9 +66,11 @@ _EXPORTS = {
     "capability_index": "prompts",
     "core_layer": "prompts",
     "load_prompt_dir": "prompts",
+    "Layout": "options",
     "loaded_payload": "breadcrumbs",
     "make_load_context_tool": "navigation",
     "module_layer": "prompts",
+    "Navigation": "options",
     "PromptLayers": "prompts",
     "PromptLayout": "prompts",
     "read_prompt": "prompts",
@@ -94,6 +97,8 @@ __all__ = [
     "NO_CONTEXT_MODULE",
     "STATE_KEY",
     "AttentionScopingMiddleware",
+    "Layout",
+    "Navigation",
     "PromptLayers",
     "PromptLayout",
     "Scope",

@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -35,8 +35,15 @@ from attention_scoping.adapters.tools import (
 )
 from attention_scoping.core.blast_radius import Opener, may_open
 from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
+from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.options import check_choice
-from attention_scoping.scoping.catalog import Scope, ScopeCatalog, ToolScopes, UnknownScopeError
+from attention_scoping.scoping.catalog import (
+    Scope,
+    ScopeCatalog,
+    ScopeConfigError,
+    ToolScopes,
+    UnknownScopeError,
+)
 from attention_scoping.scoping.gate import (
     Adoption,
     adopted_scope,
@@ -52,35 +59,35 @@ from attention_scoping.scoping.opening import (
     read_opener,
     same_opening,
 )
+from attention_scoping.scoping.options import (
+    DEFAULT_LAYOUT,
+    DEFAULT_NAVIGATION,
+    LAYOUT_PRESETS,
+    MOVED,
+    NAVIGATION_PRESETS,
+    Layout,
+    LayoutPreset,
+    Navigation,
+    NavigationPreset,
+)
+from attention_scoping.scoping.options import DEFAULT_TOP_K as DEFAULT_TOP_K
+from attention_scoping.scoping.options import ForeignToolPolicy as ForeignToolPolicy
+from attention_scoping.scoping.options import InvalidContextPolicy as InvalidContextPolicy
+from attention_scoping.scoping.options import ModuleDelivery as ModuleDelivery
+from attention_scoping.scoping.options import UnscopedPolicy as UnscopedPolicy
 from attention_scoping.scoping.preselect import SELECTION_KEY, ScopeChoice, names_from
 from attention_scoping.scoping.prompts import (
-    DEFAULT_CORE,
-    INDEX_HEADER,
     PromptLayers,
     PromptLayout,
     build_layers,
     capability_index,
 )
-from attention_scoping.scoping.start import Preselect, ScopeStart, Start
+from attention_scoping.scoping.start import ScopeStart
 
 logger = logging.getLogger(__name__)
 
 UNSCOPED_NAMES_SHOWN = 10
 """How many hidden unscoped tools the one warning names (the rest are counted)."""
-
-ModuleDelivery = Literal["system_prompt", "load_context"]
-"""Where a scope's prompt module reaches the model: swapped into the system prompt (default),
-or appended in the `load_context` result so the system prompt never changes (cache-stable)."""
-
-UnscopedPolicy = Literal["hide", "show"]
-"""What to do with registered tools that no scope names: hide them (default) or always show."""
-InvalidContextPolicy = Literal["default", "raise"]
-"""What to do with a stale or mistyped `active_context`: use the default scope, or raise."""
-ForeignToolPolicy = Literal["refuse", "switch"]
-"""What to do with a call to another scope's tool: refuse with a breadcrumb, or switch and run."""
-
-DEFAULT_TOP_K = 5
-"""Tools offered by the `top` start."""
 
 
 class ScopingState(AgentState[ResponseT]):
@@ -153,23 +160,15 @@ class AttentionScopingMiddleware(
         tools: Iterable[ToolLike] | None = None,
         always_on: Iterable[str | ToolLike] = (),
         default_scope: str | None = None,
-        core_prompt: str | None = None,
-        index_header: str = INDEX_HEADER,
+        navigation: Navigation | NavigationPreset = DEFAULT_NAVIGATION,
+        layout: Layout | LayoutPreset = DEFAULT_LAYOUT,
         unscoped_tools: UnscopedPolicy = "hide",
         invalid_context: InvalidContextPolicy = "default",
-        preselect: Preselect = "every_turn",
-        preselect_margin: float | None = None,
-        preselect_min_score: float | None = None,
-        start: Start = "top",
-        start_top_k: int = DEFAULT_TOP_K,
-        ranker: Any = "auto",
-        on_foreign_tool: ForeignToolPolicy = "refuse",
         emit_events: bool = True,
-        module_delivery: ModuleDelivery = "system_prompt",
-        prompt_layout: PromptLayout = "layered",
         name: str | None = None,
+        **deprecated: Any,
     ) -> None:
-        """Validate the scopes and build the `load_context` tool.
+        """Validate the scopes and the options, and build the `load_context` tool.
 
         Args:
             scopes: `Scope` objects, a plain `TOOL_SCOPES` dict, or a prebuilt `ScopeCatalog`.
@@ -181,54 +180,45 @@ class AttentionScopingMiddleware(
                 middleware always sends them too.
             default_scope: Scope in force while `active_context` is unset (None: no tools but
                 the always-on ones until the model calls `load_context`).
-            core_prompt: Our part of the core layer (default: `DEFAULT_CORE`, the navigation
-                rules; none under the compact layout); your own
-                `create_agent(system_prompt=...)` is appended to it, never dropped.
-            index_header: First line(s) of the capability index.
+            navigation: How the model reaches a scope: a `Navigation(...)` (pre-selection,
+                the start set of unscoped calls, the ranker, calls to another scope's tool) or
+                a preset: `"preselect"` (default: the scope is pre-selected from each new user
+                message, else the best tools are offered) or `"model"` (the model navigates by
+                `load_context` alone). See `attention_scoping.scoping.options`.
+            layout: How the system prompt is laid out: a `Layout(...)` (prompt layout, module
+                delivery, core prompt, index header) or a preset: `"layered"` (default),
+                `"compact"` (your prompt alone, for small models) or `"stable"` (layered, the
+                modules in `load_context` results so the system prompt never changes).
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
                 one warning names the newly seen ones) or `"show"` (treated as always-on).
             invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
                 an old checkpoint): `"default"` uses the default scope, logs a warning and
                 repairs the state; `"raise"` raises `UnknownScopeError`.
-            preselect: Intent pre-selection of the scope from the user's message: `"unscoped"`
-                (before a call while no scope is active), `"every_turn"` (also at the first call
-                of every user turn, so a new request can change scope), or `"off"`.
-            preselect_margin: How far the best scope's score must lead the next one's to be
-                chosen; below it the call falls back to `start` (None: the value measured for
-                the ranker, see `attention_scoping.scoping.start.CALIBRATION`).
-            preselect_min_score: Lowest score the best scope may have to be chosen (None: the
-                measured value for the ranker).
-            start: What an unscoped call shows when pre-selection is off or not confident:
-                `"top"` (the `start_top_k` best tools across scopes for the message), `"all"`
-                (every scoped tool) or `"index"` (only `load_context` and always-on tools).
-                Calling an offered tool loads its scope.
-            start_top_k: Tools offered by the `"top"` start.
-            ranker: How scopes and tools are scored against the message: `"auto"` (MiniLM
-                cosine similarity with the `gate` extra, else the share of the message's words
-                a tool's text holds), `"dense"`, `"fused"`, `"lexical"`, or a callable
-                `(query, specs) -> [(name, score)]` giving absolute scores.
-            on_foreign_tool: A call to a tool of another scope: `"refuse"` (a structured
-                refusal naming the `load_context` call to make) or `"switch"` (load that
-                scope and run the call, for models that call the tool they need directly).
             emit_events: Emit a `{"type": "scope", ...}` custom stream event per model call.
-            module_delivery: `"system_prompt"` swaps the active scope's module into the system
-                prompt; `"load_context"` returns it in the `load_context` result instead, so the
-                system prompt stays byte-identical for the whole session and a provider's prompt
-                cache keeps it and the conversation after it (see docs/cost.md). The module of
-                the default scope (or the no-context note) stays in the system prompt.
-            prompt_layout: `"layered"`: capability index, core (navigation rules, then your
-                prompt) and the active scope's module. `"compact"`: your prompt alone;
-                `load_context` describes the scopes and returns their modules, and the system
-                prompt never changes. Small models call tools under the compact layout where
-                the layered one makes them answer from memory (docs/scoping.md). A scope
-                chosen by pre-selection brings its tools but not its module, which arrives
-                only when the model calls `load_context`.
             name: Middleware name, to use two instances in one agent.
+            **deprecated: The keyword options of 0.1 that moved into `navigation` and `layout`
+                (`preselect`, `start`, `start_top_k`, `preselect_margin`,
+                `preselect_min_score`, `ranker`, `on_foreign_tool`, `prompt_layout`,
+                `module_delivery`, `core_prompt`, `index_header`): accepted for one release
+                with a `DeprecationWarning` naming the new spelling.
 
         Raises:
-            ScopeConfigError: An unknown tool or default scope, or a duplicate name.
+            ScopeConfigError: An unknown tool or default scope, a duplicate name, an unknown
+                preset or option value, or two options that contradict each other.
+            TypeError: A keyword argument that does not exist.
         """
         super().__init__()
+        moved = regroup(type(self).__name__, deprecated, MOVED, error=ScopeConfigError)
+        nav = with_fields(
+            resolve_group(
+                "navigation", navigation, Navigation, NAVIGATION_PRESETS, ScopeConfigError
+            ),
+            moved.get("navigation"),
+        )
+        lay = with_fields(
+            resolve_group("layout", layout, Layout, LAYOUT_PRESETS, ScopeConfigError),
+            moved.get("layout"),
+        )
         if isinstance(scopes, ScopeCatalog):
             if tools is not None or always_on or default_scope is not None:
                 msg = "pass tools/always_on/default_scope to the ScopeCatalog, not twice"
@@ -239,43 +229,32 @@ class AttentionScopingMiddleware(
                 scopes, always_on=always_on, default_scope=default_scope, tools=tools
             )
         check_choice("unscoped_tools", unscoped_tools, UnscopedPolicy)
-        check_choice("module_delivery", module_delivery, ModuleDelivery)
-        check_choice("prompt_layout", prompt_layout, PromptLayout)
-        self.prompt_layout: PromptLayout = prompt_layout
+        check_choice("invalid_context", invalid_context, InvalidContextPolicy)
+        self.navigation: Navigation = nav
+        """The navigation options in force (presets resolved)."""
+        self.layout: Layout = lay
+        """The layout options in force (presets resolved)."""
+        self.prompt_layout: PromptLayout = lay.prompt
         """How the system prompt is laid out."""
-        if prompt_layout == "compact":
-            module_delivery = "load_context"
-        self.module_delivery: ModuleDelivery = module_delivery
+        self.module_delivery: ModuleDelivery = lay.delivery
         """Where the active scope's prompt module is delivered."""
-        if core_prompt is None:
-            core_prompt = "" if prompt_layout == "compact" else DEFAULT_CORE
-        self.core_prompt = core_prompt
+        self.core_prompt = lay.core
         """Framework text of the core layer."""
         self.unscoped_tools: UnscopedPolicy = unscoped_tools
-        check_choice("invalid_context", invalid_context, InvalidContextPolicy)
         self.invalid_context: InvalidContextPolicy = invalid_context
         """Policy for a stale or mistyped `active_context`."""
-        check_choice("on_foreign_tool", on_foreign_tool, ForeignToolPolicy)
-        self.on_foreign_tool: ForeignToolPolicy = on_foreign_tool
+        self.on_foreign_tool: ForeignToolPolicy = nav.on_foreign_tool
         """Policy for a call to another scope's tool."""
-        self.start = ScopeStart(
-            self.catalog,
-            preselect=preselect,
-            start=start,
-            margin=preselect_margin,
-            min_score=preselect_min_score,
-            top_k=start_top_k,
-            ranker=ranker,
-        )
+        self.start = ScopeStart(self.catalog, **nav.start_options())
         """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
-        self.index = capability_index(self.catalog, index_header)
+        self.index = capability_index(self.catalog, lay.header)
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(
             self.catalog,
-            with_module=module_delivery == "load_context",
-            describe_scopes=prompt_layout == "compact",
+            with_module=self.module_delivery == "load_context",
+            describe_scopes=self.prompt_layout == "compact",
         )
         """The `load_context` tool registered with the agent."""
         self.tools = [

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from attention_scoping.adapters.tools import specs_from_tools
 from attention_scoping.core.blast_radius import may_open
+from attention_scoping.core.extras import GATE_EXTRA_HINT
 from attention_scoping.core.text import lexical_tokens
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
@@ -60,6 +61,10 @@ def lexical_rank(query: str, documents: Sequence[ToolSpec]) -> list[tuple[str, f
 
 LEXICAL_WEIGHT = 0.3
 """Weight of the lexical share added to the cosine similarity in the default ranking."""
+
+LEXICAL_FALLBACK = "lexical (fallback)"
+"""The label of `ranker="auto"` without the gate extra; said once at INFO, not as a warning,
+since an install without the extra runs it by design."""
 
 RANKERS = ("auto", "dense", "fused", "lexical")
 """Ranker names pre-selection accepts."""
@@ -116,11 +121,11 @@ def resolve_rank(ranker: Any) -> tuple[Rank, str, str]:
         from attention_scoping.gating.catalog_ranker import CatalogRanker
 
         dense = CatalogRanker("dense")
-    except Exception as exc:  # the gate extra is missing: degrade, loudly
+    except Exception as exc:  # the gate extra is missing: degrade, and say so (ScopeStart)
         if ranker != "auto":
             raise
-        logger.warning("scope pre-selection uses the lexical ranker: %s", exc)
-        return lexical_rank, "lexical (fallback)", "lexical"
+        logger.debug("the MiniLM encoder is unavailable: %s", exc)
+        return lexical_rank, LEXICAL_FALLBACK, "lexical"
     if ranker == "fused":
         fused = FusedRank(dense)
         return fused, fused.__name__, "fused"
@@ -184,6 +189,12 @@ class ScopeStart:
         with self._lock:
             if self._rank is None:
                 self._rank, self.ranker_label, kind = resolve_rank(self._ranker_spec)
+                hint = (
+                    f" (MiniLM needs the gate extra: {GATE_EXTRA_HINT})"
+                    if self.ranker_label == LEXICAL_FALLBACK
+                    else ""
+                )
+                logger.info("scope pre-selection ranks with %s%s", self.ranker_label, hint)
                 floor, lead = CALIBRATION.get(kind, (0.0, 0.0))
                 self.min_score = floor if self._min_score is None else self._min_score
                 self.margin = lead if self._margin is None else self._margin

@@ -150,17 +150,15 @@ def build_gate(
     Raises:
         ImportError / EncoderUnavailableError: the method's encoder is not installed.
     """
-    from attention_scoping.gating import ToolAttentionMiddleware
+    from attention_scoping.gating import Promotion, ToolAttentionMiddleware
 
     kwargs: dict[str, Any] = {
         "ranker": method.ranker if ranker is None else ranker,
         "k": k,
-        "detect_names": method.detect_names,
+        "promotion": Promotion(threshold=method.threshold, detect_names=method.detect_names),
         "cache": cache,
         "emit_events": False,
     }
-    if method.threshold is not None:
-        kwargs["threshold"] = method.threshold
     if method.preconditions:
         kwargs["preconditions"] = preconditions_of(specs)
     return ToolAttentionMiddleware(**kwargs)

@@ -6,7 +6,7 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
 
 - eager: every tool on every call.
 - scoped: `AttentionScopingMiddleware` (the suite's scopes + `load_context`).
-- scoped-compact: the same with `prompt_layout="compact"` (your prompt and a one-line index).
+- scoped-compact: the same with `layout="compact"` (your prompt and a one-line index).
 - gated: `ToolAttentionMiddleware` over every tool (intent ranking, top-k full schemas).
 - scoped+gated: both, scoping outermost.
 - gateway: `ToolGateway`'s search / schema / execute tools only.
@@ -112,7 +112,7 @@ def build_eager(suite: Suite, model: Any, tail: Sequence[Any], options: Strategy
 
 def scoped_builder(**scoping: Any) -> Builder:
     """A builder of the suite's scopes behind `load_context`, its `AttentionScopingMiddleware`
-    given `scoping` (e.g. `prompt_layout="compact"`, `core_prompt=...`): `scoped` and its
+    given `scoping` (e.g. `layout="compact"`, `layout=Layout(core_prompt=...)`): `scoped` and its
     variants."""
 
     def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
@@ -126,7 +126,7 @@ def scoped_builder(**scoping: Any) -> Builder:
 build_scoped = scoped_builder()
 """The suite's scopes behind `load_context`."""
 
-build_scoped_compact = scoped_builder(prompt_layout="compact")
+build_scoped_compact = scoped_builder(layout="compact")
 """The suite's scopes with the compact prompt layout (for small models)."""
 
 

@@ -182,7 +182,7 @@ class Scoping(SessionStrategy):
         self.server_of = {s.name: s.server or "other" for s in specs}
         self.mw = AttentionScopingMiddleware(
             [Scope(n, SCOPE_DESCRIPTIONS.get(n, ""), tools=t) for n, t in servers.items()],
-            module_delivery="load_context" if module_in_messages else "system_prompt",
+            layout="stable" if module_in_messages else "layered",
         )
         self.schema["load_context"] = to_provider_schema(self.mw.load_context_tool)
         self.module_in_messages = module_in_messages

@@ -1,0 +1,178 @@
+"""`HesitationMiddleware`'s grouped options: what counts as a stall (`Radar`), how the model is
+nudged (`Nudging`), and when an answer without a tool call is nudged or hinted (`Grounding`).
+
+Every default lives here. A bad value, or a hint with nothing to hint at, raises `ValueError`
+when the group is built.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, get_args
+
+from langchain_core.messages import BaseMessage
+
+from attention_scoping.core.option_groups import Moved, check_option
+from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS, HesitationMarkers
+from attention_scoping.hesitation.pending import META_TOOLS, Pending
+from attention_scoping.hesitation.radar import DEFAULT_MARKERS, DEFAULT_THRESHOLD, Hesitation
+from attention_scoping.scoping.preselect import preselected_tools
+
+NudgeRole = Literal["user", "system"]
+"""How the nudge is sent: a user message (every provider accepts it) or a system message."""
+ExpectToolCall = Callable[[Mapping[str, Any], Sequence[BaseMessage]], Sequence[str]]
+"""`(state, messages) -> tool names`: the tools the user's current message needs, best first
+(empty: no expectation). A reply that calls none of them before any tool ran is nudged once."""
+NudgeText = Callable[[Sequence[Pending], Hesitation], str]
+"""`(pending, verdict) -> text` of the nudge."""
+GiveUp = Callable[[Sequence[str], str], str]
+"""`(tool names, stalled text) -> final answer` when the model still announces an action it
+did not take after the last nudge."""
+
+DEFAULT_MAX_NUDGES = 2
+"""Nudges per user turn before the model's answer stands."""
+
+GroundingPreset = Literal["hint", "check", "off"]
+"""`hint`: name the expected tools before the first reply and nudge an answer that skips them;
+`check`: only the nudge; `off`: neither."""
+
+
+@dataclass(frozen=True)
+class Radar:
+    """What counts as a stall: the radar's markers and threshold, and whose schemas count.
+
+    Example:
+        ```python
+        Radar(threshold=3.0, skip_when_user_asks=None)
+        ```
+    """
+
+    threshold: float = DEFAULT_THRESHOLD
+    """Radar score at or above which a message is a stall."""
+    markers: HesitationMarkers = DEFAULT_MARKERS
+    """Phrase markers of the radar (`radar.DEFAULT_MARKERS`: English)."""
+    watch_bound_tools: bool = True
+    """Also treat the schemas bound to the call (promoted or visible tools) as disclosed, while
+    no action tool has run in the turn."""
+    ignore_tools: Sequence[str] = tuple(sorted(META_TOOLS))
+    """Tools whose schemas never count (navigation and gateway tools)."""
+    skip_when_user_asks: re.Pattern[str] | None = ASKS_ABOUT_TOOLS
+    """A user message matching it asks about tools (or forbids running them): its answers are
+    not judged. None judges everything. Other user messages go to the radar as `request=`, so
+    it can tell a requested text, explanation or draft from a stall."""
+
+    def __post_init__(self) -> None:
+        """Keep `ignore_tools` as a tuple (the group stays hashable); refuse a bad threshold."""
+        if isinstance(self.ignore_tools, str):
+            msg = f"ignore_tools must be a sequence of tool names, not {self.ignore_tools!r}"
+            raise TypeError(msg)
+        object.__setattr__(self, "ignore_tools", tuple(self.ignore_tools))
+        if not isinstance(self.threshold, int | float) or self.threshold <= 0:
+            msg = f"threshold must be a number above 0, not {self.threshold!r}"
+            raise ValueError(msg)
+
+
+@dataclass(frozen=True)
+class Nudging:
+    """How a stall is nudged: the message's role and text, whether a nudge may push toward a
+    tool that writes, and the answer when the model still only announces the action.
+
+    Example:
+        ```python
+        Nudging(role="system", writes=False)
+        ```
+    """
+
+    role: NudgeRole = "user"
+    """Send the nudge as a `"user"` message (its text says it is a runtime note) or a
+    `"system"` message (for providers that accept system messages mid-conversation)."""
+    writes: bool = False
+    """Nudge toward side-effecting tools even when no approval tier asks the human first (by
+    default such a stall is left as the model's answer)."""
+    text: NudgeText | None = None
+    """`(pending, verdict) -> text` of the nudge (None: `middleware.default_nudge`, a runtime
+    note that is never the user's consent)."""
+    give_up: GiveUp | None = None
+    """`(tool names, stalled text) -> final answer` when, after the bound, the model still
+    announces an action it did not take (None: `middleware.honest_answer`). Any other answer
+    stands."""
+
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"role": get_args(NudgeRole)}
+
+    def __post_init__(self) -> None:
+        """Refuse an unknown role."""
+        check_option("role", self.role, self.CHOICES["role"])
+
+
+@dataclass(frozen=True)
+class Grounding:
+    """An answer given without the tool the user's message needs: which tools it needs
+    (`expect_tool_call`), and whether they are named to the model before its first reply.
+
+    Example:
+        ```python
+        Grounding(hint=False)  # nudge an ungrounded answer, but no hint before it
+        ```
+    """
+
+    expect_tool_call: ExpectToolCall | None = preselected_tools
+    """`(state, messages) -> tool names` the current user message needs. When it names bound
+    tools and the turn's first reply answers in text with no tool call, that answer is hidden
+    and nudged once toward them. The default, `preselected_tools`, reads the tools the intent
+    pre-selection of `AttentionScopingMiddleware` matched to this turn's message (place this
+    middleware after it). None turns the check (and the hint) off."""
+    hint: bool | None = None
+    """Before the turn's first reply, add a runtime note that names the expected tools and asks
+    for a call to the one that answers the request (part of that model request only, never of
+    the state). None: on whenever `expect_tool_call` is set."""
+
+    def __post_init__(self) -> None:
+        """Refuse a hint with no expectation to name."""
+        if self.hint and self.expect_tool_call is None:
+            msg = (
+                "hint=True needs expect_tool_call (the hint names the tools it expects), but "
+                "expect_tool_call=None; valid: hint with an expect_tool_call, or hint=False"
+            )
+            raise ValueError(msg)
+
+    @property
+    def hints(self) -> bool:
+        """Whether the hint is on, resolved."""
+        return self.expect_tool_call is not None if self.hint is None else self.hint
+
+
+HINT_GROUNDING = Grounding()
+"""Name the matched tools before the first reply; nudge a first reply that skips them."""
+CHECK_GROUNDING = Grounding(hint=False)
+"""Only nudge a first reply that skips the matched tools."""
+NO_GROUNDING = Grounding(expect_tool_call=None)
+"""No expectation: neither the hint nor the ungrounded-answer nudge."""
+GROUNDING_PRESETS: Mapping[str, Grounding] = {
+    "hint": HINT_GROUNDING,
+    "check": CHECK_GROUNDING,
+    "off": NO_GROUNDING,
+}
+
+DEFAULT_RADAR = Radar()
+"""The radar when `radar=` is not given."""
+DEFAULT_NUDGING = Nudging()
+"""The nudging when `nudging=` is not given."""
+DEFAULT_GROUNDING: GroundingPreset = "hint"
+"""The grounding when `grounding=` is not given."""
+
+MOVED: Mapping[str, Moved] = {
+    "markers": Moved("radar", "markers", Radar),
+    "threshold": Moved("radar", "threshold", Radar),
+    "watch_bound_tools": Moved("radar", "watch_bound_tools", Radar),
+    "ignore_tools": Moved("radar", "ignore_tools", Radar),
+    "skip_when_user_asks": Moved("radar", "skip_when_user_asks", Radar),
+    "nudge": Moved("nudging", "text", Nudging),
+    "give_up": Moved("nudging", "give_up", Nudging),
+    "nudge_writes": Moved("nudging", "writes", Nudging),
+    "nudge_role": Moved("nudging", "role", Nudging),
+    "expect_tool_call": Moved("grounding", "expect_tool_call", Grounding),
+    "hint_expected": Moved("grounding", "hint", Grounding),
+}
+"""The keyword options of 0.1 that moved into a group (accepted with a DeprecationWarning)."""
