@@ -504,3 +504,31 @@ def test_servers_shown_without_load_context_start_before_the_first_call(
     result = agent.invoke({"messages": [("user", "1 + 2")]})
     assert seen == [["calc", "raw"]]  # unscoped start="all" shows both; neither was loaded
     assert tool_messages(result)[-1].content == "3"
+
+
+def test_server_text_comes_once_per_load_and_can_be_dropped(calc: McpServers) -> None:
+    script = [
+        calls(tool_call("load_context", {"name": "raw"})),
+        calls(tool_call("load_context", {"name": "raw"})),  # already active: no second copy
+        calls(tool_call("load_context", {"name": "calc"})),
+        say("ok"),
+    ]
+    agent, model = agent_for(calc, script)
+    result = agent.invoke({"messages": [("user", "look around")]})
+    bodies = [json.loads(m.text) for m in tool_messages(result)]
+    assert ["server_text" in b for b in bodies] == [True, False, True]
+    assert "It echoes text." in bodies[0]["server_text"]["text"]
+    assert not any("echoes text" in (r["system"] or "") for r in model.recorded)
+    dropped = McpServers(
+        calc.config, cache_dir=str(calc.cache.directory), discover="cache", server_text="drop"
+    )
+    try:
+        agent, model = agent_for(
+            dropped, [calls(tool_call("load_context", {"name": "raw"})), say("ok")]
+        )
+        result = agent.invoke({"messages": [("user", "look around")]})
+        assert "server_text" not in json.loads(tool_messages(result)[0].text)
+        schemas = {s["function"]["name"]: s["function"] for s in model.recorded[1]["schemas"]}
+        assert schemas["echo"]["description"] == "Tool echo of MCP server raw."
+    finally:
+        dropped.close()

@@ -177,7 +177,10 @@ def clip(text: str, limit: int = RESULT_MAX_CHARS, total: int | None = None) -> 
     if len(text) <= limit and total is None:
         return text
     total = max(total or 0, len(text))
-    shown = min(len(text), max(0, limit - len(cut_mark(total, limit))))
+    shown = max(0, limit - len(cut_mark(total, limit)))
+    while shown < len(text) and shown + 1 + len(cut_mark(total, shown + 1)) <= limit:
+        shown += 1  # a shorter count leaves room for a character or two more
+    shown = min(shown, len(text))
     return text[:shown] + cut_mark(total, shown)
 
 

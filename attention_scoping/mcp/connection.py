@@ -37,6 +37,7 @@ from pydantic import ValidationError
 from attention_scoping.mcp.cache import ToolListing, listing_from_tools, redacted_listing
 from attention_scoping.mcp.config import ServerConfig
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, leaf_exceptions
+from attention_scoping.mcp.logs import guard_logs
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ STDERR_LINES = 5
 """How many of a failed server's last stderr lines are relayed."""
 STDERR_CHARS = 400
 """How many characters of them, at most."""
-_LINE_CHARS = 500
+_LINE_CHARS = 200
 """Longest stderr line kept (the rest of a longer line is dropped)."""
 _READ_CHARS = 65_536
 """Longest stretch of one stderr line read (and redacted) at once."""
@@ -91,7 +92,7 @@ class StderrTail:
     """A pipe a stdio server writes its stderr to; its last lines are kept, never a growing file.
 
     A daemon thread drains the pipe (so a chatty server never blocks on a full pipe), redacts
-    each line with `redact`, logs it at DEBUG and keeps the last `lines` (each cut to 500
+    each line with `redact`, logs it at DEBUG and keeps the last `lines` (each cut to 200
     characters) for start-failure messages.
     """
 
@@ -109,9 +110,11 @@ class StderrTail:
         self._thread.start()
 
     def _drain(self, server: str, reader: IO[str]) -> None:
+        continued = False  # the chunk is the rest of a line already cut
         with reader:
             for chunk in iter(lambda: reader.readline(_READ_CHARS), ""):
-                text = self._redact(chunk.rstrip())
+                skip, continued = continued, not chunk.endswith("\n")
+                text = "" if skip else self._redact(chunk.rstrip())
                 if text:
                     text = text if len(text) <= _LINE_CHARS else text[: _LINE_CHARS - 1] + "…"
                     self._lines.append(text)
@@ -151,6 +154,7 @@ class ServerConnection:
     ) -> None:
         """Record the settings; nothing is started."""
         self.server = server
+        guard_logs(server.redact)
         self.connect_timeout = connect_timeout
         self.call_timeout = server.timeout or call_timeout
         self.on_listing = on_listing
