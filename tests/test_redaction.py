@@ -17,7 +17,7 @@ from langchain_core.tools import ToolException
 from mcp import types as mcp_types
 
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.core.redact import MASK, Redactor, redact, redact_url
+from attention_scoping.core.redact import MASK, Redactor, redact, redact_url, url_credentials
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
@@ -79,6 +79,15 @@ def test_redactor_masks_secrets_and_url_credentials() -> None:
     assert redact(f"q={CANARY}%2Fx", [CANARY + "/x"]) == f"q={MASK}"  # percent-encoded too
     assert redact_url(f"postgresql://{LITERAL}@db/x") == f"postgresql://{MASK}@db/x"
     assert redact_url("no url here") == "no url here"
+    assert url_credentials(f"x https://u:{LITERAL}@h/p?k=v1&b#f=v2") == [
+        "u:" + LITERAL,
+        LITERAL,
+        "v1",
+        "b",
+        "v2",
+    ]
+    values_only = Redactor([CANARY], urls=False)
+    assert values_only(f"{CANARY} https://h/s?q=cats") == f"{MASK} https://h/s?q=cats"
 
 
 def test_config_repr_where_and_cache_key_hide_the_secrets() -> None:
@@ -172,13 +181,14 @@ def test_a_served_listing_and_its_cache_files_are_redacted(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    raw = python_server("raw_server.py", "--token", "${CANARY}")
+    raw = python_server("raw_server.py", "--token", "${CANARY}", f"pg://app:{LITERAL}@db/x")
     raw["env"] = {"ECHOED": "${CANARY}"}
     servers = McpServers({"mcpServers": {"raw": raw}}, cache_dir=str(tmp_path / "cache"))
     try:
         echo = next(t for t in servers.tools if t.name == "echo")
-        answer = echo.invoke({"text": f"the key is {CANARY}"})
-        assert answer.startswith(f"echo: the key is {MASK} (pid ")  # results pass the rule too
+        answer = echo.invoke({"text": f"key {CANARY}, pw {LITERAL}, see https://x.org/s?q=cats"})
+        # results pass the rule too: configured values masked, a URL in the data kept as is
+        assert answer.startswith(f"echo: key {MASK}, pw {MASK}, see https://x.org/s?q=cats (pid ")
         assert_clean(cache_text(tmp_path / "cache") + caplog.text)
         assert list((tmp_path / "cache").glob("*.json"))  # the listing was cached
     finally:

@@ -1,10 +1,12 @@
 """One redaction rule for everything the package writes where a model, a log or a file can see it.
 
 Two kinds of text are masked with `MASK`: values the configuration marks as secret (an MCP
-server's `env` and `headers` values, and whatever `${VAR}` expanded to in its `command`, `args`
-or `url`), wherever they appear, also percent- or JSON-escaped; and the credentials of any URL
-in the text, secret-marked or not (its userinfo `user:KEY@`, and every query or fragment value,
-`?api_key=KEY`). Pure and framework-free; linear in the text's length.
+server's `env` and `headers` values, whatever `${VAR}` expanded to in its `command`, `args` or
+`url`, and the credentials written in a configured URL), wherever they appear, also percent- or
+JSON-escaped; and, in diagnostics (errors, logs, stderr), the credentials of any URL in the
+text (its userinfo `user:KEY@`, and every query or fragment value, `?api_key=KEY`). Tool results
+and listings get only the first kind (`urls=False`): a search result's `?q=cats` is data.
+Pure and framework-free; linear in the text's length.
 
 Example:
     ```python
@@ -21,7 +23,15 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote
 
-__all__ = ["MASK", "MIN_SECRET_CHARS", "Redactor", "redact", "redact_url", "secret_variants"]
+__all__ = [
+    "MASK",
+    "MIN_SECRET_CHARS",
+    "Redactor",
+    "redact",
+    "redact_url",
+    "secret_variants",
+    "url_credentials",
+]
 
 MASK = "***"
 """What a secret or a URL credential is replaced with."""
@@ -69,6 +79,33 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{authority}{path}"
 
 
+def _param_values(part: str) -> list[str]:
+    values = []
+    for piece in _PARAM_SPLIT.split(part):
+        if piece in ("&", ";") or not piece:
+            continue
+        values.append(piece.split("=", 1)[1] if "=" in piece else piece)
+    return values
+
+
+def url_credentials(text: str) -> list[str]:
+    """The credentials written in the URLs of `text`: each userinfo (whole, and its password),
+    each query and fragment value (what `redact_url` masks), to be masked wherever they recur."""
+    found: list[str] = []
+    for match in _URL.finditer(text):
+        rest = match.group(0).partition("://")[2]
+        cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+        authority, tail = rest[:cut], rest[cut:]
+        if "@" in authority:
+            userinfo = authority.rsplit("@", 1)[0]
+            found += [userinfo, userinfo.partition(":")[2]]
+        tail, _, fragment = tail.partition("#")
+        found += _param_values(tail.partition("?")[2])
+        if "=" in fragment:
+            found += _param_values(fragment)
+    return [v for v in found if v]
+
+
 def secret_variants(secret: str) -> set[str]:
     """`secret` as it may appear in text: plain, percent-encoded, JSON-escaped."""
     variants = {secret, quote(secret, safe=""), json.dumps(secret)[1:-1]}
@@ -86,8 +123,11 @@ class Redactor:
         ```
     """
 
-    def __init__(self, secrets: Iterable[str] = ()) -> None:
-        """Mask `secrets` (values shorter than `MIN_SECRET_CHARS` are ignored)."""
+    def __init__(self, secrets: Iterable[str] = (), *, urls: bool = True) -> None:
+        """Mask `secrets` (values shorter than `MIN_SECRET_CHARS` are ignored) and, with `urls`,
+        the credentials of every URL."""
+        secrets = list(secrets)
+        self.urls = urls
         values = {v for s in secrets if isinstance(s, str) for v in secret_variants(s)}
         ordered = sorted(values, key=lambda v: (-len(v), v))  # the longest match wins
         self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
@@ -100,10 +140,10 @@ class Redactor:
             return text
         if self._pattern is not None:
             text = self._pattern.sub(MASK, text)
-        return _URL.sub(lambda m: redact_url(m.group(0)), text)
+        return _URL.sub(lambda m: redact_url(m.group(0)), text) if self.urls else text
 
     def __repr__(self) -> str:
-        return f"Redactor({self.count} secret values)"
+        return f"Redactor({self.count} secret values, urls={self.urls})"
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:

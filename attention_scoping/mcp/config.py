@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from attention_scoping.core.redact import Redactor, redact_url
+from attention_scoping.core.redact import Redactor, redact_url, url_credentials
 
 Transport = Literal["stdio", "streamable_http", "sse"]
 """How the client reaches a server."""
@@ -65,10 +65,21 @@ class ServerConfig:
     secrets: tuple[str, ...] = field(default=(), compare=False)
     """What every `${VAR}` reference expanded to (`env` and `headers` values are masked too)."""
 
+    def _secret_values(self) -> list[str]:
+        written = [self.url or "", self.command or "", *self.args]
+        found = [c for text in written for c in url_credentials(text)]
+        return [*self.secrets, *(self.env or {}).values(), *(self.headers or {}).values(), *found]
+
     @functools.cached_property
     def redact(self) -> Redactor:
-        """Masks this server's `secrets` and any URL credential in a text."""
-        return Redactor([*self.secrets, *(self.env or {}).values(), *(self.headers or {}).values()])
+        """Masks this server's secret values and any URL credential in a diagnostic text."""
+        return Redactor(self._secret_values())
+
+    @functools.cached_property
+    def redact_values(self) -> Redactor:
+        """Masks this server's secret values only (for its results and listings, whose URLs
+        are data)."""
+        return Redactor(self._secret_values(), urls=False)
 
     def _identity(self) -> str:
         if self.transport == "stdio":

@@ -246,7 +246,7 @@ class ServerConnection:
                 tools = await list_all_tools(session)
                 listing = redacted_listing(
                     listing_from_tools(tools, init.instructions, init.serverInfo.name),
-                    self.server.redact,
+                    self.server.redact_values,
                 )
                 self._session, self.listing, self._stale = session, listing, False
                 ready.set_result(listing)
@@ -304,7 +304,7 @@ class ServerConnection:
                     listing_from_tools(
                         tools, old.instructions if old else None, old.server_name if old else None
                     ),
-                    self.server.redact,
+                    self.server.redact_values,
                 )
                 self.on_listing(self.listing)
             return self.listing

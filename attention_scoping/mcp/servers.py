@@ -281,7 +281,7 @@ class McpServers:
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
         result = await self.connections[server].call(tool, arguments)
-        redact = self.config.servers[server].redact
+        redact = self.config.servers[server].redact_values
         return as_content(server, tool, result, redact, self.result_max_chars)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
