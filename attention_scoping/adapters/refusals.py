@@ -46,6 +46,8 @@ def bounded_result(result: ToolResult, limit: int | None = RESULT_MAX_CHARS) -> 
         return result
     if isinstance(result, ToolMessage):
         return _bounded_message(result, limit)
+    if not isinstance(result, Command):
+        return result
     update = result.update
     if not isinstance(update, Mapping) or not isinstance(update.get("messages"), list):
         return result
