@@ -2,7 +2,8 @@
 
 Every gate of the package (scope, tool gate, approvals) answers a refused call the same way: a
 `ToolMessage` with `status="error"` and a JSON body with `error`, `message` and `next_step`, and
-the tool does not run.
+the tool does not run. A call that runs has its result bounded (`bounded_result`, the one limit of
+`core.limits`) before anything else sees it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from langgraph.types import Command
 
 from attention_scoping.adapters.hygiene import invalid_call_refusal
 from attention_scoping.core.errors import render_payload
+from attention_scoping.core.limits import RESULT_MAX_CHARS, clip_content
 
 ToolResult = ToolMessage | Command[Any]
 
@@ -27,13 +29,46 @@ def refusal_message(call: Mapping[str, Any], payload: dict[str, Any]) -> ToolMes
     )
 
 
+def _bounded_message(message: Any, limit: int) -> Any:
+    """`message` with its content clipped to `limit`, when it is a ToolMessage that needs it."""
+    if not isinstance(message, ToolMessage):
+        return message
+    content = clip_content(message.content, limit)
+    if content is message.content:
+        return message
+    return message.model_copy(update={"content": content})
+
+
+def bounded_result(result: ToolResult, limit: int | None = RESULT_MAX_CHARS) -> ToolResult:
+    """`result` with every tool message in it cut to `limit` characters (`core.limits.clip`:
+    the cut marked, the full size reported); the same object when nothing is cut."""
+    if limit is None:
+        return result
+    if isinstance(result, ToolMessage):
+        return _bounded_message(result, limit)
+    if not isinstance(result, Command):
+        return result
+    update = result.update
+    if not isinstance(update, Mapping) or not isinstance(update.get("messages"), list):
+        return result
+    messages = [_bounded_message(m, limit) for m in update["messages"]]
+    if all(new is old for new, old in zip(messages, update["messages"], strict=True)):
+        return result
+    merged = {**update, "messages": messages}
+    return Command(graph=result.graph, update=merged, resume=result.resume, goto=result.goto)
+
+
 class RefusesToolCalls:
     """Mixin for middleware whose tool-call hook is "refuse, or run": sync and async forms.
 
     Subclasses implement `review_tool_call(request) -> ToolMessage | None` (a refusal, or None
     to let the call run). A call whose arguments were not valid JSON (see `hygiene`) is refused
-    before the review.
+    before the review. The result of a call that ran is cut to `result_max_chars` (set it on
+    the instance; None leaves results whole) before `tool_result` sees it.
     """
+
+    result_max_chars: int | None = RESULT_MAX_CHARS
+    """The bound of every tool result this middleware passes on (`core.limits.RESULT_MAX_CHARS`)."""
 
     def _refusal(self, request: ToolCallRequest) -> ToolMessage | None:
         invalid = invalid_call_refusal(request.tool_call)
@@ -54,7 +89,9 @@ class RefusesToolCalls:
     ) -> ToolResult:
         """Run the call unless `review_tool_call` refuses it."""
         refusal = self._refusal(request)
-        return refusal if refusal is not None else self.tool_result(request, handler(request))
+        if refusal is not None:
+            return refusal
+        return self.tool_result(request, bounded_result(handler(request), self.result_max_chars))
 
     async def awrap_tool_call(
         self,
@@ -65,4 +102,5 @@ class RefusesToolCalls:
         refusal = self._refusal(request)
         if refusal is not None:
             return refusal
-        return self.tool_result(request, await handler(request))
+        result = bounded_result(await handler(request), self.result_max_chars)
+        return self.tool_result(request, result)

@@ -3,6 +3,10 @@
 Pure and iterative (no recursion anywhere), so 100,000 levels of nesting or a 5,000-digit number
 become a one-line problem instead of a `RecursionError` in `json`, `jsonschema` or `repr`. The
 gateway checks arguments and results with these; any other reader of untrusted JSON should too.
+
+`clip` / `clip_content` are the one bound on what a tool result puts into a conversation
+(`RESULT_MAX_CHARS`): the MCP tools, the gateway and the scoping and gating middlewares all cut
+with them, the cut marked and the full size reported.
 """
 
 from __future__ import annotations
@@ -13,9 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "MIN_RESULT_CHARS",
     "PREVIEW_CHARS",
+    "RESULT_MAX_CHARS",
     "JsonLimits",
     "LimitExceeded",
+    "check_result_limit",
+    "clip",
+    "clip_content",
+    "content_size",
+    "cut_mark",
     "json_result",
     "load_json_text",
     "measure",
@@ -127,13 +138,113 @@ def load_json_text(text: str, limits: JsonLimits) -> tuple[Any, LimitExceeded | 
 PREVIEW_CHARS = 2_000
 """How much of an oversized text result is shown."""
 
+RESULT_MAX_CHARS = 100_000
+"""The most characters one tool result puts into a conversation (about 25,000 tokens): it stays
+in the checkpointed state and is sent again with every later request of the thread."""
+
+MIN_RESULT_CHARS = 200
+"""The smallest result bound accepted (room for the cut mark and some text)."""
+
+
+def check_result_limit(
+    limit: int | None, what: str = "result_max_chars", *, allow_none: bool = True
+) -> int | None:
+    """`limit` when it is an int of at least `MIN_RESULT_CHARS` (or None, no bound, when
+    `allow_none`).
+
+    Raises:
+        ValueError: naming `what`, the bad value and the valid ones.
+    """
+    if limit is None and allow_none:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < MIN_RESULT_CHARS:
+        valid = "None or an integer" if allow_none else "an integer"
+        msg = f"{what} must be {valid} of at least {MIN_RESULT_CHARS}, not {limit!r}"
+        raise ValueError(msg)
+    return limit
+
+
+def cut_mark(total: int, shown: int) -> str:
+    """The line that ends a cut result: how big the whole was and how much is shown."""
+    return f"\n[... cut: {total:,} characters, showing the first {shown:,}]"
+
+
+def clip(text: str, limit: int = RESULT_MAX_CHARS, total: int | None = None) -> str:
+    """`text` unchanged when it fits in `limit` characters; else its head and `cut_mark`, the
+    two together at most `limit` long (so clipping twice changes nothing). `total`, when
+    `text` is already a cut head of something longer: its full size (the cut is marked even
+    when the head fits)."""
+    if len(text) <= limit and total is None:
+        return text
+    total = max(total or 0, len(text))
+    shown = max(0, limit - len(cut_mark(total, limit)))
+    while shown < len(text) and shown + 1 + len(cut_mark(total, shown + 1)) <= limit:
+        shown += 1  # a shorter count leaves room for a character or two more
+    shown = min(shown, len(text))
+    return text[:shown] + cut_mark(total, shown)
+
+
+_LABELS = frozenset({"type", "mime_type", "id"})
+"""Keys of a content block that label it rather than carry its content."""
+
+
+def _block_size(block: Any) -> int:
+    """Characters of one content block: a string, or every string value of a dict block."""
+    if isinstance(block, str):
+        return len(block)
+    if isinstance(block, Mapping):
+        return sum(len(v) for k, v in block.items() if isinstance(v, str) and k not in _LABELS)
+    return 0
+
+
+def content_size(content: Any) -> int:
+    """Characters of a message's content: its text, or the sum over its blocks."""
+    if isinstance(content, str):
+        return len(content)
+    return sum(_block_size(b) for b in content) if isinstance(content, list) else 0
+
+
+def _clip_blocks(blocks: list[Any], limit: int, total: int) -> list[Any]:
+    """Blocks in order while they fit, the head of a text block that does not, then the mark
+    (a non-text block that does not fit, an image say, is left out whole)."""
+    budget = max(0, limit - len(cut_mark(total, limit)))
+    kept: list[Any] = []
+    shown = 0
+    for block in blocks:
+        size = _block_size(block)
+        if shown + size <= budget:
+            kept.append(block)
+            shown += size
+            continue
+        room = budget - shown
+        if isinstance(block, str) and room > 0:
+            kept.append(block[:room])
+            shown += room
+        elif isinstance(block, Mapping) and isinstance(block.get("text"), str) and room > 0:
+            kept.append({**block, "text": block["text"][:room]})
+            shown += room
+        break
+    kept.append({"type": "text", "text": cut_mark(total, shown).lstrip()})
+    return kept
+
+
+def clip_content(content: Any, limit: int = RESULT_MAX_CHARS, total: int | None = None) -> Any:
+    """A message's content (text, or a list of blocks) within `limit` characters, as `clip`
+    (`total` too); returned as given (the same object) when it fits."""
+    if isinstance(content, str):
+        return clip(content, limit, total)
+    size = content_size(content)
+    if isinstance(content, list) and (size > limit or total is not None):
+        return _clip_blocks(content, limit, max(total or 0, size))
+    return content
+
 
 def _text_of(value: Any, limits: JsonLimits) -> str:
     try:
         text = str(value)
     except Exception:
         text = f"<{type(value).__name__} object>"
-    return text if len(text) <= limits.max_chars else text[: limits.max_chars]
+    return clip(text, limits.max_chars)
 
 
 def json_result(value: Any, limits: JsonLimits) -> tuple[Any, LimitExceeded | None, str | None]:
@@ -149,7 +260,7 @@ def json_result(value: Any, limits: JsonLimits) -> tuple[Any, LimitExceeded | No
         except ValueError:  # plain text, not JSON (and within the size bound)
             return value, None, None
         if exceeded is not None:
-            return None, exceeded, value[:PREVIEW_CHARS]
+            return None, exceeded, clip(value, PREVIEW_CHARS)
         return parsed, None, None
     if hasattr(value, "model_dump"):
         try:

@@ -25,7 +25,7 @@ from pydantic import Field, WithJsonSchema
 from attention_scoping.adapters.tools import ToolLike, as_base_tool, spec_from_tool
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.errors import Payload, render_payload
-from attention_scoping.core.limits import JsonLimits
+from attention_scoping.core.limits import RESULT_MAX_CHARS, JsonLimits
 from attention_scoping.core.text import did_you_mean
 from attention_scoping.core.tool import Risk, ToolSpec, summary_lines
 from attention_scoping.gateway.catalog import (
@@ -198,8 +198,9 @@ class ToolGateway:
                 inventing a parameter), even when the schema allows extra properties.
             argument_limits: Size and depth bounds of a call's arguments (default `JsonLimits()`:
                 64 levels, 1,000,000 characters); larger ones are refused as invalid.
-            result_limits: The same for a tool's result; a larger one is reported as
-                `result_too_large` with a preview of text results.
+            result_limits: The same for a tool's result (default: `RESULT_MAX_CHARS`,
+                100,000 characters, the bound of every tool result); a larger one is reported
+                as `result_too_large` with a preview of text results, cut by `core.limits.clip`.
 
         Raises:
             GatewayConfigError: two tools with one name, a gateway tool name in the catalog,
@@ -223,7 +224,7 @@ class ToolGateway:
         self.approval = approval
         """The approval gate of write tools."""
         self.limit = limit
-        self.result_limits = result_limits or JsonLimits()
+        self.result_limits = result_limits or JsonLimits(max_chars=RESULT_MAX_CHARS)
         self.checker = ArgumentChecker(
             self.catalog,
             limits=argument_limits or JsonLimits(),

@@ -1,7 +1,8 @@
 """The on-disk cache of each MCP server's tool list, so an agent is built without starting servers.
 
 One small JSON file per server, named by a digest of the server's command line or URL
-(`ServerConfig.cache_id`): the tools as the server listed them (`name`, `description`,
+(`ServerConfig.cache_id`; the file holds the full digest, never the command line or URL, which
+may embed a key): the tools as the server listed them (`name`, `description`,
 `inputSchema`), its instructions and its name. Written after every successful listing, deleted
 when the server announces `notifications/tools/list_changed`. Framework-free.
 """
@@ -12,17 +13,17 @@ import json
 import logging
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.tool import summarize
 from attention_scoping.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
+"""Version 1 kept the plain command line or URL as the key; such files are ignored and replaced."""
 DEFAULT_CACHE_DIR = Path("~/.cache/attention-scoping/mcp")
 """Where tool lists are kept unless `cache_dir=` or `$ATTENTION_SCOPING_MCP_CACHE` say otherwise."""
 
@@ -40,11 +41,6 @@ class ToolListing:
     def names(self) -> tuple[str, ...]:
         """Tool names in listing order."""
         return tuple(str(t["name"]) for t in self.tools)
-
-    @property
-    def summary(self) -> str:
-        """The first sentence of the server's instructions (empty without instructions)."""
-        return summarize(self.instructions or "")
 
     def tool(self, name: str) -> dict[str, Any] | None:
         """The raw tool record named `name`, if listed."""
@@ -139,3 +135,13 @@ def listing_from_tools(
 ) -> ToolListing:
     """A `ToolListing` from raw tool dicts (as `tools/list` returns them)."""
     return ToolListing(tuple(tool_record(t) for t in tools), instructions, server_name)
+
+
+def redacted_listing(listing: ToolListing, redact: Callable[[str], str]) -> ToolListing:
+    """`listing` with its instructions and tool descriptions redacted (a server may echo a
+    configured secret; the listing is cached on disk and shown to the model)."""
+    tools = tuple(
+        {**t, "description": redact(str(t.get("description") or ""))} for t in listing.tools
+    )
+    instructions = redact(listing.instructions) if listing.instructions else listing.instructions
+    return ToolListing(tools, instructions, listing.server_name)

@@ -9,6 +9,7 @@ description), `timeout` (seconds per tool call) and `disabled`. Framework-free: 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -17,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from attention_scoping.core.redact import Redactor, redact_url, url_credentials
 
 Transport = Literal["stdio", "streamable_http", "sse"]
 """How the client reaches a server."""
@@ -40,9 +43,13 @@ class McpConfigError(ValueError):
     """The MCP configuration is malformed; the message names the server and the field."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ServerConfig:
-    """One configured MCP server: how to start or reach it, and our per-server options."""
+    """One configured MCP server: how to start or reach it, and our per-server options.
+
+    `secrets` holds the values no model, log or file may see (see `redact`); the repr and
+    `where()` show the server with them masked.
+    """
 
     name: str
     transport: Transport
@@ -51,18 +58,30 @@ class ServerConfig:
     env: dict[str, str] | None = field(default=None, compare=False)
     cwd: str | None = None
     url: str | None = None
-    headers: dict[str, str] | None = field(default=None, compare=False, repr=False)
+    headers: dict[str, str] | None = field(default=None, compare=False)
     description: str = ""
     timeout: float | None = None
     """Seconds a tool call may take (None: the client's default)."""
+    secrets: tuple[str, ...] = field(default=(), compare=False)
+    """What every `${VAR}` reference expanded to (`env` and `headers` values are masked too)."""
 
-    @property
-    def cache_key(self) -> str:
-        """What identifies the server's tool list across runs: its command line or its URL.
+    def _secret_values(self) -> list[str]:
+        written = [self.url or "", self.command or "", *self.args]
+        found = [c for text in written for c in url_credentials(text)]
+        return [*self.secrets, *(self.env or {}).values(), *(self.headers or {}).values(), *found]
 
-        Environment values and headers are left out (they often hold secrets, and rarely
-        change which tools a server offers).
-        """
+    @functools.cached_property
+    def redact(self) -> Redactor:
+        """Masks this server's secret values and any URL credential in a diagnostic text."""
+        return Redactor(self._secret_values())
+
+    @functools.cached_property
+    def redact_values(self) -> Redactor:
+        """Masks this server's secret values only (for its results and listings, whose URLs
+        are data)."""
+        return Redactor(self._secret_values(), urls=False)
+
+    def _identity(self) -> str:
         if self.transport == "stdio":
             ident = {"command": self.command, "args": list(self.args), "cwd": self.cwd}
         else:
@@ -70,15 +89,29 @@ class ServerConfig:
         return json.dumps(ident, sort_keys=True, ensure_ascii=False)
 
     @property
+    def cache_key(self) -> str:
+        """What identifies the server's tool list across runs: a SHA-256 digest of its command
+        line or URL (never the plain text, which may embed a key).
+
+        Environment values and headers are left out (they rarely change which tools a server
+        offers).
+        """
+        return hashlib.sha256(self._identity().encode("utf-8")).hexdigest()
+
+    @property
     def cache_id(self) -> str:
-        """A filename-safe digest of `cache_key`."""
-        return hashlib.sha256(self.cache_key.encode("utf-8")).hexdigest()[:24]
+        """A filename-safe prefix of `cache_key`."""
+        return self.cache_key[:24]
 
     def where(self) -> str:
-        """A short human label of what runs: the command line or the URL."""
+        """A short human label of what runs, secrets masked: the command line or the URL."""
         if self.transport == "stdio":
-            return " ".join([self.command or "", *self.args]).strip()
-        return str(self.url)
+            return self.redact(" ".join([self.command or "", *self.args]).strip())
+        return self.redact(str(self.url))
+
+    def __repr__(self) -> str:
+        where = self.where()
+        return f"ServerConfig(name={self.name!r}, transport={self.transport!r}, where={where!r})"
 
 
 @dataclass(frozen=True)
@@ -90,9 +123,17 @@ class McpConfig:
     disabled: tuple[str, ...] = ()
 
 
-def expand_env(value: str) -> str:
-    """Replace `${VAR}` and `${env:VAR}` with the environment's value (empty when unset)."""
-    return _ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), value)
+def expand_env(value: str, found: list[str] | None = None) -> str:
+    """Replace `${VAR}` and `${env:VAR}` with the environment's value (empty when unset);
+    each value put in is appended to `found` (they are secrets to mask)."""
+
+    def value_of(match: re.Match[str]) -> str:
+        text = os.environ.get(match.group(1), "")
+        if found is not None and text:
+            found.append(text)
+        return text
+
+    return _ENV_REF.sub(value_of, value)
 
 
 def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
@@ -102,13 +143,13 @@ def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _string_map(value: Any, where: str, what: str) -> dict[str, str]:
+def _string_map(value: Any, where: str, what: str, found: list[str]) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
         msg = f"{where}: {what!r} must be an object of string values"
         raise McpConfigError(msg)
-    return {k: expand_env(v) for k, v in value.items()}
+    return {k: expand_env(v, found) for k, v in value.items()}
 
 
 def _transport(raw: Mapping[str, Any], where: str) -> Transport:
@@ -163,6 +204,7 @@ def parse_server(name: str, raw: Any, base_dir: Path | None = None) -> ServerCon
         "description": " ".join(description.split()),
         "timeout": _timeout(raw, where),
     }
+    found: list[str] = []
     if transport == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
@@ -174,21 +216,26 @@ def parse_server(name: str, raw: Any, base_dir: Path | None = None) -> ServerCon
             raise McpConfigError(msg)
         if cwd is not None and base_dir is not None and not Path(cwd).is_absolute():
             cwd = str((base_dir / cwd).resolve())
+        args = _strings(raw.get("args", []), where, "args")
+        env = raw.get("env")
         return ServerConfig(
-            command=expand_env(command),
-            args=tuple(expand_env(a) for a in _strings(raw.get("args", []), where, "args")),
-            env=_string_map(raw["env"], where, "env") if raw.get("env") is not None else None,
+            command=expand_env(command, found),
+            args=tuple(expand_env(a, found) for a in args),
+            env=_string_map(env, where, "env", found) if env is not None else None,
             cwd=cwd,
+            secrets=tuple(found),
             **common,
         )
     url = raw.get("url")
     if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        msg = f"{where}: a {transport} server needs an http(s) 'url', got {url!r}"
+        shown = redact_url(url) if isinstance(url, str) else url
+        msg = f"{where}: a {transport} server needs an http(s) 'url', got {shown!r}"
         raise McpConfigError(msg)
     headers = raw.get("headers")
     return ServerConfig(
-        url=expand_env(url),
-        headers=_string_map(headers, where, "headers") if headers is not None else None,
+        url=expand_env(url, found),
+        headers=_string_map(headers, where, "headers", found) if headers is not None else None,
+        secrets=tuple(found),
         **common,
     )
 

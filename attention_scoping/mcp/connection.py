@@ -3,7 +3,9 @@
 Runs on the `BackgroundLoop`. A dedicated owner task opens the transport and the session and
 holds them until the connection is retired (anyio requires a session to be closed by the task
 that opened it). Every failure is raised as an `McpFault`: start failure, crash, timeout,
-malformed result, a JSON-RPC error, or a tool the server no longer lists.
+malformed result, a JSON-RPC error, or a tool the server no longer lists. Every fault's text,
+every log line and the relayed stderr pass the server's redaction (`ServerConfig.redact`), and
+the stderr is capped (`STDERR_LINES` lines, `STDERR_CHARS` characters).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from datetime import timedelta
 from typing import IO, Any, TextIO
 
 from attention_scoping.core.extras import install_hint
+from attention_scoping.core.limits import clip
 
 try:
     import anyio
@@ -31,9 +34,10 @@ from mcp import types as mcp_types
 from mcp.client.stdio import stdio_client
 from pydantic import ValidationError
 
-from attention_scoping.mcp.cache import ToolListing, listing_from_tools
+from attention_scoping.mcp.cache import ToolListing, listing_from_tools, redacted_listing
 from attention_scoping.mcp.config import ServerConfig
-from attention_scoping.mcp.faults import McpFault, exception_text, leaf_exceptions
+from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, leaf_exceptions
+from attention_scoping.mcp.logs import guard_logs
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +46,20 @@ REQUEST_TIMEOUT_CODE = 408
 _NOT_SENT = (anyio.ClosedResourceError, anyio.BrokenResourceError)
 """Raised when the request could not even be written: the server was already gone."""
 _MAX_PAGES = 100
+FAULT_TEXT_CHARS = 2_000
+"""Longest message or detail of a fault (a server's own error text can be any size)."""
+STDERR_LINES = 5
+"""How many of a failed server's last stderr lines are relayed."""
+STDERR_CHARS = 400
+"""How many characters of them, at most."""
+_LINE_CHARS = 200
+"""Longest stderr line kept (the rest of a longer line is dropped)."""
+_READ_CHARS = 65_536
+"""Longest stretch of one stderr line read (and redacted) at once."""
+
+
+def _keep(text: str) -> str:
+    return text
 
 
 def _tool_dict(tool: mcp_types.Tool) -> dict[str, Any]:
@@ -73,12 +91,14 @@ async def list_all_tools(session: ClientSession) -> list[dict[str, Any]]:
 class StderrTail:
     """A pipe a stdio server writes its stderr to; its last lines are kept, never a growing file.
 
-    A daemon thread drains the pipe (so a chatty server never blocks on a full pipe), logs each
-    line at DEBUG and keeps the last `lines` for start-failure messages.
+    A daemon thread drains the pipe (so a chatty server never blocks on a full pipe), redacts
+    each line with `redact`, logs it at DEBUG and keeps the last `lines` (each cut to 200
+    characters) for start-failure messages.
     """
 
-    def __init__(self, server: str, lines: int = 20) -> None:
+    def __init__(self, server: str, lines: int = 20, redact: Callable[[str], str] = _keep) -> None:
         """Open the pipe and start draining it."""
+        self._redact = redact
         read_fd, write_fd = os.pipe()
         self.writer: TextIO = os.fdopen(write_fd, "w", encoding="utf-8", errors="replace")
         """The write end, handed to the server process as its stderr."""
@@ -90,10 +110,13 @@ class StderrTail:
         self._thread.start()
 
     def _drain(self, server: str, reader: IO[str]) -> None:
+        continued = False  # the chunk is the rest of a line already cut
         with reader:
-            for line in reader:
-                text = line.rstrip()
+            for chunk in iter(lambda: reader.readline(_READ_CHARS), ""):
+                skip, continued = continued, not chunk.endswith("\n")
+                text = "" if skip else self._redact(chunk.rstrip())
                 if text:
+                    text = text if len(text) <= _LINE_CHARS else text[: _LINE_CHARS - 1] + "…"
                     self._lines.append(text)
                     logger.debug("MCP server %r stderr: %s", server, text)
 
@@ -104,7 +127,7 @@ class StderrTail:
         if wait:
             self._thread.join(wait)
 
-    def text(self, last: int = 5, limit: int = 400) -> str:
+    def text(self, last: int = STDERR_LINES, limit: int = STDERR_CHARS) -> str:
         """The last lines, joined with ` | ` and cut to `limit` characters."""
         return " | ".join(list(self._lines)[-last:])[-limit:]
 
@@ -131,6 +154,7 @@ class ServerConnection:
     ) -> None:
         """Record the settings; nothing is started."""
         self.server = server
+        guard_logs(server.redact)
         self.connect_timeout = connect_timeout
         self.call_timeout = server.timeout or call_timeout
         self.on_listing = on_listing
@@ -187,6 +211,16 @@ class ServerConnection:
             self._stale = True
             self.on_invalidate()
 
+    def fault(
+        self, message: str, *, code: FaultCode, tool: str | None = None, detail: str | None = None
+    ) -> McpFault:
+        """An `McpFault` of this server, its message and detail redacted and cut."""
+        redact = self.server.redact
+        head = FAULT_TEXT_CHARS + 4_096  # a secret across the cut is masked whole
+        text = clip(redact(message[:head]), FAULT_TEXT_CHARS)
+        shown = clip(redact(detail[:head]), FAULT_TEXT_CHARS) if detail else detail
+        return McpFault(self.server.name, text, code=code, tool=tool, detail=shown)
+
     def _start_fault(self, exc: BaseException, errlog: StderrTail | None) -> McpFault:
         leaves = leaf_exceptions(exc)
         if any(isinstance(e, FileNotFoundError) for e in leaves):
@@ -200,16 +234,20 @@ class ServerConnection:
             errlog.close(wait=0.5)  # an exited server's last words are in the pipe
             stderr = errlog.text()
         detail = exception_text(exc) + (f"; server stderr: {stderr}" if stderr else "")
-        return McpFault(self.server.name, message, code="server_unavailable", detail=detail)
+        return self.fault(message, code="server_unavailable", detail=detail)
 
     async def _serve(self, ready: asyncio.Future[ToolListing], stop: asyncio.Event) -> None:
         """Owner task: open the session, list the tools, hold the session until `stop`."""
-        errlog = StderrTail(self.server.name) if self.server.transport == "stdio" else None
+        stdio = self.server.transport == "stdio"
+        errlog = StderrTail(self.server.name, redact=self.server.redact) if stdio else None
         try:
             async with self._open(errlog) as session:
                 init = await session.initialize()
                 tools = await list_all_tools(session)
-                listing = listing_from_tools(tools, init.instructions, init.serverInfo.name)
+                listing = redacted_listing(
+                    listing_from_tools(tools, init.instructions, init.serverInfo.name),
+                    self.server.redact_values,
+                )
                 self._session, self.listing, self._stale = session, listing, False
                 ready.set_result(listing)
                 self.on_listing(listing)
@@ -222,7 +260,8 @@ class ServerConnection:
             if not ready.done():
                 ready.set_exception(self._start_fault(exc, errlog))
             else:
-                logger.debug("MCP session %r ended: %s", self.server.name, exception_text(exc))
+                ended = self.server.redact(exception_text(exc))
+                logger.debug("MCP session %r ended: %s", self.server.name, ended)
         finally:
             if self._stop is stop:
                 self._session = None
@@ -244,9 +283,8 @@ class ServerConnection:
         except TimeoutError:
             self._retire(cancel=True)
             message = f"no MCP handshake within {self.connect_timeout:g} s"
-            raise McpFault(
-                self.server.name, message, code="server_unavailable", detail=self.server.where()
-            ) from None
+            where = self.server.where()
+            raise self.fault(message, code="server_unavailable", detail=where) from None
         except McpFault:
             self._retire()
             raise
@@ -262,8 +300,11 @@ class ServerConnection:
                 self._stale = False
                 tools = await list_all_tools(self._session)
                 old = self.listing
-                self.listing = listing_from_tools(
-                    tools, old.instructions if old else None, old.server_name if old else None
+                self.listing = redacted_listing(
+                    listing_from_tools(
+                        tools, old.instructions if old else None, old.server_name if old else None
+                    ),
+                    self.server.redact_values,
                 )
                 self.on_listing(self.listing)
             return self.listing
@@ -285,7 +326,7 @@ class ServerConnection:
                 raise
             if tool not in listing.names:
                 message = f"the server no longer offers tool {tool!r}"
-                raise McpFault(self.server.name, message, code="tool_withdrawn", tool=tool)
+                raise self.fault(message, code="tool_withdrawn", tool=tool)
             session = self._session
             if session is None:  # closed between ensure() and now
                 continue
@@ -295,15 +336,13 @@ class ServerConnection:
                 self._retire()
                 if attempt == 2:
                     message = "the server process is gone and did not come back"
-                    raise McpFault(
-                        self.server.name, message, code="server_crashed", tool=tool
-                    ) from None
-        raise McpFault(self.server.name, "no session", code="server_crashed", tool=tool)
+                    raise self.fault(message, code="server_crashed", tool=tool) from None
+        message = "no session"
+        raise self.fault(message, code="server_crashed", tool=tool)
 
     async def _call(
         self, session: ClientSession, tool: str, arguments: dict[str, Any]
     ) -> mcp_types.CallToolResult:
-        name = self.server.name
         try:
             return await session.call_tool(
                 tool, arguments, read_timeout_seconds=timedelta(seconds=self.call_timeout)
@@ -313,30 +352,27 @@ class ServerConnection:
             if code == REQUEST_TIMEOUT_CODE:
                 self._retire()
                 message = f"no answer within {self.call_timeout:g} s"
-                raise McpFault(name, message, code="timeout", tool=tool) from None
+                raise self.fault(message, code="timeout", tool=tool) from None
             if code == mcp_types.CONNECTION_CLOSED:
                 self._retire()
                 message = "the server closed the connection during the call"
-                raise McpFault(name, message, code="server_crashed", tool=tool) from None
-            raise McpFault(name, exc.error.message, code="server_error", tool=tool) from None
+                raise self.fault(message, code="server_crashed", tool=tool) from None
+            raise self.fault(exc.error.message, code="server_error", tool=tool) from None
         except ValidationError as exc:
             message = "the result is not a valid MCP tool result"
-            raise McpFault(
-                name, message, code="malformed_result", tool=tool, detail=exception_text(exc)
-            ) from None
+            detail = exception_text(exc)
+            raise self.fault(message, code="malformed_result", tool=tool, detail=detail) from None
         except _NOT_SENT:
             raise
         except RuntimeError as exc:  # e.g. structured content that breaks the output schema
             message = "the result breaks the tool's declared output"
-            raise McpFault(
-                name, message, code="malformed_result", tool=tool, detail=exception_text(exc)
-            ) from None
+            detail = exception_text(exc)
+            raise self.fault(message, code="malformed_result", tool=tool, detail=detail) from None
         except Exception as exc:
             self._retire()
             message = "the connection failed during the call"
-            raise McpFault(
-                name, message, code="server_crashed", tool=tool, detail=exception_text(exc)
-            ) from None
+            detail = exception_text(exc)
+            raise self.fault(message, code="server_crashed", tool=tool, detail=detail) from None
 
     # -- closing -------------------------------------------------------------------------
 

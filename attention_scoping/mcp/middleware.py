@@ -1,8 +1,11 @@
-"""Start an MCP server while the model is shown its tools, so its first call does not wait."""
+"""Start an MCP server while the model is shown its tools, so its first call does not wait;
+hand the model the server's own instructions, fenced, with the `load_context` result that loads
+its scope."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+import json
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware.types import (
@@ -12,11 +15,57 @@ from langchain.agents.middleware.types import (
     ModelRequest,
     ModelResponse,
     ResponseT,
+    ToolCallRequest,
 )
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.core.errors import render_payload
 from attention_scoping.mcp.servers import McpServers
 from attention_scoping.mcp.tools import McpTool
+from attention_scoping.scoping.breadcrumbs import STATE_KEY
+from attention_scoping.scoping.catalog import LOAD_CONTEXT
+
+ToolResult = ToolMessage | Command[Any]
+SERVER_TEXT_KEY = "server_text"
+"""The key of `load_context`'s result that carries the loaded server's instructions."""
+
+
+def _with_block(message: Any, call_id: Any, block: Mapping[str, str]) -> Any:
+    """`message` with `block` added to its JSON body, when it answers `call_id` with JSON."""
+    if not isinstance(message, ToolMessage) or message.tool_call_id != call_id:
+        return message
+    try:
+        body = json.loads(message.text)
+    except ValueError:
+        return message
+    if not isinstance(body, dict) or body.get("status") != "ok":
+        return message
+    if body.get("previous_context") == body.get("active_context"):
+        return message  # already active: the block was given when it was loaded
+    body[SERVER_TEXT_KEY] = dict(block)
+    return message.model_copy(update={"content": render_payload(body)})
+
+
+def with_server_text(
+    servers: McpServers, call: Mapping[str, Any], result: ToolResult
+) -> ToolResult:
+    """`result` of a `load_context` call that loaded an MCP server's scope, with the server's
+    instructions fenced and labelled in its body (`McpServers.server_text_block`); any other
+    result unchanged."""
+    if call.get("name") != LOAD_CONTEXT or not isinstance(result, Command):
+        return result
+    update = result.update
+    if not isinstance(update, Mapping) or not isinstance(update.get("messages"), list):
+        return result
+    server = servers.server_for_scope(update.get(STATE_KEY))
+    block = servers.server_text_block(server) if server else None
+    if block is None:
+        return result
+    messages = [_with_block(m, call.get("id"), block) for m in update["messages"]]
+    merged = {**update, "messages": messages}
+    return Command(graph=result.graph, update=merged, resume=result.resume, goto=result.goto)
 
 
 class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
@@ -29,6 +78,10 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
     loaded by `load_context`, a scope pre-selected from the user's message, and a gate's pick.
     A call that shows many servers' tools (an unscoped, eager agent) starts none of them; their
     sessions open on their first tool call. Servers whose tools are never shown never start.
+
+    The `load_context` call that loads a server's scope gets the server's instructions in its
+    result, fenced and labelled as the server's text (`server_text`; not with
+    `McpServers(server_text="drop")`): the one place they reach the model.
 
     Example:
         ```python
@@ -101,3 +154,19 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         """Async form of `wrap_model_call`."""
         self._prefetch(request)
         return await handler(request)
+
+    @override
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
+    ) -> ToolResult:
+        """Run the call; a `load_context` that loaded a server's scope gets its instructions."""
+        return with_server_text(self.servers, request.tool_call, handler(request))
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async form of `wrap_tool_call`."""
+        return with_server_text(self.servers, request.tool_call, await handler(request))

@@ -5,6 +5,9 @@ seen for the first time is started once to list its tools (`discover="connect"`,
 and stopped again, so the agent can register its tools up front. A session is opened by the
 first call to one of the server's tools, or earlier when its scope is loaded
 (`McpConnectMiddleware`), and kept for later calls until `close()`.
+
+What each server wrote (its instructions, its tools' descriptions) never enters the system
+prompt (`servertext`); every result is bounded and redacted (`tools.safe_content`).
 """
 
 from __future__ import annotations
@@ -16,12 +19,20 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from attention_scoping.core.limits import RESULT_MAX_CHARS, check_result_limit
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
 from attention_scoping.mcp.connection import ServerConnection, list_once
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
 from attention_scoping.mcp.naming import Naming, exposed_names, server_names
+from attention_scoping.mcp.servertext import (
+    ServerText,
+    check_server_text,
+    index_line,
+    server_text_block,
+    tool_description,
+)
 from attention_scoping.mcp.tools import Content, McpTool, as_content, make_tool, refresh_tool
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope
 
@@ -92,6 +103,8 @@ class McpServers:
         reserved_names: Iterable[str] = (LOAD_CONTEXT,),
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        server_text: ServerText = "fenced",
+        result_max_chars: int = RESULT_MAX_CHARS,
     ) -> None:
         """Read the configuration and build the scopes and tools.
 
@@ -105,13 +118,25 @@ class McpServers:
             reserved_names: Names of the agent's other tools that MCP tools must not take.
             connect_timeout: Seconds to start a server, finish the handshake and list tools.
             call_timeout: Seconds per tool call (a server's own `timeout` wins).
+            server_text: `"fenced"`: a server's instructions reach the model fenced and labelled
+                in `load_context`'s result (with `McpConnectMiddleware`), its tool descriptions
+                in the tools' schemas; `"drop"`: neither (tools get a neutral description).
+                Never the system prompt (see `servertext`).
+            result_max_chars: The most characters of one tool result (longer ones are cut,
+                the cut marked and the full size reported).
 
         Raises:
             McpConfigError: the configuration is malformed.
+            ValueError: a bad `discover`, `server_text` or `result_max_chars`.
         """
         if discover not in ("connect", "cache"):
             msg = f"discover must be 'connect' or 'cache', not {discover!r}"
             raise ValueError(msg)
+        self.server_text: ServerText = check_server_text(server_text)
+        """Whether the servers' own text reaches the model (`"fenced"`) or not (`"drop"`)."""
+        check_result_limit(result_max_chars, "result_max_chars", allow_none=False)
+        self.result_max_chars: int = result_max_chars
+        """The most characters of one tool result."""
         self.config: McpConfig = load_config(config)
         self.cache = ToolListCache(cache_dir)
         self._loop = BackgroundLoop()
@@ -195,23 +220,15 @@ class McpServers:
                     record=record,
                     call=self.call,
                     acall=self.acall,
+                    description=tool_description(record, server, self.server_text),
                 )
                 for record in listing.tools
             }
             self._tools_by_server[server] = tools
-            self.scopes.append(
-                Scope(
-                    self.scope_names[server],
-                    self._description(server, listing),
-                    tools=list(tools.values()),
-                    prompt=(listing.instructions or "").strip(),
-                )
-            )
-
-    def _description(self, server: str, listing: ToolListing) -> str:
-        """The scope's one line: the config's description, the instructions' first sentence,
-        or (empty here) the tool listing `ScopeCatalog.describe` falls back to."""
-        return self.config.servers[server].description or listing.summary
+            line = index_line(self.config.servers[server], [t.name for t in tools.values()])
+            # No prompt module: the server's instructions are its own text, not ours to put
+            # in the system prompt (they travel with load_context's result instead).
+            self.scopes.append(Scope(self.scope_names[server], line, tools=list(tools.values())))
 
     def _on_listing(self, server: str, listing: ToolListing) -> None:
         """A fresh listing: cache it and refresh the registered tools' schemas."""
@@ -220,7 +237,7 @@ class McpServers:
         for record in listing.tools:
             tool = registered.get(record["name"])
             if tool is not None:
-                refresh_tool(tool, record)
+                refresh_tool(tool, record, tool_description(record, server, self.server_text))
         added = [n for n in listing.names if n not in registered]
         if added and server in self._tools_by_server:
             logger.info(
@@ -244,6 +261,14 @@ class McpServers:
         """The server behind scope `scope`, or None when it is not an MCP scope."""
         return self._server_of_scope.get(scope) if scope else None
 
+    def server_text_block(self, server: str) -> dict[str, str] | None:
+        """The fenced, labelled block of `server`'s instructions for `load_context`'s result
+        (None without instructions, or with `server_text="drop"`)."""
+        if self.server_text == "drop" or server not in self.connections:
+            return None
+        listing = self.connections[server].listing or self.listings.get(server)
+        return server_text_block(server, listing.instructions if listing else None)
+
     def connected(self) -> list[str]:
         """Servers with an open session now."""
         return [n for n, c in self.connections.items() if c.connected]
@@ -256,7 +281,8 @@ class McpServers:
 
     async def _call(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
         result = await self.connections[server].call(tool, arguments)
-        return as_content(server, tool, result)
+        redact = self.config.servers[server].redact_values
+        return as_content(server, tool, result, redact, self.result_max_chars)
 
     def call(self, server: str, tool: str, arguments: dict[str, Any]) -> Content:
         """Call `tool` of `server` from sync code (connecting first if needed).

@@ -4,7 +4,8 @@ An `McpTool` is built from a tool listing (live or cached), so the agent can reg
 MCP tool with `create_agent` before any server runs (LangChain only lets middleware narrow the
 registered tools, never add). Calling it goes through `McpServers`, which opens the server's
 session on first use. A failure comes back as a `status="error"` ToolMessage whose JSON body
-says what happened and what to do next.
+says what happened and what to do next. Every result is cut to `core.limits.RESULT_MAX_CHARS`
+(the cut marked, the full size reported) and passes the server's redaction (`core.redact`).
 """
 
 from __future__ import annotations
@@ -18,9 +19,16 @@ from mcp import types as mcp_types
 from typing_extensions import override
 
 from attention_scoping.core.errors import render_payload
+from attention_scoping.core.limits import RESULT_MAX_CHARS, clip, clip_content, content_size
 from attention_scoping.mcp.faults import McpFault, fault_payload
 
 Content = str | list[dict[str, Any]]
+Redact = Callable[[str], str]
+"""Masks secrets in a text (`ServerConfig.redact`)."""
+
+
+def _keep(text: str) -> str:
+    return text
 
 
 class McpTool(StructuredTool):
@@ -80,24 +88,61 @@ def result_content(result: mcp_types.CallToolResult) -> Content:
     return blocks
 
 
+ERROR_MAX_CHARS = 4_000
+"""The most characters of a tool's own error text the model is sent."""
+
+
 def fault_exception(fault: McpFault) -> ToolException:
     """The exception LangChain turns into an error ToolMessage carrying `fault`'s payload."""
     return ToolException(render_payload(fault_payload(fault)))
 
 
-def tool_error(server: str, tool: str, result: mcp_types.CallToolResult) -> ToolException:
+REDACT_SLACK = 4_096
+"""Characters past the limit that are redacted before the cut, so a secret straddling the cut
+is masked whole (and a 50 MB answer is not scanned whole)."""
+
+
+def safe_content(
+    content: Content, redact: Redact = _keep, limit: int = RESULT_MAX_CHARS
+) -> Content:
+    """`content` with its text redacted and cut to `limit` characters (`core.limits.clip`),
+    the mark reporting the full size."""
+    head = limit + REDACT_SLACK
+    if isinstance(content, str):
+        total = len(content) if len(content) > head else None
+        return clip(redact(content[:head]), limit, total)
+    cut = any(len(b.get("text") or "") > head for b in content if isinstance(b, dict))
+    redacted = [
+        {**b, "text": redact(b["text"][:head])} if isinstance(b.get("text"), str) else b
+        for b in content
+    ]
+    return clip_content(redacted, limit, content_size(content) if cut else None)
+
+
+def tool_error(
+    server: str, tool: str, result: mcp_types.CallToolResult, redact: Redact = _keep
+) -> ToolException:
     """The exception (turned into an error ToolMessage) for a result with `isError: true`."""
     content = result_content(result)
     text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    head = ERROR_MAX_CHARS + REDACT_SLACK
+    text = clip(redact(text[:head]), ERROR_MAX_CHARS, len(text) if len(text) > head else None)
     fault = McpFault(server, text or "the tool reported an error", code="tool_error", tool=tool)
     return fault_exception(fault)
 
 
-def as_content(server: str, tool: str, result: mcp_types.CallToolResult) -> Content:
-    """Content of `result`, raising the error-ToolMessage exception for an `isError` result."""
+def as_content(
+    server: str,
+    tool: str,
+    result: mcp_types.CallToolResult,
+    redact: Redact = _keep,
+    limit: int = RESULT_MAX_CHARS,
+) -> Content:
+    """Content of `result`, bounded and redacted (`safe_content`), raising the error-ToolMessage
+    exception for an `isError` result."""
     if result.isError:
-        raise tool_error(server, tool, result)
-    return result_content(result)
+        raise tool_error(server, tool, result, redact)
+    return safe_content(result_content(result), redact, limit)
 
 
 def make_tool(
@@ -107,8 +152,10 @@ def make_tool(
     record: dict[str, Any],
     call: Callable[[str, str, dict[str, Any]], Content],
     acall: Callable[[str, str, dict[str, Any]], Awaitable[Content]],
+    description: str | None = None,
 ) -> McpTool:
-    """An `McpTool` for the raw MCP tool `record` of `server`, calling through `call`/`acall`."""
+    """An `McpTool` for the raw MCP tool `record` of `server`, calling through `call`/`acall`
+    (described by `description`, default the record's)."""
     remote = str(record["name"])
 
     def run(**arguments: Any) -> Content:
@@ -128,7 +175,7 @@ def make_tool(
         metadata["annotations"] = record["annotations"]
     return McpTool(
         name=name,
-        description=str(record.get("description") or ""),
+        description=str(record.get("description") or "") if description is None else description,
         args_schema=dict(record["inputSchema"]),
         func=run,
         coroutine=arun,
@@ -139,7 +186,8 @@ def make_tool(
     )
 
 
-def refresh_tool(tool: McpTool, record: dict[str, Any]) -> None:
-    """Update a registered tool's description and schema from a fresh listing."""
-    tool.description = str(record.get("description") or "")
+def refresh_tool(tool: McpTool, record: dict[str, Any], description: str | None = None) -> None:
+    """Update a registered tool's description (default the record's) and schema from a fresh
+    listing."""
+    tool.description = str(record.get("description") or "") if description is None else description
     tool.args_schema = dict(record["inputSchema"])

@@ -15,6 +15,7 @@ from attention_scoping.core.tool import ToolSpec
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.naming import exposed_names, server_names
+from attention_scoping.mcp.servertext import index_line
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 
@@ -37,8 +38,10 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
     """Connect to every server of the configuration (with `timeout`), list its tools, close it.
 
     Tool names are the ones an agent built by `McpServers` would send (namespaced only where
-    names collide); schemas are sent as the servers list them. Servers that cannot be listed
-    are named in the notes and left out.
+    names collide); schemas are sent as the servers list them. Each scope's line and module is
+    what `McpServers` puts in the system prompt (the configured description, else the server's
+    name and tool names; never the server's instructions, which travel with `load_context`'s
+    result). Servers that cannot be listed are named in the notes (redacted) and left out.
 
     Returns:
         The keyword arguments of the `AuditTarget`.
@@ -75,7 +78,6 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
     specs: list[ToolSpec] = []
     scopes: dict[str, list[str]] = {}
     descriptions: dict[str, str] = {}
-    prompts: dict[str, str] = {}
     for server, listing in listings.items():
         scope = scope_names[server]
         for record in listing.tools:
@@ -83,11 +85,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
             spec = ToolSpec(exposed, exposed, record["description"], record["inputSchema"], server)
             specs.append(spec)
             scopes.setdefault(scope, []).append(exposed)
-        own = config.servers[server].description or listing.summary
-        if own:
-            descriptions[scope] = own
-        if listing.instructions:
-            prompts[scope] = listing.instructions.strip()
+        descriptions[scope] = index_line(config.servers[server], scopes.get(scope, []))
     counts = ", ".join(f"{s} {len(listings[s].tools)}" for s in listings)
     notes.insert(0, f"tools listed live from {len(listings)} MCP server(s): {counts}")
     return {
@@ -96,6 +94,6 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
         "scopes": scopes,
         "scope_source": "one scope per MCP server",
         "descriptions": descriptions,
-        "prompts": prompts,
+        "prompts": {},
         "notes": notes,
     }
