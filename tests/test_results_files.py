@@ -223,3 +223,12 @@ def test_valid_lines_read_back_as_written(tmp_path: Path) -> None:
     ResultsWriter(path).write(full)
     assert stored_results(path) == [full]
     assert json.loads(path.read_text(encoding="utf-8"))["last_text"] == "é ✓"
+
+
+def test_every_task_result_field_is_checked_when_read() -> None:
+    """A field added to `TaskResult` gets a type rule in `results.py` too (else a line of
+    the wrong type would reach the report)."""
+    from attention_scoping.measure.eval import results
+
+    fields = set(TaskResult.__dataclass_fields__)
+    assert fields == set(results._FIELD_CHECKS) | set(results._COUNTS)

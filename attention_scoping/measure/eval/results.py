@@ -135,12 +135,15 @@ _COUNTS = (
 
 
 def _check_field(key: str, value: Any) -> None:
+    """Refuse a field of the wrong type (a field without a rule here is taken as it is)."""
     if key in _COUNTS:
         what, ok = "a whole number >= 0", isinstance(value, int) and not isinstance(value, bool)
         ok = ok and value >= 0
-    else:
+    elif key in _FIELD_CHECKS:
         what, check = _FIELD_CHECKS[key]
         ok = check(value)
+    else:
+        return
     if not ok:
         shown = repr(value) if isinstance(value, int | float | bool | type(None)) else _kind(value)
         msg = f"{key!r} must be {what}, got {shown}"
