@@ -111,7 +111,7 @@ def parse_lines(
     (not JSON, or cut inside a UTF-8 character) is left out: an interrupted write leaves one.
 
     Raises:
-        JsonLinesError: the first bad line, named `{name}: line N: ...`.
+        JsonLinesError: the first bad line, named `{name}: line N is ...`.
     """
     lines = data.split(b"\n")
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
