@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from langchain_core.tools import tool
 from attention_scoping.core.cost import PRICE_MODELS, memo_count, price_model
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.measure.cli import main
+from attention_scoping.measure.jsonl import read_json_lines
 from attention_scoping.measure.recorded import (
     RecordedCall,
     SessionFileError,
@@ -188,3 +190,75 @@ def test_example_agent_records_its_session(
     assert main(["bill", str(path), "--json", str(out)]) == 0
     calls = json.loads(out.read_text())["price_models"]["openai"]["calls"]
     assert calls[0]["cache_read_tokens"] == 0 and any(c["cache_read_tokens"] for c in calls)
+
+
+BAD_SESSION_LINES = {
+    "deeply nested": (b"[" * 100_000, "line 2 is too large: it nests deeper than 64 levels"),
+    "lone surrogate": (
+        b'{"messages": [{"role": "user", "content": "\\ud800"}]}',
+        "line 2 is not valid text: a string holds a lone surrogate",
+    ),
+    "5,000 digits": (
+        b'{"messages": [], "t": ' + b"9" * 5000 + b"}",
+        "line 2 is too large: an integer has too many digits",
+    ),
+    "not UTF-8": (b'{"messages": [], "system": "\xc3("}', "line 2 is not UTF-8 (byte 29"),
+    "truncated": (b'{"messages": [{"role": "us', "line 2 is not JSON"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_SESSION_LINES))
+def test_bill_on_a_bad_line_is_one_error_line_naming_it(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`bill` on a deeply nested line, a lone surrogate, a 5,000-digit number, bytes that are
+    not UTF-8 or a cut line: `error: FILE: line N ...`, exit 2, no traceback."""
+    bad, expected = BAD_SESSION_LINES[case]
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_line().encode() + b"\n" + bad + b"\n")
+    assert main(["bill", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and "Traceback" not in err and "\n" not in err
+    assert f"session.jsonl: {expected}" in " ".join(err.split())
+
+
+def test_a_deeply_nested_array_file_is_one_error(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    path.write_text("[" * 100_000)
+    with pytest.raises(SessionFileError, match="not a JSON array \\(too large: it nests deeper"):
+        read_session(path)
+
+
+def test_the_log_writes_a_lone_surrogate_as_a_question_mark(tmp_path: Path) -> None:
+    """A message with a lone surrogate (a tool's broken output) cannot be UTF-8: the log
+    writes `?` instead of ending the run, and `bill` reads the file."""
+    path = tmp_path / "session.jsonl"
+    model = ScriptedChatModel(script=[say("Done.")])
+    agent = create_agent(model, tools=[get_weather], middleware=[RequestLogMiddleware(path)])
+    agent.invoke({"messages": [HumanMessage("weather in \ud800?")]})
+    [call] = read_session(path)
+    assert call.messages[-1]["content"] == "weather in ??"
+    assert main(["bill", str(path)]) == 0
+
+
+def test_log_lines_from_many_threads_stay_whole(tmp_path: Path) -> None:
+    """Agents in several threads share one session file: every line is whole and present
+    (the file then interleaves their sessions; `bill` prices one session per file)."""
+    path = tmp_path / "session.jsonl"
+    middleware = RequestLogMiddleware(path)
+
+    def record(i: int) -> None:
+        model = ScriptedChatModel(script=[say("ok")] * 5)
+        agent = create_agent(model, tools=[get_weather], middleware=[middleware])
+        for turn in range(5):
+            agent.invoke({"messages": [HumanMessage(f"q{i}-{turn} " + "x" * 20_000)]})
+
+    threads = [threading.Thread(target=record, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    lines = read_json_lines(path)
+    questions = {line.value["messages"][0]["content"].split()[0] for line in lines}
+    assert len(lines) == 20
+    assert questions == {f"q{i}-{turn}" for i in range(4) for turn in range(5)}

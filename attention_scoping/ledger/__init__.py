@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.ledger.bounds import MAX_DELAY_SECONDS, MAX_LEASE_SECONDS
     from attention_scoping.ledger.interface import (
         AlreadyCompletedError,
         EventKind,
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
         LeaseLostError,
         LedgerError,
         LedgerEvent,
+        NotALedgerError,
         Receipt,
         TaskExistsError,
         TaskInfo,
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "DEFAULT_MAX_ATTEMPTS": "sql",
+    "MAX_DELAY_SECONDS": "bounds",
+    "MAX_LEASE_SECONDS": "bounds",
     "AlreadyCompletedError": "interface",
     "content_sha256": "interface",
     "Coordinator": "roles",
@@ -50,6 +54,7 @@ _EXPORTS = {
     "LeaseLostError": "interface",
     "LedgerError": "interface",
     "LedgerEvent": "interface",
+    "NotALedgerError": "interface",
     "PostgresLedger": "postgres",
     "Receipt": "interface",
     "RetryPolicy": "retry",
@@ -65,6 +70,8 @@ _EXPORTS = {
 
 __all__ = [
     "DEFAULT_MAX_ATTEMPTS",
+    "MAX_DELAY_SECONDS",
+    "MAX_LEASE_SECONDS",
     "AlreadyCompletedError",
     "Coordinator",
     "DatabaseUnavailableError",
@@ -73,6 +80,7 @@ __all__ = [
     "LeaseLostError",
     "LedgerError",
     "LedgerEvent",
+    "NotALedgerError",
     "PostgresLedger",
     "Receipt",
     "RetryPolicy",

@@ -23,6 +23,7 @@ __all__ = [
     "LeaseLostError",
     "LedgerError",
     "LedgerEvent",
+    "NotALedgerError",
     "Receipt",
     "TaskExistsError",
     "TaskInfo",
@@ -72,6 +73,11 @@ class LeaseLostError(LedgerError):
 
 class AlreadyCompletedError(LedgerError):
     """The task already has its receipt; a task is completed once."""
+
+
+class NotALedgerError(LedgerError, ValueError):
+    """The file is not a ledger and would not become one safely: empty (0 bytes), not a SQLite
+    database, a database of another application, or ledger tables of another shape."""
 
 
 @dataclass(frozen=True)
@@ -173,10 +179,13 @@ class TaskLedger(ABC):
         max_attempts: int | None = None,
         delay: float = 0.0,
     ) -> str:
-        """Add a pending task and return its id (generated when not given).
+        """Add a pending task and return its id (generated when not given); it may be claimed
+        `delay` seconds from now.
 
         Raises:
             TaskExistsError: `task_id` is taken.
+            ValueError: `delay` is not finite, >= 0 and at most `bounds.MAX_DELAY_SECONDS`
+                (366 days).
         """
 
     @abstractmethod
@@ -193,6 +202,10 @@ class TaskLedger(ABC):
 
         Taking over an expired lease logs an `expired` event for the old holder. A task whose
         attempts reached `max_attempts` is failed with a receipt instead of being leased again.
+
+        Raises:
+            ValueError: `lease_seconds` is not finite, > 0 and at most
+                `bounds.MAX_LEASE_SECONDS` (one week).
         """
 
     @abstractmethod
@@ -200,6 +213,7 @@ class TaskLedger(ABC):
         """Extend `lease` (by its original duration unless given) and return the new lease.
 
         Raises:
+            ValueError: `lease_seconds` is out of bounds (as `claim`).
             LeaseLostError: the lease is no longer the task's.
             AlreadyCompletedError: the task has its receipt.
         """
@@ -228,6 +242,7 @@ class TaskLedger(ABC):
         attempts remain; returns None) or terminally, with a `failed` receipt.
 
         Raises:
+            ValueError: `retry_after` is out of bounds (as `create`'s `delay`).
             LeaseLostError, AlreadyCompletedError: as `complete`.
         """
 

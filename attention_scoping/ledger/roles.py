@@ -4,11 +4,13 @@ worker loop that claims, heartbeats while it works, and completes with a receipt
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from attention_scoping.ledger.bounds import check_lease
 from attention_scoping.ledger.interface import (
     Lease,
     LeaseLostError,
@@ -78,7 +80,15 @@ class Coordinator:
 
         Raises:
             TimeoutError: naming the tasks still without a receipt.
+            ValueError: `timeout` is negative or `nan` (`inf` waits without end), or `poll`
+                is not finite and > 0.
         """
+        if math.isnan(timeout) or timeout < 0:
+            msg = f"timeout must be a number of seconds >= 0 (inf: no limit), not {timeout!r}"
+            raise ValueError(msg)
+        if not (math.isfinite(poll) and poll > 0):
+            msg = f"poll must be a finite number of seconds > 0, not {poll!r}"
+            raise ValueError(msg)
         deadline = clock() + timeout
         while True:
             found = {r.task_id: r for r in self._ledger.receipts(task_ids=task_ids)}
@@ -141,8 +151,9 @@ class Worker:
     Args:
         ledger: The ledger (one object per process).
         name: This worker's name in leases, events and receipts.
-        lease_seconds: Lease length; the lease is renewed every `heartbeat_every` seconds
-            (a third of it by default), so only a dead or stuck worker lets it expire.
+        lease_seconds: Lease length (at most a week, `bounds.MAX_LEASE_SECONDS`); the lease is
+            renewed every `heartbeat_every` seconds (a third of it by default), so only a dead
+            or stuck worker lets it expire.
         kinds: Only claim tasks of these kinds.
         retry_errors: A handler exception returns the task to the pool (until the ledger's
             `max_attempts`) when True, fails it for good when False.
@@ -161,11 +172,17 @@ class Worker:
         retry_errors: bool = True,
         retry: RetryPolicy | None = None,
     ) -> None:
-        """Keep the configuration."""
+        """Keep the configuration.
+
+        Raises:
+            ValueError: `lease_seconds` or `heartbeat_every` is not finite, > 0 and at most
+                `bounds.MAX_LEASE_SECONDS` (one week).
+        """
         self.ledger = ledger
         self.name = name
-        self.lease_seconds = lease_seconds
-        self.heartbeat_every = heartbeat_every or lease_seconds / 3
+        self.lease_seconds = check_lease(lease_seconds)
+        every = lease_seconds / 3 if heartbeat_every is None else heartbeat_every
+        self.heartbeat_every = check_lease(every, "heartbeat_every")
         self.kinds = list(kinds) if kinds is not None else None
         self.retry_errors = retry_errors
         self.retry = retry if retry is not None else RetryPolicy()

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
+from attention_scoping.ledger.bounds import check_delay, check_lease
 from attention_scoping.ledger.interface import (
     AlreadyCompletedError,
     EventKind,
@@ -426,6 +427,7 @@ class SqlLedger(TaskLedger):
         delay: float = 0.0,
     ) -> str:
         """Add a pending task and return its id."""
+        delay = check_delay(delay)
         tid = uuid.uuid4().hex if task_id is None else task_id
 
         def attempt(again: bool) -> str:
@@ -501,9 +503,7 @@ class SqlLedger(TaskLedger):
         self, worker: str, *, lease_seconds: float = 30.0, kinds: Sequence[str] | None = None
     ) -> Lease | None:
         """Lease the oldest claimable task, or None."""
-        if lease_seconds <= 0:
-            msg = f"lease_seconds must be positive, not {lease_seconds}"
-            raise ValueError(msg)
+        lease_seconds = check_lease(lease_seconds)
         wanted = list(kinds) if kinds is not None else None
         lease_id = uuid.uuid4().hex
 
@@ -517,7 +517,7 @@ class SqlLedger(TaskLedger):
 
     def heartbeat(self, lease: Lease, *, lease_seconds: float | None = None) -> Lease:
         """Extend `lease` (a retry after a dropped COMMIT just extends it once more)."""
-        seconds = lease.lease_seconds if lease_seconds is None else lease_seconds
+        seconds = check_lease(lease.lease_seconds if lease_seconds is None else lease_seconds)
 
         def attempt(_again: bool) -> float:
             with self._transaction() as tx:
@@ -599,6 +599,7 @@ class SqlLedger(TaskLedger):
         self, lease: Lease, error: str, *, retry: bool = False, retry_after: float = 0.0
     ) -> Receipt | None:
         """Give up on the task, for now (`retry`) or for good."""
+        retry_after = check_delay(retry_after, "retry_after")
 
         def attempt(again: bool) -> Receipt | None:
             if again:

@@ -12,8 +12,9 @@ import logging
 import os
 import sqlite3
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Literal
 
 from attention_scoping.ledger.retry import RetryPolicy
@@ -168,6 +169,7 @@ class SqliteDatabase:
         error) is waited out under `retry`, on a fresh connection, and reported as `what`
         (`retry=None`: one attempt, its error raised as is)."""
         schema = list(statements)
+        self._create_atomically(schema, migrate)
 
         def attempt(_again: bool) -> None:
             with self.write() as conn:
@@ -180,6 +182,39 @@ class SqliteDatabase:
             attempt(False)
         else:
             retry.run(attempt, what=what, reset=self.reset)
+
+    def _create_atomically(
+        self, schema: Sequence[str], migrate: Callable[[sqlite3.Connection], None] | None
+    ) -> None:
+        """A missing file is built under a temporary name beside it and hard-linked into place,
+        so no process ever opens it half made (SQLite creates a 0-byte file first, which the
+        ledger refuses as not a ledger). When another process linked its file first, that one
+        is used; where hard links are not supported, the file is created in place."""
+        if self.path in ("", ":memory:") or self.path.startswith("file:"):
+            return
+        if os.path.lexists(self.path):
+            return
+        temp = f"{self.path}.{uuid.uuid4().hex[:12]}.new"
+        try:
+            conn = sqlite3.connect(temp, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("BEGIN IMMEDIATE")
+                for statement in schema:
+                    conn.execute(statement)
+                if migrate is not None:
+                    migrate(conn)
+                conn.execute("COMMIT")
+            finally:
+                conn.close()  # the last connection: the WAL is checkpointed and removed
+            with suppress(FileExistsError):  # another process won the race: use its file
+                os.link(temp, self.path)
+        except (OSError, sqlite3.Error) as exc:  # e.g. no hard links here: created in place
+            logger.debug("atomic creation of %s failed (%s); creating in place", self.path, exc)
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                with suppress(FileNotFoundError):
+                    os.unlink(temp + suffix)
 
     def close(self) -> None:
         """Close the connection (for good: it is not reopened)."""

@@ -19,7 +19,6 @@ agent (the example agent: `--record-requests FILE`). Pure: no LangChain import.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from typing import Any
 
 from attention_scoping.core.cost import PriceModel, PromptCache, SessionCost, render_request
 from attention_scoping.core.text import string_tuple
+from attention_scoping.measure.jsonl import JsonLinesError, parse_json, parse_lines
 from attention_scoping.measure.simulate.sessions import CALL_SECONDS, TURN_GAP_SECONDS
 
 __all__ = ["RecordedCall", "SessionFileError", "bill_session", "call_times", "read_session"]
@@ -111,29 +111,32 @@ def parse_call(item: Any, where: str) -> RecordedCall:
     )
 
 
-def _items(text: str, name: str) -> list[tuple[str, Any]]:
-    stripped = text.lstrip()
-    if stripped.startswith("["):
+def _items(data: bytes, name: str) -> list[tuple[str, Any]]:
+    if data.lstrip().startswith(b"["):
         try:
-            whole = json.loads(text)
+            whole = parse_json(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            msg = f"{name}: not UTF-8 (byte {exc.start + 1}: {exc.reason})"
+            raise SessionFileError(msg) from None
         except ValueError as exc:
             msg = f"{name}: not a JSON array ({exc})"
             raise SessionFileError(msg) from None
+        if not isinstance(whole, list):
+            msg = f"{name}: not a JSON array (got {_kind(whole)})"
+            raise SessionFileError(msg)
         return [(f"{name}: call {i + 1}", item) for i, item in enumerate(whole)]
-    items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append((f"{name}: line {number}", json.loads(line)))
-        except ValueError as exc:
-            msg = f"{name}: line {number} is not JSON ({exc})"
-            raise SessionFileError(msg) from None
-    return items
+    try:
+        lines = parse_lines(data, name)
+    except JsonLinesError as exc:
+        raise SessionFileError(str(exc)) from None
+    return [(f"{name}: line {line.number}", line.value) for line in lines]
 
 
 def read_session(path: str | Path) -> list[RecordedCall]:
     """The model calls of a session file, in order.
+
+    Every line is read within `measure.jsonl.FILE_LIMITS` (64 levels, integers of at most
+    1,000 digits) and must be UTF-8 JSON without lone surrogates.
 
     Raises:
         SessionFileError: a missing or unreadable file, bad JSON, a call of the wrong shape,
@@ -141,11 +144,11 @@ def read_session(path: str | Path) -> list[RecordedCall]:
     """
     source = Path(path)
     try:
-        text = source.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = source.read_bytes()
+    except OSError as exc:
         msg = f"cannot read session file {str(source)!r}: {exc}"
         raise SessionFileError(msg) from None
-    calls = [parse_call(item, where) for where, item in _items(text, source.name)]
+    calls = [parse_call(item, where) for where, item in _items(data, source.name)]
     if not calls:
         msg = f"{source.name}: no model calls (expected one JSON object per line)"
         raise SessionFileError(msg)

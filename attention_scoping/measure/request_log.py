@@ -4,13 +4,13 @@
 Each model call appends one JSON line (`attention_scoping.measure.recorded` describes the
 format): the time, the tools array as a provider receives it, the system prompt and the
 messages, rendered byte-stably the way the billing renders them. Put it last in the middleware
-list (innermost), so it records the tools and prompt the other middleware left.
+list (innermost), so it records the tools and prompt the other middleware left. Each line is
+one locked `O_APPEND` write (`attention_scoping.measure.jsonl`), so agents in several threads
+or processes may share a file; a lone surrogate in the text is written as `?`.
 """
 
 from __future__ import annotations
 
-import json
-import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -26,6 +26,7 @@ from langchain.agents.middleware.types import (
 from typing_extensions import override
 
 from attention_scoping.adapters.tools import to_provider_schema
+from attention_scoping.measure.jsonl import append_line, encode_line
 from attention_scoping.measure.simulate.conversation import as_provider_message
 
 __all__ = ["RequestLogMiddleware", "request_record"]
@@ -74,7 +75,6 @@ class RequestLogMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.clock = clock
         self._name = name
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -82,9 +82,7 @@ class RequestLogMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         return self._name or type(self).__name__
 
     def _write(self, request: ModelRequest[ContextT]) -> None:
-        line = json.dumps(request_record(request, self.clock()), ensure_ascii=False)
-        with self._lock, self.path.open("a", encoding="utf-8") as out:
-            out.write(line + "\n")
+        append_line(self.path, encode_line(request_record(request, self.clock())))
 
     @override
     def wrap_model_call(

@@ -2,7 +2,8 @@
 
 OpenRouter by default (`OPENROUTER_API_KEY`); `--base-url` for llama.cpp's server, Ollama,
 vLLM or any other (key from `OPENROUTER_API_KEY` for openrouter.ai, else `OPENAI_API_KEY`, else
-none: local servers ignore it). Problems become one-line `EndpointError`s before any task runs.
+none: local servers ignore it). Problems (no key, a refused key, an unreachable host, a server
+that is not an OpenAI-style API) become one-line `EndpointError`s before any task runs.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ NO_KEY = "not-needed"
 
 
 class EndpointError(Exception):
-    """The endpoint cannot be used as configured (no key, bad key, unreachable)."""
+    """The endpoint cannot be used as configured (no key, bad key, unreachable, not an API)."""
 
 
 @dataclass(frozen=True)
@@ -63,9 +64,13 @@ def resolve_endpoint(
 
 
 def check_endpoint(endpoint: Endpoint, client: httpx.Client | None = None) -> None:
-    """`GET /models` once: raise `EndpointError` for an unreachable host or a refused key.
+    """Check once, before any task, that the endpoint is an OpenAI-style API we may use.
 
-    Servers without a models route (404) or other answers pass: the first chat call decides.
+    `GET /models`: an unreachable host or a refused key (401, 403) raises `EndpointError`. An
+    API answers JSON (a model list, or a JSON error: servers without a models route pass, the
+    first chat call decides). When it does not, `POST /chat/completions` with an empty body is
+    tried (an API refuses it with a JSON error and runs no model); a second answer that is not
+    JSON either (an HTML page, a static file server) raises `EndpointError`.
     """
     own = client is None
     http = client or httpx.Client(timeout=min(endpoint.timeout, 15.0))
@@ -73,14 +78,39 @@ def check_endpoint(endpoint: Endpoint, client: httpx.Client | None = None) -> No
     if endpoint.api_key != NO_KEY:
         headers["Authorization"] = f"Bearer {endpoint.api_key}"
     try:
-        response = http.get(f"{endpoint.base_url}/models", headers=headers)
+        response = _ask(http, "GET", f"{endpoint.base_url}/models", headers, endpoint)
+        _check_key(response, endpoint)
+        if _is_json(response):
+            return
+        probe = _ask(http, "POST", f"{endpoint.base_url}/chat/completions", headers, endpoint)
+        _check_key(probe, endpoint)
+    finally:
+        if own:
+            http.close()
+    if not _is_json(probe):
+        msg = (
+            f"{endpoint.base_url} is not an OpenAI-compatible API: GET /models answered "
+            f"{_answer(response)} and POST /chat/completions {_answer(probe)}; check --base-url "
+            "(it usually ends in /v1)"
+        )
+        raise EndpointError(msg)
+
+
+def _ask(
+    http: httpx.Client, method: str, url: str, headers: dict[str, str], endpoint: Endpoint
+) -> httpx.Response:
+    """One request; a transport failure becomes `EndpointError`."""
+    try:
+        if method == "GET":
+            return http.get(url, headers=headers)
+        return http.post(url, headers=headers, json={})
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         msg = f"cannot reach {endpoint.base_url} ({reason}); is the server running?"
         raise EndpointError(msg) from None
-    finally:
-        if own:
-            http.close()
+
+
+def _check_key(response: httpx.Response, endpoint: Endpoint) -> None:
     if response.status_code in (401, 403):
         source = f" (from ${endpoint.key_source})" if endpoint.key_source else ""
         msg = (
@@ -88,6 +118,19 @@ def check_endpoint(endpoint: Endpoint, client: httpx.Client | None = None) -> No
             f"{_reason(response)}"
         )
         raise EndpointError(msg)
+
+
+def _is_json(response: httpx.Response) -> bool:
+    """Whether the body is a JSON object (what every answer of an OpenAI-style API is)."""
+    try:
+        return isinstance(response.json(), dict)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+
+
+def _answer(response: httpx.Response) -> str:
+    kind = response.headers.get("content-type", "").split(";")[0].strip() or "no content type"
+    return f"HTTP {response.status_code} ({kind})"
 
 
 def _reason(response: httpx.Response) -> str:

@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+import math
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from attention_scoping.measure.args import UsageError
 from attention_scoping.measure.eval.pricing import PriceModel
 from attention_scoping.measure.eval.tasks import EvalTask, judge
 from attention_scoping.measure.eval.transcript import Transcript
+from attention_scoping.measure.jsonl import (
+    JsonLine,
+    JsonLinesError,
+    append_line,
+    read_json_lines,
+    rewrite_lines,
+)
 
 
 @dataclass(frozen=True)
@@ -49,14 +58,96 @@ class TaskResult:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> TaskResult:
-        """Back from `to_json` (unknown keys ignored)."""
+        """Back from `to_json` (unknown keys ignored).
+
+        Raises:
+            TypeError: `raw` is not an object.
+            ValueError: a field is missing or of the wrong type (named).
+        """
+        if not isinstance(raw, dict):
+            msg = f"expected a JSON object (one task result), got {_kind(raw)}"
+            raise TypeError(msg)
         known = {k: raw[k] for k in cls.__dataclass_fields__ if k in raw}
+        missing = [k for k in ("strategy", "task", "model", "success") if k not in known]
+        if missing:
+            msg = f"a task result needs {', '.join(map(repr, missing))}"
+            raise ValueError(msg)
+        for key, value in known.items():
+            _check_field(key, value)
         for key in ("call_seconds", "tags"):
             known[key] = tuple(known.get(key) or ())
-        known["calls"] = tuple(
-            (str(c[0]), dict(c[1]), bool(c[2])) for c in known.get("calls") or ()
-        )
+        known["calls"] = tuple((c[0], dict(c[1]), c[2]) for c in known.get("calls") or ())
         return cls(**known)
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _call(value: Any) -> bool:
+    return (
+        isinstance(value, list | tuple)
+        and len(value) == 3
+        and isinstance(value[0], str)
+        and isinstance(value[1], dict)
+        and isinstance(value[2], bool)
+    )
+
+
+_FIELD_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
+    "strategy": ("a string", lambda v: isinstance(v, str)),
+    "task": ("a string", lambda v: isinstance(v, str)),
+    "model": ("a string", lambda v: isinstance(v, str)),
+    "last_text": ("a string", lambda v: isinstance(v, str)),
+    "error": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "first_tool": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "success": ("true or false", lambda v: isinstance(v, bool)),
+    "first_tool_right": ("true or false", lambda v: isinstance(v, bool)),
+    "cost": ("a finite number", _number),
+    "call_seconds": (
+        "a list of finite numbers",
+        lambda v: isinstance(v, list | tuple) and all(_number(x) for x in v),
+    ),
+    "tags": (
+        "a list of strings",
+        lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v),
+    ),
+    "calls": (
+        "a list of [tool, arguments object, ran] triples",
+        lambda v: isinstance(v, list | tuple) and all(_call(c) for c in v),
+    ),
+}
+_COUNTS = (
+    "hallucinated",
+    "invalid_args",
+    "text_call_replies",
+    "converted",
+    "steps",
+    "input_tokens",
+    "output_tokens",
+    "cached_tokens",
+    "retries",
+)
+
+
+def _check_field(key: str, value: Any) -> None:
+    """Refuse a field of the wrong type (a field without a rule here is taken as it is)."""
+    if key in _COUNTS:
+        what, ok = "a whole number >= 0", isinstance(value, int) and not isinstance(value, bool)
+        ok = ok and value >= 0
+    elif key in _FIELD_CHECKS:
+        what, check = _FIELD_CHECKS[key]
+        ok = check(value)
+    else:
+        return
+    if not ok:
+        shown = repr(value) if isinstance(value, int | float | bool | type(None)) else _kind(value)
+        msg = f"{key!r} must be {what}, got {shown}"
+        raise ValueError(msg)
 
 
 def task_result(
@@ -224,19 +315,38 @@ class EvalResult:
         }
 
 
-def stored_results(path: Path) -> list[TaskResult]:
-    """Every result a results file holds, of any model (lines cut short are skipped)."""
-    if not path.exists():
-        return []
-    out: list[TaskResult] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
+class ResultsFileError(UsageError, ValueError):
+    """A results file with a line that is not a task result: one line naming the file and the
+    line (the CLI prints it as `error: ...` and exits 2)."""
+
+
+def _parsed(lines: Sequence[JsonLine], name: str) -> list[tuple[JsonLine, TaskResult]]:
+    out = []
+    for line in lines:
         try:
-            out.append(TaskResult.from_dict(json.loads(line)))
-        except (json.JSONDecodeError, TypeError):
-            continue  # a line cut short by an interrupted run
+            out.append((line, TaskResult.from_dict(line.value)))
+        except (TypeError, ValueError) as exc:
+            msg = f"{name}: line {line.number} is not a task result: {exc}"
+            raise ResultsFileError(msg) from None
     return out
+
+
+def stored_results(path: Path) -> list[TaskResult]:
+    """Every result a results file holds, of any model (a last line cut short by an
+    interrupted run is skipped).
+
+    Raises:
+        ResultsFileError: a line that is not a task result (too deep, too big, not UTF-8,
+            not JSON before the last line, a field of the wrong type), named with its number.
+    """
+    try:
+        lines = read_json_lines(path, cut_tail=True)
+    except JsonLinesError as exc:
+        raise ResultsFileError(str(exc)) from None
+    except OSError as exc:
+        msg = f"cannot read the results file {str(path)!r}: {exc.strerror or exc}"
+        raise ResultsFileError(msg) from None
+    return [result for _, result in _parsed(lines, str(path))]
 
 
 def finished_results(stored: Iterable[TaskResult], model: str) -> list[TaskResult]:
@@ -247,3 +357,38 @@ def finished_results(stored: Iterable[TaskResult], model: str) -> list[TaskResul
 def read_results(path: Path, model: str) -> list[TaskResult]:
     """Finished results of `model` in a results file."""
     return finished_results(stored_results(path), model)
+
+
+class ResultsWriter:
+    """The results file of a run, shared safely with other runs (other processes).
+
+    On start, drops the results `replaced` selects (the runs about to be redone) in one locked,
+    atomic rewrite of what the file holds at that moment, so results other runs appended
+    since this run read the file are kept. Then appends each result as one whole line under the
+    same lock (thread- and process-safe; see `attention_scoping.measure.jsonl`).
+    """
+
+    def __init__(
+        self, path: Path | None, replaced: Callable[[TaskResult], bool] = lambda _r: False
+    ) -> None:
+        """Rewrite `path` without the results `replaced` selects (None: no file).
+
+        Raises:
+            ResultsFileError: the file holds a bad line (nothing is rewritten).
+        """
+        self.path = path
+        if path is None:
+            return
+
+        def keep(lines: Sequence[JsonLine]) -> list[JsonLine]:
+            return [line for line, r in _parsed(lines, str(path)) if not replaced(r)]
+
+        try:
+            rewrite_lines(path, keep)
+        except JsonLinesError as exc:
+            raise ResultsFileError(str(exc)) from None
+
+    def write(self, result: TaskResult) -> None:
+        """Append one result."""
+        if self.path is not None:
+            append_line(self.path, result.to_json().encode("utf-8", "replace") + b"\n")

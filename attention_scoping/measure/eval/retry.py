@@ -24,8 +24,14 @@ def _status(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
+PERMANENT_5XX = frozenset({501, 505})
+"""Server errors that say the server cannot do this at all (not implemented, HTTP version): a
+static file server answers POST with 501, and no retry changes that."""
+
+
 def is_transient(exc: BaseException) -> bool:
-    """429, any 5xx, a timeout or a dropped connection: worth another try."""
+    """429, a 5xx other than `PERMANENT_5XX`, a timeout or a dropped connection: worth another
+    try."""
     try:
         import openai
     except ImportError:  # pragma: no cover - the eval needs langchain-openai anyway
@@ -33,7 +39,9 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
         return True
     status = _status(exc)
-    return status is not None and (status == 429 or status >= 500)
+    if status is None or status in PERMANENT_5XX:
+        return False
+    return status == 429 or status >= 500
 
 
 def is_fatal(exc: BaseException) -> bool:

@@ -17,6 +17,7 @@ from attention_scoping.measure.eval.pricing import PriceModel, TokenPrices
 from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
 from attention_scoping.measure.eval.results import (
     EvalResult,
+    ResultsWriter,
     TaskResult,
     finished_results,
     stored_results,
@@ -137,24 +138,6 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:300]
 
 
-class _Writer:
-    """Rewrites the results file with the results it keeps, then appends results as they
-    finish (thread-safe)."""
-
-    def __init__(self, path: Path | None, keep: Sequence[TaskResult]) -> None:
-        self.path = path
-        self.lock = threading.Lock()
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text("".join(r.to_json() + "\n" for r in keep), encoding="utf-8")
-
-    def write(self, result: TaskResult) -> None:
-        if self.path is None:
-            return
-        with self.lock, self.path.open("a", encoding="utf-8") as sink:
-            sink.write(result.to_json() + "\n")
-
-
 def _plan(
     suite: Suite, strategies: Sequence[str], done: set[tuple[str, str]], result: EvalResult
 ) -> list[tuple[str, EvalTask]]:
@@ -240,7 +223,7 @@ def run_eval(
     jobs = _plan(suite, strategies, {(r.strategy, r.task) for r in kept}, result)
     agents = _agents(suite, strategies, model, options, result)
     jobs = [(s, t) for s, t in jobs if s in agents]
-    writer = _Writer(path, _not_rerun(stored, options.model_name, jobs))
+    writer = ResultsWriter(path, _rerun(options.model_name, jobs))
     with suite.environment():
         _execute(jobs, agents, options, result, writer, progress, write_tools(suite.tools))
     order = {(s, t.id): i for i, (s, t) in enumerate(_all_pairs(suite, strategies))}
@@ -248,14 +231,12 @@ def run_eval(
     return result
 
 
-def _not_rerun(
-    stored: Sequence[TaskResult], model: str, jobs: Sequence[tuple[str, EvalTask]]
-) -> list[TaskResult]:
-    """What the results file keeps: every result but `model`'s of the tasks about to run
-    (those are replaced). Other strategies' and other models' results stay, so runs made one
-    strategy at a time (each on a fresh server) build up one file."""
+def _rerun(model: str, jobs: Sequence[tuple[str, EvalTask]]) -> Callable[[TaskResult], bool]:
+    """The results the run replaces in the results file: `model`'s of the tasks about to run.
+    Other strategies' and other models' results stay, so runs made one strategy at a time
+    (each on a fresh server) build up one file."""
     rerun = {(s, t.id) for s, t in jobs}
-    return [r for r in stored if r.model != model or (r.strategy, r.task) not in rerun]
+    return lambda r: r.model == model and (r.strategy, r.task) in rerun
 
 
 def _all_pairs(suite: Suite, strategies: Sequence[str]) -> Iterator[tuple[str, EvalTask]]:
@@ -269,7 +250,7 @@ def _execute(
     agents: dict[str, tuple[Any, EvalRecorder]],
     options: EvalOptions,
     result: EvalResult,
-    writer: _Writer,
+    writer: ResultsWriter,
     progress: Progress | None,
     writing: frozenset[str] = frozenset(),
 ) -> None:
