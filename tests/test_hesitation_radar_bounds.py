@@ -18,7 +18,7 @@ from attention_scoping.hesitation.radar import (
     detect_hesitation,
     text_window,
 )
-from tests.test_hesitation_radar import DEPLOY, EVENT, REMINDER, TABLE, TRANSFER
+from tests.radar_schemas import DEPLOY, EVENT, REMINDER, TABLE, TRANSFER
 
 # -- bounded, linear work ---------------------------------------------------------------------
 
