@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -323,3 +325,61 @@ def test_the_parser_does_work_linear_in_the_reply(
         assert scans.calls <= 4 * len(text) + 8 and decoder.chars <= 4 * len(text) + 8
     (small_scans, small_chars), (big_scans, big_chars) = work
     assert big_scans <= 4 * small_scans + 8 and big_chars <= 4 * small_chars + 8
+
+
+# -- property-based: any text, any thread -------------------------------------------------
+
+_PIECES = st.sampled_from(
+    [
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        "\\",
+        ":",
+        ",",
+        "```",
+        "```json\n",
+        "<tool_call>",
+        "</tool_call>",
+        "<think>",
+        "</think>",
+        '"name"',
+        '"arguments"',
+        '"send_email"',
+        "{{",
+        "}}",
+        "\n",
+        "> ",
+        "Here is an example: ",
+        CALL,
+        "1" * 5000,
+    ]
+)
+_TEXT = st.lists(st.one_of(_PIECES, st.text(max_size=20)), max_size=40).map("".join)
+
+
+@settings(max_examples=400, derandomize=True, deadline=None, database=None)
+@given(reply=_TEXT, user=_TEXT, tool_text=_TEXT)
+def test_any_reply_and_thread_is_read_without_an_exception(
+    reply: str, user: str, tool_text: str
+) -> None:
+    found = reply_calls(reply)
+    every = find_text_calls(reply)
+    thread = [
+        HumanMessage(user),
+        AIMessage("", tool_calls=[{"name": "read", "args": {}, "id": "r"}]),
+        ToolMessage(tool_text, tool_call_id="r", name="read"),
+    ]
+    calls, lead_in, why = text_calls_to_run(reply, OFFERED, thread)
+    if found is not None:
+        assert found.calls and found.lead_in in reply
+        assert all(c in every for c in found.calls)  # a reply's calls are call-shaped ones
+    if calls:
+        assert found is not None and lead_in == found.lead_in
+    assert (calls == []) == (why is not None)
+    assert all(c.name in OFFERED for c in calls)
+    converted = convert_text_calls(AIMessage(reply), OFFERED, thread)
+    assert isinstance(converted, AIMessage)
+    assert len(converted.tool_calls) == len(calls)
