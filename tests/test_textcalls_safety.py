@@ -383,3 +383,16 @@ def test_any_reply_and_thread_is_read_without_an_exception(
     converted = convert_text_calls(AIMessage(reply), OFFERED, thread)
     assert isinstance(converted, AIMessage)
     assert len(converted.tool_calls) == len(calls)
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        "Please format the report as a table and send it to Bob.",
+        "Send Bob the sample contract.",
+        "What's the status of the call with Acme?",
+        "Give me the weather for Oslo.",
+    ],
+)
+def test_words_shared_with_json_requests_do_not_block_an_action(user: str) -> None:
+    assert user_wants_text(user) == ""

@@ -25,16 +25,19 @@ USER_TEXT_CHARS = 8_000
 
 _SENTENCE = re.compile(r"[.!?;\n]+")
 _SHOW = re.compile(
-    r"\b(?:show|print|display|give|write|output|generate|produce|paste|draft|compose|"
-    r"format|preview|spell out|what(?:'s| is| would| does| should)|how (?:do|would|does|should|"
-    r"can|to)|looks? like|example|sample|demonstrat\w*)\b",
+    r"\b(?:show|print|display|give me|write(?: out)?|output|generate|produce|paste|draft|"
+    r"compose|preview|spell out|what(?:'s| is| would| does| should)|how (?:do|would|does|should|"
+    r"can|to)|demonstrat\w*)\b",
     re.IGNORECASE,
 )
+"""Asking to see something (in the same sentence as `_JSON_WORDS`)."""
 _JSON_WORDS = re.compile(
-    r"\b(?:json|example|sample|payload|snippet|template|request body|format|(?:tool|function) "
-    r"call|the call|raw call|schema|syntax|what (?:the|a) call)\b",
+    r"\b(?:json|example|sample|payload|snippet|template|request body|(?:tool|function|api) "
+    r"call|raw call|schema|syntax|(?:the|a) call (?:would |will |should )?looks? like|format "
+    r"(?:of|for) (?:the|a|an) (?:call|request))\b",
     re.IGNORECASE,
 )
+"""What the user asks to see: JSON, an example, the shape of a call."""
 _FORBIDS = re.compile(
     r"\b(?:don't|do not|dont|without|never) (?:actually |yet |really )?(?:\w+ )?"
     r"(?:run(?:ning)?|send(?:ing)?|call(?:ing)?|execut\w*|submit\w*|post(?:ing)?|creat\w*|"
