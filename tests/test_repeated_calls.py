@@ -27,6 +27,7 @@ from attention_scoping.hesitation.repeats import (
     repeat_payload,
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.scheduled_jobs_support import FakeClock, make_gateway
 
 runs: list[str] = []
 
@@ -391,3 +392,16 @@ def test_an_unknown_tool_or_a_gateway_call_counts_as_a_write() -> None:
     assert guard.writes_call({"name": "never_seen", "args": {}})
     assert guard.writes_call({"name": "execute_tool", "args": {"tool_name": "anything"}})
     assert not guard.writes_call({"name": "execute_tool", "args": {"tool_name": "read_file"}})
+
+
+def test_a_gateways_catalog_tells_reads_from_writes() -> None:
+    """Given the catalog, a read through `execute_tool` is a read, a write stays a write."""
+    gateway = make_gateway([], FakeClock())
+    guard = RepeatedCallMiddleware(tools=gateway.catalog.specs.values())
+
+    def through(name: str) -> dict[str, Any]:
+        return {"name": "execute_tool", "args": {"tool_name": name, "arguments": {}}}
+
+    assert not guard.writes_call(through("get_weather"))
+    assert guard.writes_call(through("scheduled_jobs"))
+    assert guard.writes_call(through("not_in_the_catalog"))

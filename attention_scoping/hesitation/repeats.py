@@ -19,7 +19,7 @@ reply give every first call `call_0`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,6 +40,7 @@ from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode, Payload
 from attention_scoping.core.messages import current_turn, text_of, tool_calls_of, tool_error_code
+from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL
 
 RESULT_CHARS = 2000
@@ -239,7 +240,11 @@ class RepeatedCallMiddleware(
     """
 
     def __init__(
-        self, *, allow_repeat: Collection[str] = (), result_chars: int = RESULT_CHARS
+        self,
+        *,
+        allow_repeat: Collection[str] = (),
+        result_chars: int = RESULT_CHARS,
+        tools: Iterable[Any] = (),
     ) -> None:
         """Set up the guard.
 
@@ -247,6 +252,9 @@ class RepeatedCallMiddleware(
             allow_repeat: Tools that may run again with the same arguments (a status poll, a
                 clock, a random draw: tools whose answer changes between calls).
             result_chars: Characters of the earlier result the answer carries.
+            tools: Tools (or `ToolSpec`s) to tell reads from writes beyond those offered to the
+                model: a gateway's catalog (`gateway.catalog.specs.values()`), whose tools run
+                inside `execute_tool`, so a read through the gateway is not taken for a write.
 
         Raises:
             ValueError: `result_chars` below 1.
@@ -258,11 +266,14 @@ class RepeatedCallMiddleware(
         self.allow_repeat = frozenset(allow_repeat)
         self.result_chars = result_chars
         self._writes: dict[str, bool] = {}
-        """Which offered tools write, by name (learned from the model calls' tool lists)."""
+        """Which tools write, by name (given, and learned from the model calls' tool lists)."""
+        self._learn(list(tools))
 
     def _learn(self, tools: Sequence[Any]) -> None:
         for tool in tools:
-            if not isinstance(tool, Mapping):  # provider dicts carry no metadata
+            if isinstance(tool, ToolSpec):
+                self._writes[tool.name] = writes(tool)
+            elif not isinstance(tool, Mapping):  # provider dicts carry no metadata
                 self._writes[tool_name(tool)] = writes(tool)
 
     def writes_call(self, call: Mapping[str, Any]) -> bool:
