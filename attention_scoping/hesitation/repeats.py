@@ -223,8 +223,9 @@ class RepeatedCallMiddleware(
     answer from it, with status `success` and `response_metadata["repeated_call"] = True`, so
     nothing is lost and the model has a result to answer from. Only a call that returned without
     error counts: retrying a failed call runs it. A read is forgotten once a write ran after it
-    (`core.blast_radius.writes` on the tools the model was offered; a tool the middleware has not
-    seen, or a gateway `execute_tool` call, counts as a write); a write is never run twice. A new
+    (`core.blast_radius.writes` on the tools the model was offered and those given as `tools`;
+    a tool it does not know, a gateway `execute_tool` call of one included, counts as a write);
+    a write is never run twice. A new
     user turn starts afresh, and two identical calls in one model reply run once (the second gets
     a `repeated_call` error). Calls are matched by position in the thread, so servers that reuse
     ids (`call_0` in every reply) are handled. Put it before `ApprovalMiddleware`, so a repeated
