@@ -43,6 +43,8 @@ PURE = (
     "attention_scoping.hesitation.reading",
     "attention_scoping.hesitation.rules",
     "attention_scoping.hesitation.schemas",
+    "attention_scoping.textcalls.context",
+    "attention_scoping.textcalls.parse",
     "attention_scoping.ledger",
     "attention_scoping.ledger.*",
     "attention_scoping.safety.aio",

@@ -1,5 +1,6 @@
 """`RepeatedCallMiddleware`: a call that repeats one already answered in the turn does not run
-again; the model gets the earlier result and the advice to answer from it."""
+again; the model gets the earlier result and a note to answer from it. A read is forgotten after a
+write; calls are located by position, so ids a server reuses (`call_0`) do not mislead it."""
 
 from __future__ import annotations
 
@@ -18,8 +19,15 @@ from langgraph.prebuilt import tools_condition
 from attention_scoping import RepeatedCallMiddleware
 from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode
 from attention_scoping.graph import make_model_node, make_tool_node
-from attention_scoping.hesitation.repeats import Repeat, find_repeat, repeat_payload
+from attention_scoping.hesitation.repeats import (
+    REPEAT_MARK,
+    Repeat,
+    find_repeat,
+    repeat_answer,
+    repeat_payload,
+)
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from tests.scheduled_jobs_support import FakeClock, make_gateway
 
 runs: list[str] = []
 
@@ -84,12 +92,13 @@ def test_a_repeated_call_gets_the_earlier_result_without_running() -> None:
     assert runs == [SAME["expression"]]  # the tool ran once
     first, second = _tool_results(messages)
     assert first.content == "1036" and first.status == "success"
-    assert second.status == "error"
-    body = _body(second)
-    assert body["error"] == ErrorCode.REPEATED_CALL
-    assert body["result"] == "1036"
-    assert "Answer the user from this result" in body["next_step"]
-    # The model's third call saw the refusal, and the run went on to the answer.
+    # The earlier result as the content, a one-line note after it, not an error: a small model
+    # answers from a result (after an error body, a 1.5B model replied with nothing).
+    assert second.status == "success" and second.response_metadata[REPEAT_MARK] is True
+    content = str(second.content)
+    assert content.startswith("1036\n\n(Note: `calculate` already ran")
+    assert "Answer the user with it now" in content
+    # The model's third call saw the answer, and the run went on to the answer.
     assert model.recorded[2]["messages"][-1].content == second.content
     assert messages[-1].content == "1036"
 
@@ -161,7 +170,9 @@ def test_async_runs_refuse_the_same_way() -> None:
         agent.ainvoke({"messages": [HumanMessage("go")]}, {"configurable": {"thread_id": "a"}})
     )
     assert runs == [SAME["expression"]]
-    assert [m.status for m in _tool_results(out["messages"])] == ["success", "error"]
+    results = _tool_results(out["messages"])
+    assert [m.status for m in results] == ["success", "success"]
+    assert results[1].response_metadata.get(REPEAT_MARK) is True
 
 
 def test_a_hand_built_graph_refuses_the_repeat_in_its_tool_node() -> None:
@@ -178,7 +189,9 @@ def test_a_hand_built_graph_refuses_the_repeat_in_its_tool_node() -> None:
     graph.add_edge("tools", "model")
     out = graph.compile().invoke({"messages": [HumanMessage("go")]})
     assert [SAME["expression"]] == runs
-    assert [m.status for m in _tool_results(out["messages"])] == ["success", "error"]
+    results = _tool_results(out["messages"])
+    assert [m.status for m in results] == ["success", "success"]
+    assert str(results[1].content).startswith("1036\n\n(Note:")
 
 
 def test_the_earlier_result_is_cut_at_the_limit() -> None:
@@ -211,3 +224,184 @@ def test_the_refusal_counts_as_nothing_run() -> None:
 def test_result_chars_must_be_positive() -> None:
     with pytest.raises(ValueError, match="result_chars"):
         RepeatedCallMiddleware(result_chars=0)
+
+
+# -- writes in between, ids servers reuse ---------------------------------------------------
+
+files: dict[str, str] = {}
+
+
+@tool
+def read_file(path: str) -> str:
+    """Read a text file."""
+    runs.append(f"read {path}")
+    return files.get(path, "")
+
+
+@tool
+def write_file(path: str, text: str) -> str:
+    """Write a text file."""
+    runs.append(f"write {path}")
+    files[path] = text
+    return "written"
+
+
+write_file.metadata = {"risk": "write"}
+
+
+def _file_agent(script: list[AIMessage]) -> tuple[Any, ScriptedChatModel]:
+    runs.clear()
+    files.clear()
+    files["notes.txt"] = "teh cat"
+    model = ScriptedChatModel(script=script)
+    agent = create_agent(
+        model,
+        tools=[read_file, write_file, calculate],
+        middleware=[RepeatedCallMiddleware()],
+        checkpointer=InMemorySaver(),
+    )
+    return agent, model
+
+
+READ = {"path": "notes.txt"}
+
+
+def test_a_read_after_a_write_runs_again() -> None:
+    """Read the file, fix the typo, read it again to check: the second read sees the fix."""
+    script = [
+        calls(tool_call("read_file", READ)),
+        calls(tool_call("write_file", {"path": "notes.txt", "text": "the cat"})),
+        calls(tool_call("read_file", READ)),
+        say("Fixed: it now reads 'the cat'."),
+    ]
+    agent, _ = _file_agent(script)
+    messages = _ask(agent, "read notes.txt, fix the typo, read it again to check")
+    assert runs == ["read notes.txt", "write notes.txt", "read notes.txt"]
+    first, _, again = _tool_results(messages)
+    assert (first.content, again.content) == ("teh cat", "the cat")
+    assert REPEAT_MARK not in again.response_metadata
+
+
+def test_a_read_repeated_with_no_write_in_between_is_still_answered() -> None:
+    script = [
+        calls(tool_call("read_file", READ)),
+        calls(tool_call("calculate", SAME)),  # another read between: nothing changed
+        calls(tool_call("read_file", READ)),
+        say("teh cat"),
+    ]
+    agent, _ = _file_agent(script)
+    messages = _ask(agent, "read it")
+    assert runs == ["read notes.txt", SAME["expression"]]
+    assert _tool_results(messages)[-1].response_metadata[REPEAT_MARK] is True
+
+
+def _reusing_ids(*names_args: tuple[str, dict[str, Any]]) -> list[AIMessage]:
+    """Replies of a server that numbers calls per reply: every first call is `call_0`."""
+    return [calls(tool_call(name, args, id="call_0")) for name, args in names_args]
+
+
+def test_a_repeated_write_never_runs_again_when_ids_are_reused() -> None:
+    """Used alone, with `call_0` in every reply: the repeated write is answered from its first
+    result, and a read after the write runs (the ids do not match the wrong reply)."""
+    write = {"path": "notes.txt", "text": "the cat"}
+    script = [
+        *_reusing_ids(("read_file", READ), ("write_file", write), ("write_file", write)),
+        *_reusing_ids(("read_file", READ)),
+        say("done"),
+    ]
+    agent, _ = _file_agent(script)
+    messages = _ask(agent, "fix the typo in notes.txt")
+    assert runs == ["read notes.txt", "write notes.txt", "read notes.txt"]
+    results = _tool_results(messages)
+    assert results[2].response_metadata[REPEAT_MARK] is True  # the second write
+    assert results[3].content == "the cat"
+
+
+def test_find_repeat_reads_results_by_position_not_by_id() -> None:
+    """Two replies both numbered `call_0`: each result belongs to the reply before it."""
+    first = tool_call("calculate", {"expression": "1+1"}, id="call_0")
+    second = tool_call("calculate", SAME, id="call_0")
+    again = tool_call("calculate", {"expression": "1+1"}, id="call_0")
+    messages = [
+        HumanMessage("go"),
+        calls(first),
+        ToolMessage("2", tool_call_id="call_0", name="calculate"),
+        calls(second),
+        ToolMessage("1036", tool_call_id="call_0", name="calculate"),
+        calls(again),
+    ]
+    repeat = find_repeat(messages, again)
+    assert repeat is not None and repeat.result is not None and repeat.result.content == "2"
+    # A repeat of the second call finds its own result, not the first reply's.
+    late = tool_call("calculate", SAME, id="call_0")
+    found = find_repeat([*messages[:-1], calls(late)], late)
+    assert found is not None and found.result is not None and found.result.content == "1036"
+
+
+def test_find_repeat_forgets_reads_after_a_write_but_never_a_write() -> None:
+    read = tool_call("read_file", READ, id="r1")
+    write = tool_call("write_file", {"path": "p", "text": "t"}, id="w1")
+    messages = [
+        HumanMessage("go"),
+        calls(read),
+        ToolMessage("teh cat", tool_call_id="r1", name="read_file"),
+        calls(write),
+        ToolMessage("written", tool_call_id="w1", name="write_file"),
+    ]
+
+    def is_write(call: Any) -> bool:
+        return bool(call["name"] == "write_file")
+
+    read_again = tool_call("read_file", READ, id="r2")
+    assert find_repeat([*messages, calls(read_again)], read_again, is_write) is None
+    # Without knowing which calls write, the read is answered from before.
+    assert find_repeat([*messages, calls(read_again)], read_again) is not None
+    write_again = tool_call("write_file", {"path": "p", "text": "t"}, id="w2")
+    late = [*messages, calls(read), ToolMessage("the cat", tool_call_id="r1", name="read_file")]
+    repeat = find_repeat([*late, calls(write_again)], write_again, is_write)
+    assert repeat is not None and repeat.result is not None and repeat.result.content == "written"
+
+
+def test_a_refused_write_does_not_make_reads_stale() -> None:
+    read = tool_call("read_file", READ, id="r1")
+    write = tool_call("write_file", {"path": "p", "text": "t"}, id="w1")
+    refused = json.dumps({"error": ErrorCode.TOOL_NOT_IN_CONTEXT, "message": "no"})
+    read_again = tool_call("read_file", READ, id="r2")
+    messages = [
+        HumanMessage("go"),
+        calls(read),
+        ToolMessage("teh cat", tool_call_id="r1", name="read_file"),
+        calls(write),
+        ToolMessage(refused, tool_call_id="w1", name="write_file", status="error"),
+        calls(read_again),
+    ]
+    assert find_repeat(messages, read_again, lambda c: c["name"] == "write_file") is not None
+
+
+def test_a_second_identical_call_in_one_reply_gets_the_structured_error() -> None:
+    call = tool_call("calculate", SAME, id="b")
+    answer = repeat_answer(call, Repeat("same_step"))
+    assert answer.status == "error" and _body(answer)["error"] == ErrorCode.REPEATED_CALL
+
+
+def test_an_unknown_tool_or_a_gateway_call_counts_as_a_write() -> None:
+    guard = RepeatedCallMiddleware()
+    guard._learn([read_file, write_file])
+    assert not guard.writes_call({"name": "read_file", "args": READ})
+    assert guard.writes_call({"name": "write_file", "args": {}})
+    assert guard.writes_call({"name": "never_seen", "args": {}})
+    assert guard.writes_call({"name": "execute_tool", "args": {"tool_name": "anything"}})
+    assert not guard.writes_call({"name": "execute_tool", "args": {"tool_name": "read_file"}})
+
+
+def test_a_gateways_catalog_tells_reads_from_writes() -> None:
+    """Given the catalog, a read through `execute_tool` is a read, a write stays a write."""
+    gateway = make_gateway([], FakeClock())
+    guard = RepeatedCallMiddleware(tools=gateway.catalog.specs.values())
+
+    def through(name: str) -> dict[str, Any]:
+        return {"name": "execute_tool", "args": {"tool_name": name, "arguments": {}}}
+
+    assert not guard.writes_call(through("get_weather"))
+    assert guard.writes_call(through("scheduled_jobs"))
+    assert guard.writes_call(through("not_in_the_catalog"))

@@ -1,7 +1,9 @@
 """`execute_tool`'s two halves: check a call (name, permission, size, schema), then run it.
 
 The check is pure; running needs the LangChain tool and lets LangGraph's interrupts (an approval
-waiting for a human) pass through. Every other outcome is a payload, never an exception.
+waiting for a human) pass through. Every other outcome is a payload, never an exception: a tool
+whose exception cannot even be turned into text included, and an `execute_tool` call missing a
+required part (`execute_call_refusal`, instead of LangChain's generic validation message).
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langgraph.errors import GraphBubbleUp
+from pydantic import ValidationError
 
-from attention_scoping.core.errors import Payload
+from attention_scoping.core.errors import ErrorCode, Payload, render_payload
 from attention_scoping.core.limits import JsonLimits, json_result, load_json_text, measure
 from attention_scoping.core.text import did_you_mean
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.gateway.catalog import Catalog
+from attention_scoping.gateway.catalog import EXECUTE_TOOL, SEARCH_TOOL_CATALOG, Catalog
 from attention_scoping.gateway.payloads import (
+    clip,
+    exception_text,
     failure_payload,
     invalid_arguments_payload,
     problem,
@@ -32,9 +37,77 @@ if TYPE_CHECKING:
     from jsonschema.protocols import Validator
     from langchain_core.tools import BaseTool
 
-__all__ = ["ArgumentChecker", "Checked", "arun_tool", "run_tool"]
+__all__ = [
+    "EXECUTE_PARAMETERS",
+    "ArgumentChecker",
+    "Checked",
+    "arun_tool",
+    "execute_call_refusal",
+    "run_tool",
+]
 
 logger = logging.getLogger(__name__)
+
+
+EXECUTE_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool_name": {"type": "string", "description": "Exact name of the tool to run."},
+        "arguments": {
+            "type": "object",
+            "description": "The tool's arguments, as its schema describes them.",
+        },
+    },
+    "required": ["tool_name", "arguments"],
+}
+"""`execute_tool`'s own parameters, as the model is shown them."""
+
+
+def _call_problems(error: ValidationError) -> tuple[list[dict[str, Any]], Any]:
+    """The problems of a refused `execute_tool` call and the tool name it gave, if any."""
+    problems: list[dict[str, Any]] = []
+    given: Any = None
+    for item in error.errors():
+        field = str(item.get("loc", ("",))[0]) if item.get("loc") else ""
+        received = item.get("input")
+        if isinstance(received, dict) and isinstance(received.get("tool_name"), str):
+            given = received["tool_name"]
+        what = "is missing" if item.get("type") == "missing" else "is not valid"
+        detail = EXECUTE_PARAMETERS["properties"].get(field, {}).get("description", "")
+        message = f"{field or 'the call'} {what}. {detail}".strip()
+        problems.append(problem(message, "required", field))
+    return problems, given
+
+
+def execute_call_refusal(error: Exception) -> str:
+    """Our answer (rendered JSON) to an `execute_tool` call refused before it reached the
+    gateway (a required argument missing): what is wrong, `execute_tool`'s own parameters and
+    the exact next call, instead of LangChain's generic validation message."""
+    problems, given = (
+        _call_problems(error)
+        if isinstance(error, ValidationError)
+        else ([problem(exception_text(error), "type")], None)
+    )
+    if isinstance(given, str) and given:
+        step = (
+            f"Call {EXECUTE_TOOL}(tool_name={clip(given)!r}, arguments={{...}}) with the "
+            "arguments as one JSON object ({} when the tool takes none)."
+        )
+    else:
+        step = (
+            f"Call {EXECUTE_TOOL}(tool_name=..., arguments={{...}}) with a tool's exact name; "
+            f"find it with {SEARCH_TOOL_CATALOG}(query=...)."
+        )
+    return render_payload(
+        {
+            "error": ErrorCode.INVALID_ARGUMENTS,
+            "tool": EXECUTE_TOOL,
+            "message": f"{EXECUTE_TOOL} was not run: its call is missing a required part.",
+            "problems": problems or [problem("the call is not valid", "type")],
+            "parameters": EXECUTE_PARAMETERS,
+            "next_step": step,
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -162,7 +235,7 @@ def run_tool(
     except GraphBubbleUp:
         raise
     except Exception as exc:
-        logger.info("gateway tool %s failed: %s", spec.name, exc)
+        logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
         return failure_payload(spec, exc)
     return _finish(spec, result, approval, limits)
 
@@ -180,6 +253,6 @@ async def arun_tool(
     except GraphBubbleUp:
         raise
     except Exception as exc:
-        logger.info("gateway tool %s failed: %s", spec.name, exc)
+        logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
         return failure_payload(spec, exc)
     return _finish(spec, result, approval, limits)

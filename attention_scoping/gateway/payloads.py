@@ -224,12 +224,21 @@ def result_too_large_payload(
     return payload
 
 
+def exception_text(exc: BaseException) -> str:
+    """`str(exc)`, or a stand-in when the exception's own `__str__` fails (it must not end the
+    run that reports it)."""
+    try:
+        return str(exc)
+    except Exception:
+        return "(its message could not be read)"
+
+
 def failure_payload(spec: ToolSpec, exc: BaseException) -> Payload:
     """A tool that raised."""
     return {
         "error": ErrorCode.TOOL_FAILED,
         "tool": spec.name,
-        "message": clip(f"{spec.name} raised {type(exc).__name__}: {exc}", 2_000),
+        "message": clip(f"{spec.name} raised {type(exc).__name__}: {exception_text(exc)}", 2_000),
         "next_step": (
             "If the error names a bad argument value, call "
             f"{EXECUTE_TOOL}(tool_name={json.dumps(spec.name)}, arguments={{...}}) once more "

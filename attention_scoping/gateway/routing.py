@@ -13,12 +13,13 @@ tool are converted first.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import TYPE_CHECKING
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import ContextT, ResponseT
 from langchain_core.messages import AIMessage, BaseMessage
 
+from attention_scoping.adapters.hygiene import INVALID_ARGUMENTS_KEY
 from attention_scoping.adapters.replies import ReplyRewriteMiddleware
 from attention_scoping.gateway.catalog import EXECUTE_TOOL
 from attention_scoping.textcalls.middleware import convert_text_calls
@@ -29,18 +30,31 @@ if TYPE_CHECKING:
 __all__ = ["GatewayRoutingMiddleware", "route_calls"]
 
 
+def _routes(call: Mapping[str, Any], routable: Collection[str]) -> bool:
+    """A call of a routable tool with arguments that parsed (an invalid one is answered as it
+    is, by name, with the structured error of `hygiene`)."""
+    args = call.get("args")
+    invalid = isinstance(args, Mapping) and INVALID_ARGUMENTS_KEY in args
+    return call["name"] in routable and not invalid
+
+
 def route_calls(
-    message: BaseMessage, routable: Collection[str], *, also_text: Collection[str] = ()
+    message: BaseMessage,
+    routable: Collection[str],
+    *,
+    also_text: Collection[str] = (),
+    thread: Sequence[BaseMessage] = (),
 ) -> BaseMessage:
     """`message` with its calls of `routable` tools rewritten as `execute_tool` calls; with
-    `also_text`, text calls naming one of those names are converted to calls first."""
+    `also_text`, a reply that is a text call naming one of those names is converted to calls
+    first (`textcalls.convert_text_calls`, judged against `thread`)."""
     if not isinstance(message, AIMessage):
         return message
     if also_text:
-        converted = convert_text_calls(message, also_text)
+        converted = convert_text_calls(message, also_text, thread)
         message = converted if isinstance(converted, AIMessage) else message
     calls = message.tool_calls
-    if not any(c["name"] in routable for c in calls):
+    if not any(_routes(c, routable) for c in calls):
         return message
     routed = [
         {
@@ -49,13 +63,13 @@ def route_calls(
             "id": c.get("id"),
             "type": "tool_call",
         }
-        if c["name"] in routable
+        if _routes(c, routable)
         else c
         for c in calls
     ]
     metadata = {
         **message.response_metadata,
-        "routed_tool_calls": sum(c["name"] in routable for c in calls),
+        "routed_tool_calls": sum(_routes(c, routable) for c in calls),
     }
     return message.model_copy(update={"tool_calls": routed, "response_metadata": metadata})
 
@@ -99,11 +113,13 @@ class GatewayRoutingMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
         self.gateway = gateway
         self.parse_text_calls = parse_text_calls
 
-    def rewrite(self, message: BaseMessage, offered: set[str]) -> BaseMessage:
+    def rewrite(
+        self, message: BaseMessage, offered: set[str], thread: Sequence[BaseMessage] = ()
+    ) -> BaseMessage:
         """`message` with its calls of catalog tools routed through `execute_tool` (only
         while `execute_tool` is offered)."""
         if EXECUTE_TOOL not in offered:
             return message
         routable = set(self.gateway.catalog.specs) - offered
         text = routable | offered if self.parse_text_calls else set()
-        return route_calls(message, routable, also_text=text)
+        return route_calls(message, routable, also_text=text, thread=thread)

@@ -40,7 +40,14 @@ from attention_scoping.gateway.catalog import (
     Catalog,
     GatewayConfigError,
 )
-from attention_scoping.gateway.execute import ArgumentChecker, Checked, arun_tool, run_tool
+from attention_scoping.gateway.execute import (
+    EXECUTE_PARAMETERS,
+    ArgumentChecker,
+    Checked,
+    arun_tool,
+    execute_call_refusal,
+    run_tool,
+)
 from attention_scoping.gateway.payloads import (
     failure_payload,
     schema_payload,
@@ -449,17 +456,11 @@ def _gateway_tools(gateway: ToolGateway) -> list[BaseTool]:
         names = [tool_names] if isinstance(tool_names, str) else list(tool_names)
         return render_payload(gateway.schema(names, state=_state_of(runtime)))
 
+    # Any value passes to the gateway's own check (which answers with the tool's schema); the
+    # model is shown EXECUTE_PARAMETERS. A missing part is answered by execute_call_refusal.
     def execute_tool(
-        tool_name: Annotated[str, Field(description="Exact name of the tool to run.")],
-        arguments: Annotated[
-            dict[str, Any] | str | None,
-            WithJsonSchema(
-                {
-                    "type": "object",
-                    "description": "The tool's arguments, as its schema describes them.",
-                }
-            ),
-        ],
+        tool_name: Annotated[Any, WithJsonSchema(EXECUTE_PARAMETERS["properties"]["tool_name"])],
+        arguments: Annotated[Any, WithJsonSchema(EXECUTE_PARAMETERS["properties"]["arguments"])],
         runtime: ToolRuntime,
     ) -> str:
         payload = gateway.execute(
@@ -470,9 +471,7 @@ def _gateway_tools(gateway: ToolGateway) -> list[BaseTool]:
         )
         return render_payload(payload)
 
-    async def aexecute_tool(
-        tool_name: str, arguments: dict[str, Any] | str | None, runtime: ToolRuntime
-    ) -> str:
+    async def aexecute_tool(tool_name: Any, arguments: Any, runtime: ToolRuntime) -> str:
         payload = await gateway.aexecute(
             tool_name,
             arguments,
@@ -506,5 +505,6 @@ def _gateway_tools(gateway: ToolGateway) -> list[BaseTool]:
                 "Run a catalog tool with arguments that follow its schema. Write tools ask "
                 "the user for approval by themselves: call them directly."
             ),
+            handle_validation_error=execute_call_refusal,
         ),
     ]

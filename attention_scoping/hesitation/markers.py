@@ -3,7 +3,8 @@
 English by default (`DEFAULT_MARKERS`); `HesitationMarkers.extend` adds patterns for other
 languages. Message categories are looked for in the model's message; the request categories
 (`tool_question`, `forbids_running`, `review_first`, `text_request`, `acts_themselves`,
-`action_command`, `action_request`) in the user's request. Framework-free.
+`action_command`, `action_request`, `list_question`, `needed_words`) in the user's request.
+Framework-free.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ class HesitationMarkers:
     """In the user's request: it opens with an action verb ("Email Bob…", "Remind me…")."""
     action_request: tuple[str, ...] = ()
     """In the user's request: asking the assistant to carry the action out ("and send it")."""
+    list_question: tuple[str, ...] = ()
+    """In the user's request: a question or an ask to list, describe or outline something. With
+    `needed_words` in the same sentence, the user asks what a tool needs (the answer is a list
+    of fields)."""
+    needed_words: tuple[str, ...] = ()
+    """In the user's request: words about what something needs, takes or is made of (required,
+    optional, fields, inputs, details, "goes into", "made of")."""
 
     def extend(self, **extra: Iterable[str]) -> HesitationMarkers:
         """A copy with `extra` patterns appended to the named categories."""
@@ -366,7 +374,23 @@ DEFAULT_MARKERS = HesitationMarkers(
     ),
     action_command=(
         r"^\W*(?:(?:please|ok|okay|now|so|then),?\s+)?(?:send|email|e-mail|post|schedule|book|file|"
-        r"deploy|transfer|pay|invoice|remind|message|notify|submit|publish|forward)\b",
+        r"deploy|transfer|pay|invoice|remind(?! me (?:what|which|how|whether)\b)|message|notify|"
+        r"submit|publish|forward)\b",
+    ),
+    list_question=(
+        r"\b(?:what|which|how)\b",
+        r"\b(?:list|enumerate|outline|itemi[sz]e|break (?:\w+ )?down|spell (?:\w+ )?out|"
+        r"run (?:me )?through|walk (?:me )?through|tell me|show me|give me|remind me|explain|"
+        r"describe|summari[sz]e|overview|rundown|run-down|recap)\b",
+    ),
+    needed_words=(
+        r"\b(?:needs?|needed|requires?|required|requirements?|mandatory|optional|necessary|"
+        r"prerequisites?|must|have to|has to|got to)\b",
+        r"\b(?:fields?|parameters?|params|arguments?|args|inputs?|options|settings|details|"
+        r"info(?:rmation)?|values|properties|attributes|bits|pieces|parts|components|"
+        r"ingredients|data points?)\b",
+        r"\b(?:made (?:up )?of|go(?:es)? into|consists?|composed|structured|structure|"
+        r"takes?|accepts?|expects?|fill (?:in|out)|provide|collect|gather|prepare|supply)\b",
     ),
     action_request=(
         r"\b(?:and|then|&) (?:also )?(?:send|post|file|submit|schedule|create|book|publish|"
@@ -411,6 +435,8 @@ REQUEST_CATEGORIES = frozenset(
         "acts_themselves",
         "action_command",
         "action_request",
+        "list_question",
+        "needed_words",
     }
 )
 """Categories looked for in the user's request, not in the model's message."""

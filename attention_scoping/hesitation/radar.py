@@ -33,6 +33,10 @@ How it decides (a score, threshold 2.0; every contribution is listed in `reasons
   when the request already holds a value of that kind (a number, a date, a time, an email, an
   enum member, a path...), and a real question when it holds none.
 
+Cost: linear in the text, and bounded: the radar reads at most `MESSAGE_WINDOW` characters of a
+message (its head and its tail) and `REQUEST_WINDOW` of the request, so a 256 KB reply of a model
+looping to its output cap costs what an 8 KB one does.
+
 Each signal is a named `Rule` in a table (`rules.RULES`: predicate, weight, category,
 explanation) and a small scorer sums those that fire; the facts they read come from `reading`
 (the message and the request) and `schemas` (the disclosed tools). Markers are regular
@@ -58,6 +62,8 @@ from attention_scoping.hesitation.schemas import ParamInfo, SchemaInfo, parse_sc
 __all__ = [
     "DEFAULT_MARKERS",
     "DEFAULT_THRESHOLD",
+    "MESSAGE_WINDOW",
+    "REQUEST_WINDOW",
     "RULES",
     "Hesitation",
     "HesitationMarkers",
@@ -67,10 +73,30 @@ __all__ = [
     "category_enabled",
     "detect_hesitation",
     "parse_schemas",
+    "text_window",
 ]
 
 DEFAULT_THRESHOLD = 2.0
 """Score at or above which a message is a stall."""
+
+MESSAGE_WINDOW = (6_000, 2_000)
+"""(head, tail): the characters of a message the radar reads. A stall is short (the longest in
+the test corpora is under 500 characters); a longer reply is read at its start, where a report
+or a field list begins, and at its end, where the closing question sits."""
+
+REQUEST_WINDOW = (4_000, 1_000)
+"""(head, tail): the characters of the user's request the radar reads."""
+
+WINDOW_GAP = "\n…\n"
+"""What stands for the middle a window leaves out (a line of its own: no sentence spans it)."""
+
+
+def text_window(text: str, window: tuple[int, int]) -> str:
+    """`text` when it fits `window` (head, tail), else its head and tail around `WINDOW_GAP`."""
+    head, tail = window
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + WINDOW_GAP + (text[-tail:] if tail else "")
 
 
 @dataclass(frozen=True)
@@ -123,7 +149,7 @@ def detect_hesitation(
     """Decide whether `text`, a model message with no tool call, is a stall.
 
     Args:
-        text: The message text.
+        text: The message text (read within `MESSAGE_WINDOW`).
         schemas: The tool schemas disclosed so far: `{"name", "parameters"}` dicts (optionally
             with `defaults`) or OpenAI- or Anthropic-style tool dicts (see `parse_schemas`;
             convert a LangChain tool with `adapters.tools.to_provider_schema` first).
@@ -152,8 +178,10 @@ def detect_hesitation(
     if not text or not text.strip():
         return Hesitation(False, 0.0, threshold=threshold)
     params = [p for s in parse_schemas(schemas) for p in s.params]
+    read = text_window(text, MESSAGE_WINDOW)
+    asked = text_window(request, REQUEST_WINDOW) if request else request
     evidence = Evidence(
-        MessageReading(text, params, markers), RequestReading(request, markers), params
+        MessageReading(read, params, markers), RequestReading(asked, markers), params
     )
     contributions = score(rules, evidence)
     total = sum(c.weight for c in contributions)

@@ -6,6 +6,7 @@ request already holds. Framework-free; the scorer (`rules`) turns this into a ve
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,8 +30,8 @@ _LABEL_IN_ITEM = re.compile(
     r"(?:\s*[:=(—–]|\s+-\s|\s*$)"
 )
 _TYPE_WORDS = re.compile(
-    r"\((?:[^)]*\b(?:string|str|integer|int|number|float|bool|boolean|array|list|object|dict|"
-    r"enum|date|datetime|timestamp|required|optional)\b[^)]*)\)|\b(?:required|optional)\b",
+    r"\([^()]*?\b(?:string|str|integer|int|number|float|bool|boolean|array|list|object|dict|"
+    r"enum|date|datetime|timestamp|required|optional)\b[^()]*\)|\b(?:required|optional)\b",
     re.I,
 )
 _FIELD_WRAP = "`*\"'“”‘’_["
@@ -102,8 +103,12 @@ _DURATION_WORDS = frozenset(
 _WH = re.compile(
     r"\b(?:what(?:'s)?|which|when|who(?:m|se)?|where|why|how(?: \w+)?|whether)\b", re.I
 )
-_ITEM = r"[\w'’/-]+(?: [\w'’/-]+){0,3}"
-_ENUM = re.compile(rf"{_ITEM}(?:\s*,\s*{_ITEM}){{1,}}(?:,?\s+(?:and|or|&)\s+{_ITEM})?", re.I)
+# Possessive words that start at a word boundary: a 64 KB run of letters is read once, not once
+# per starting letter (the old pattern backtracked through it quadratically).
+_ITEM = r"[\w'’/-]++(?: [\w'’/-]++){0,3}"
+_ENUM = re.compile(
+    rf"(?<![\w'’/-]){_ITEM}(?:\s*+,\s*+{_ITEM}){{1,}}(?:,?\s+(?:and|or|&)\s+{_ITEM})?", re.I
+)
 
 
 def _enumerations(text: str) -> list[list[str]]:
@@ -135,6 +140,10 @@ def _sentences(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_LIST_PREFIX_CHARS = 24
+"""Longest line prefix before a name that still reads as a list marker ("  12. **")."""
+
+
 def _field_like(text: str, start: int, end: int) -> bool:
     before = text[start - 1] if start > 0 else ""
     after = text[end] if end < len(text) else ""
@@ -142,7 +151,9 @@ def _field_like(text: str, start: int, end: int) -> bool:
         return True
     if re.match(r"\s*(?:[:=]|\((?:[a-z ,|]+)\))", text[end : end + 24]):
         return True
-    line_start = text.rfind("\n", 0, start) + 1
+    line_start = text.rfind("\n", max(0, start - _LIST_PREFIX_CHARS - 1), start) + 1
+    if line_start == 0 and start > _LIST_PREFIX_CHARS:
+        return False  # no line start near: not a list item (and no scan back to the start)
     return bool(
         re.fullmatch(r"\s*(?:[-*•·‣▪◦]|\d{1,2}[.)])\s*[*_`\"']{0,2}", text[line_start:start])
     )
@@ -161,6 +172,8 @@ _NOT_IN_MESSAGE = REQUEST_CATEGORIES | {"pleasantry"}
 
 _DEFAULT_TALK = re.compile(r"\bdefault(?:s|ed)?\b|\bif (?:omitted|unset|not set)\b", re.I)
 _CLAUSE_END = re.compile(r"[.;!?\n,(—–]")
+_NEAR_CHARS = 80
+"""Characters read on each side of an "or" for the alternatives it joins."""
 _CHOICE_TOKEN = re.compile(r"[\w#@./-]*[#@._/\d][\w#@./-]*")
 
 _NUMBER = re.compile(
@@ -217,6 +230,10 @@ _WEAK_KINDS = frozenset({"url", "path", "channel", "repo", "id", "text"})
 """Kinds whose absence from a request proves nothing (a body can be paraphrased, an ID named)."""
 
 
+_REQUEST_SENTENCE = re.compile(r"[^.!?;\n]+[.!?;]*")
+"""A sentence of the user's request."""
+
+
 class RequestReading:
     """The user's message the model answered, if the caller passed it."""
 
@@ -233,6 +250,25 @@ class RequestReading:
         self.wants_text = "" if command else wanted
         """The phrase saying the request asks for text, an explanation or a draft and not for
         the action, or that the user acts themselves; "" otherwise."""
+        asks_fields = self._asks_for_fields(compiled["list_question"], compiled["needed_words"])
+        self.fields_asked = "" if (command or action) else asks_fields
+        """The sentence by which the request asks what a tool needs, takes or is made of (a
+        question or an ask to list or describe, about requirements or fields), and asks for no
+        action; "" otherwise."""
+
+    def _asks_for_fields(
+        self, asking: re.Pattern[str] | None, needed: re.Pattern[str] | None
+    ) -> str:
+        """The first sentence that asks (a question, or list / describe / outline) and, after
+        the asking words, speaks of what is needed, taken or made of; "" when none does."""
+        if asking is None or needed is None or not self.text:
+            return ""
+        for match in _REQUEST_SENTENCE.finditer(self.text):
+            sentence = match.group(0)
+            ask = asking.search(sentence)
+            if ask is not None and needed.search(sentence, ask.end()):
+                return sentence.strip()
+        return ""
 
     @staticmethod
     def _first(pattern: re.Pattern[str] | None, text: str) -> str:
@@ -276,6 +312,9 @@ class MessageReading:
         said = _QUOTED.sub(_blank, text)
         self.said = pleasantry.sub(_blank, said) if pleasantry is not None else said
         self.sentences = _sentences(self.text)
+        self._starts = [start for start, _, _ in self.sentences]
+        self._clause_ends = [m.start() for m in _CLAUSE_END.finditer(self.text)]
+        self._default_talk: dict[tuple[int, int], bool] = {}
         self.hits: dict[str, list[str]] = {}
         self.hit_sentences: dict[str, set[int]] = {}
         for category, pattern in compiled.items():
@@ -308,9 +347,10 @@ class MessageReading:
         return bool(re.search(r"\b(?:not|n't|never|nothing|no longer|yet to)\b", window))
 
     def _sentence_at(self, offset: int) -> int:
-        for i, (start, end, _) in enumerate(self.sentences):
-            if start <= offset < end:
-                return i
+        """The sentence holding `offset` (the last one for an offset between sentences)."""
+        i = bisect_right(self._starts, offset) - 1
+        if i >= 0 and offset < self.sentences[i][1]:
+            return i
         return max(0, len(self.sentences) - 1)
 
     def _list_labels(self) -> list[tuple[str, bool]]:
@@ -434,10 +474,15 @@ class MessageReading:
 
     def _states_default(self, start: int, end: int) -> bool:
         """Whether the clause around a mention states a default ("role defaults to viewer")."""
-        left = max((m.end() for m in _CLAUSE_END.finditer(self.text, 0, start)), default=0)
-        right_match = _CLAUSE_END.search(self.text, end)
-        right = right_match.start() if right_match else len(self.text)
-        return bool(_DEFAULT_TALK.search(self.text[left:right]))
+        ends = self._clause_ends
+        before = bisect_left(ends, start)
+        left = ends[before - 1] + 1 if before else 0
+        after = bisect_left(ends, end)
+        right = ends[after] if after < len(ends) else len(self.text)
+        key = (left, right)
+        if key not in self._default_talk:  # one read per clause, however many names it holds
+            self._default_talk[key] = bool(_DEFAULT_TALK.search(self.text, left, right))
+        return self._default_talk[key]
 
     @cached_property
     def offers_choices(self) -> bool:
@@ -446,8 +491,9 @@ class MessageReading:
             start, end, _ = self.sentences[i]
             piece = self.said[start:end]
             for m in re.finditer(r"\s+or\s+", piece):
-                before = piece[: m.start()].rstrip(" )—–-,").split()
-                after = piece[m.end() :].split()
+                # The words next to "or" (a bounded look either side, not the whole sentence).
+                before = piece[max(0, m.start() - _NEAR_CHARS) : m.start()].rstrip(" )—–-,").split()
+                after = piece[m.end() : m.end() + _NEAR_CHARS].split()
                 near = [before[-1]] if before else []
                 near += after[:1]
                 if any(_CHOICE_TOKEN.fullmatch(t.strip("()?,.'\"`")) for t in near):

@@ -1,36 +1,56 @@
 """`RepeatedCallMiddleware`: a tool call identical to one that already answered in this user turn
-is not run again; the model gets the earlier result back, with the advice to answer from it.
+is not run again; the model gets the earlier result back, with a note to answer from it.
 
 Small models loop: they call `calculate("sqrt(144) + 2**10")`, get 1036, and call it again with
 the same arguments, until the step limit ends the run (on a 1.5B model: 8 and 10 identical
 calls in single tasks). The prompt's "never repeat a call whose result you already have" does
-not stop them; a tool result that says so, and carries the result they already have, does. The
-same rule keeps a write tool from running twice when a model repeats it.
+not stop them; a tool result that carries the result they already have does. The same rule keeps
+a write tool from running twice when a model repeats it.
+
+What counts as "already answered": a call of the turn with the same tool and arguments that
+returned without error. A read is forgotten once a write ran after it (per
+`core.blast_radius.writes`; "read the file, fix the typo, read it again" reads again); a write
+is never forgotten. Calls are located by their position in the thread (which reply made them,
+and which tool messages follow that reply), never by ids alone: servers that number calls per
+reply give every first call `call_0`.
 
 `find_repeat` is the pure part: it reads the messages; the middleware only answers the call.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
     ContextT,
+    ModelRequest,
+    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
 from langchain_core.messages import BaseMessage, ToolMessage
+from typing_extensions import override
 
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.core.errors import ErrorCode, Payload
-from attention_scoping.core.messages import current_turn, text_of, tool_calls_of
+from attention_scoping.adapters.tools import tool_name
+from attention_scoping.core.blast_radius import writes
+from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode, Payload
+from attention_scoping.core.messages import current_turn, text_of, tool_calls_of, tool_error_code
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.gateway.catalog import EXECUTE_TOOL
 
 RESULT_CHARS = 2000
-"""Characters of the earlier result the refusal carries by default."""
+"""Characters of the earlier result the answer carries by default."""
+
+REPEAT_MARK = "repeated_call"
+"""`response_metadata` key set on a tool message that answers a repeat with an earlier result."""
+
+Writes = Callable[[Mapping[str, Any]], bool]
+"""Whether a tool call (name and args) may change something."""
 
 
 @dataclass(frozen=True)
@@ -42,34 +62,109 @@ class Repeat:
     result: ToolMessage | None = None
 
 
-def find_repeat(messages: Sequence[BaseMessage], call: Mapping[str, Any]) -> Repeat | None:
-    """The earlier identical call of `call` in the current user turn that makes it redundant:
-    one that returned a result without error (the latest), or one earlier in the same model
-    reply. None when the call is new, or when every earlier identical call failed (a retry)."""
-    start, _ = current_turn(messages)
-    results = {m.tool_call_id: m for m in messages[start + 1 :] if isinstance(m, ToolMessage)}
-    found: Repeat | None = None
-    for message in messages[start + 1 :]:
-        earlier = tool_calls_of(message)
-        ids = [c.get("id") for c in earlier]
-        if call.get("id") in ids:  # the reply that made this call: look at the calls before it
-            before = earlier[: ids.index(call.get("id"))]
-            if any(_same(c, call) for c in before):
-                return Repeat("same_step")
-            return found
-        for made in earlier:
-            result = results.get(made.get("id") or "")
-            if _same(made, call) and result is not None and result.status != "error":
-                found = Repeat("answered", result)
+@dataclass
+class _Reply:
+    """One model reply of the turn: its calls, and the tool messages that answered them."""
+
+    calls: list[dict[str, Any]]
+    results: dict[str, ToolMessage] = field(default_factory=dict)
+
+    def result(self, call: Mapping[str, Any]) -> ToolMessage | None:
+        return self.results.get(str(call.get("id") or ""))
+
+
+def _replies(messages: Sequence[BaseMessage]) -> list[_Reply]:
+    """The model replies of `messages` in order; a tool message belongs to the reply before it
+    (so an id a server reuses in every reply still finds its own result)."""
+    replies: list[_Reply] = []
+    for message in messages:
+        if message.type == "ai":
+            replies.append(_Reply(tool_calls_of(message)))
+        elif isinstance(message, ToolMessage) and replies:
+            replies[-1].results.setdefault(str(message.tool_call_id), message)
+    return replies
+
+
+def _locate(replies: Sequence[_Reply], call: Mapping[str, Any]) -> tuple[int, int]:
+    """(reply, position) of `call`: the latest reply holding a call with its id, name and
+    arguments; after every reply when none does."""
+    for index in range(len(replies) - 1, -1, -1):
+        for position, made in enumerate(replies[index].calls):
+            if made.get("id") == call.get("id") and _same(made, call):
+                return index, position
+    return len(replies), 0
+
+
+def _ran(result: ToolMessage | None) -> bool:
+    """The tool ran (a refusal, or a repeat answered from before, ran nothing)."""
+    return (
+        result is not None
+        and tool_error_code(result) not in NOT_RUN_ERRORS
+        and not result.response_metadata.get(REPEAT_MARK)
+    )
+
+
+def _answer(reply: _Reply, call: Mapping[str, Any]) -> ToolMessage | None:
+    """The latest good result of a call in `reply` identical to `call` (an answer that was
+    itself a repeat is skipped: it holds an earlier result)."""
+    found = None
+    for made in reply.calls:
+        result = reply.result(made)
+        if (
+            _same(made, call)
+            and result is not None
+            and result.status != "error"
+            and not result.response_metadata.get(REPEAT_MARK)
+        ):
+            found = result
     return found
+
+
+def find_repeat(
+    messages: Sequence[BaseMessage],
+    call: Mapping[str, Any],
+    writes_call: Writes | None = None,
+) -> Repeat | None:
+    """The earlier identical call of `call` in the current user turn that makes it redundant.
+
+    One earlier in the same model reply (`same_step`), or the latest that returned a result
+    without error (`answered`). `writes_call` says which calls may change something: a read is
+    forgotten when a write ran after it (or in the same reply); a write is never forgotten.
+    None when the call is new, or when every earlier identical call failed (a retry).
+    """
+    start, _ = current_turn(messages)
+    replies = _replies(messages[start + 1 :])
+    index, position = _locate(replies, call)
+    if index < len(replies) and any(_same(c, call) for c in replies[index].calls[:position]):
+        return Repeat("same_step")
+    is_write = writes_call or (lambda _: False)
+    call_writes = is_write(call)
+    found: ToolMessage | None = None
+    for reply in replies[:index]:
+        answer = _answer(reply, call)
+        wrote = any(is_write(c) and _ran(reply.result(c)) for c in reply.calls)
+        if not call_writes and wrote:
+            found = None
+        elif answer is not None:
+            found = answer
+    return None if found is None else Repeat("answered", found)
 
 
 def _same(made: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
     return made.get("name") == call.get("name") and made.get("args") == call.get("args")
 
 
+def _cut(text: str, limit: int) -> str:
+    return (
+        text
+        if len(text) <= limit
+        else f"{text[:limit]}[... cut: {len(text) - limit} more characters]"
+    )
+
+
 def repeat_payload(call: Mapping[str, Any], repeat: Repeat, limit: int = RESULT_CHARS) -> Payload:
-    """The refusal's body: what was not run and why, the earlier result, and what to do."""
+    """A structured body for a repeat: what was not run and why, the earlier result, and what
+    to do (the middleware answers `same_step` repeats with it)."""
     name = call.get("name")
     if repeat.kind == "same_step" or repeat.result is None:
         return {
@@ -78,17 +173,44 @@ def repeat_payload(call: Mapping[str, Any], repeat: Repeat, limit: int = RESULT_
             "the first call runs.",
             "next_step": "Use the first call's result.",
         }
-    result = text_of(repeat.result)
-    if len(result) > limit:
-        result = f"{result[:limit]}[... cut: {len(result) - limit} more characters]"
     return {
         "error": ErrorCode.REPEATED_CALL,
         "message": f"`{name}` already ran with these arguments in this turn, so it was not run "
         "again. Its result is in `result`.",
-        "result": result,
+        "result": _cut(text_of(repeat.result), limit),
         "next_step": "Answer the user from this result. Call again only with other arguments, "
         "or another tool, if it does not answer the request.",
     }
+
+
+def repeat_text(call: Mapping[str, Any], result: ToolMessage, limit: int = RESULT_CHARS) -> str:
+    """The answer to a repeat of an answered call: the earlier result, then a one-line note."""
+    return (
+        f"{_cut(text_of(result), limit)}\n\n(Note: `{call.get('name')}` already ran with these "
+        "arguments in this turn; this is its result again. Answer the user with it now.)"
+    )
+
+
+def repeat_answer(
+    call: Mapping[str, Any], repeat: Repeat, limit: int = RESULT_CHARS
+) -> ToolMessage:
+    """The tool message answering a repeat.
+
+    A repeat of an answered call gets the earlier result as its content with a short note,
+    status `success` (marked `response_metadata["repeated_call"]`): on a 1.5B model, an error
+    body with "answer from `result`" was followed by an empty reply 5 times out of 5, while a
+    plain result is something it answers from. A second identical call in the same reply gets
+    the structured `repeated_call` error (its twin's result comes in the same step).
+    """
+    if repeat.kind == "answered" and repeat.result is not None:
+        return ToolMessage(
+            repeat_text(call, repeat.result, limit),
+            tool_call_id=call["id"],
+            name=call["name"],
+            status="success",
+            response_metadata={REPEAT_MARK: True},
+        )
+    return refusal_message(call, repeat_payload(call, repeat, limit))
 
 
 class RepeatedCallMiddleware(
@@ -97,12 +219,17 @@ class RepeatedCallMiddleware(
     """Answer a tool call that repeats an earlier one of this user turn (same tool, same
     arguments) with the earlier result instead of running the tool again.
 
-    The answer is an error `ToolMessage` (`"error": "repeated_call"`) whose `result` holds the
-    earlier result (cut at `result_chars`) and whose `next_step` says to answer from it, so
-    nothing is lost and the model can go on. Only a call that returned without error counts:
-    retrying a failed call runs it. A new user turn starts afresh, and two identical calls in one
-    model reply run once. Put it before `ApprovalMiddleware`, so a repeated write is refused
-    before anyone is asked to approve it again.
+    The answer is the earlier result (cut at `result_chars`) followed by a one-line note to
+    answer from it, with status `success` and `response_metadata["repeated_call"] = True`, so
+    nothing is lost and the model has a result to answer from. Only a call that returned without
+    error counts: retrying a failed call runs it. A read is forgotten once a write ran after it
+    (`core.blast_radius.writes` on the tools the model was offered and those given as `tools`;
+    a tool it does not know, a gateway `execute_tool` call of one included, counts as a write);
+    a write is never run twice. A new
+    user turn starts afresh, and two identical calls in one model reply run once (the second gets
+    a `repeated_call` error). Calls are matched by position in the thread, so servers that reuse
+    ids (`call_0` in every reply) are handled. Put it before `ApprovalMiddleware`, so a repeated
+    write is refused before anyone is asked to approve it again.
 
     Example:
         ```python
@@ -114,7 +241,11 @@ class RepeatedCallMiddleware(
     """
 
     def __init__(
-        self, *, allow_repeat: Collection[str] = (), result_chars: int = RESULT_CHARS
+        self,
+        *,
+        allow_repeat: Collection[str] = (),
+        result_chars: int = RESULT_CHARS,
+        tools: Iterable[Any] = (),
     ) -> None:
         """Set up the guard.
 
@@ -122,6 +253,9 @@ class RepeatedCallMiddleware(
             allow_repeat: Tools that may run again with the same arguments (a status poll, a
                 clock, a random draw: tools whose answer changes between calls).
             result_chars: Characters of the earlier result the answer carries.
+            tools: Tools (or `ToolSpec`s) to tell reads from writes beyond those offered to the
+                model: a gateway's catalog (`gateway.catalog.specs.values()`), whose tools run
+                inside `execute_tool`, so a read through the gateway is not taken for a write.
 
         Raises:
             ValueError: `result_chars` below 1.
@@ -132,17 +266,67 @@ class RepeatedCallMiddleware(
             raise ValueError(msg)
         self.allow_repeat = frozenset(allow_repeat)
         self.result_chars = result_chars
+        self._writes: dict[str, bool] = {}
+        """Which tools write, by name (given, and learned from the model calls' tool lists)."""
+        self._learn(list(tools))
+
+    def _learn(self, tools: Sequence[Any]) -> None:
+        for tool in tools:
+            if isinstance(tool, ToolSpec):
+                self._writes[tool.name] = writes(tool)
+            elif not isinstance(tool, Mapping):  # provider dicts carry no metadata
+                self._writes[tool_name(tool)] = writes(tool)
+
+    def writes_call(self, call: Mapping[str, Any]) -> bool:
+        """Whether `call` may change something: its tool writes, or is not known to read."""
+        name = call.get("name")
+        if name == EXECUTE_TOOL:
+            args = call.get("args")
+            name = args.get("tool_name") if isinstance(args, Mapping) else None
+        known = self._writes.get(name) if isinstance(name, str) else None
+        return True if known is None else known
+
+    @override
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+    ) -> ModelResponse[ResponseT]:
+        """Note which offered tools write, then call the model."""
+        self._learn(list(request.tools))
+        return handler(request)
+
+    @override
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+    ) -> ModelResponse[ResponseT]:
+        """Async form of `wrap_model_call`."""
+        self._learn(list(request.tools))
+        return await handler(request)
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """The earlier result for a repeated call, or None to run it."""
         call = request.tool_call
         if call["name"] in self.allow_repeat:
             return None
+        if request.tool is not None:
+            self._learn([request.tool])
         messages = request.state.get("messages", []) if isinstance(request.state, Mapping) else []
-        repeat = find_repeat(messages, call)
+        repeat = find_repeat(messages, call, self.writes_call)
         if repeat is None:
             return None
-        return refusal_message(call, repeat_payload(call, repeat, self.result_chars))
+        return repeat_answer(call, repeat, self.result_chars)
 
 
-__all__ = ["RESULT_CHARS", "Repeat", "RepeatedCallMiddleware", "find_repeat", "repeat_payload"]
+__all__ = [
+    "REPEAT_MARK",
+    "RESULT_CHARS",
+    "Repeat",
+    "RepeatedCallMiddleware",
+    "find_repeat",
+    "repeat_answer",
+    "repeat_payload",
+    "repeat_text",
+]

@@ -142,6 +142,10 @@ RULES: tuple[Rule, ...] = (
         "the user asked about the tool ({about_tool!r}): an explanation", offsets=ALL,
     ),
     Rule(
+        "user_asked_for_fields", "request", "fields_only", 0.0,
+        "the user asked what the tool needs ({fields_asked!r}): a list of fields", offsets=ALL,
+    ),
+    Rule(
         "user_wants_text", "request", "text_only", 0.0,
         "the user asked for text, not an action ({wants_text!r})", offsets=ALL,
     ),
@@ -516,6 +520,17 @@ class Evidence:
         return self.request.review
 
     @property
+    def fields_asked(self) -> str:
+        return self.request.fields_asked
+
+    @property
+    def fields_only(self) -> bool:
+        """The request asks what the tool needs, takes or is made of (the request rules that
+        already counted, about the tool or for text, come first: one offset per request)."""
+        asked = bool(self.request.fields_asked)
+        return asked and not self.request.about_tool and not self.text_only
+
+    @property
     def wants_text(self) -> str:
         return self.request.wants_text
 
@@ -526,7 +541,12 @@ class Evidence:
 
     @property
     def review_only(self) -> bool:
-        return bool(self.request.review) and not self.request.about_tool and not self.text_only
+        return (
+            bool(self.request.review)
+            and not self.request.about_tool
+            and not self.text_only
+            and not self.fields_only
+        )
 
     @property
     def tools(self) -> list[str]:

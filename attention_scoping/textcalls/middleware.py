@@ -1,21 +1,23 @@
-"""`TextToolCallMiddleware`: turn tool calls a model wrote as text into real tool calls."""
+"""`TextToolCallMiddleware`: turn a reply that is a tool call written as text into a real call."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from langchain.agents.middleware.types import ContextT, ResponseT
 from langchain_core.messages import AIMessage, BaseMessage
 
 from attention_scoping.adapters.replies import ReplyRewriteMiddleware, offered_tool_names
-from attention_scoping.textcalls.parse import offered_calls, strip_calls
+from attention_scoping.textcalls.context import decline_reason
+from attention_scoping.textcalls.parse import TextCall, reply_calls
 
 __all__ = [
     "TextToolCallMiddleware",
     "convert_text_calls",
     "message_text",
     "offered_tool_names",
+    "text_calls_to_run",
 ]
 
 
@@ -24,16 +26,40 @@ def message_text(message: AIMessage) -> str:
     return message.text if isinstance(message.content, list) else str(message.content or "")
 
 
-def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMessage:
+def text_calls_to_run(
+    text: str, offered: Collection[str], thread: Sequence[BaseMessage] = ()
+) -> tuple[list[TextCall], str, str | None]:
+    """(the calls to run, the lead-in to keep as content, why nothing runs or None).
+
+    Only a reply that *is* a call converts (`parse.reply_calls`), only its calls naming an
+    offered tool, and none when the thread says otherwise (`context.decline_reason`: the user
+    asked to see JSON or an example, or the call copies one from a tool result).
+    """
+    found = reply_calls(text)
+    if found is None:
+        return [], "", "the reply is not a call"
+    calls = [c for c in found.calls if c.name in offered]
+    if not calls:
+        return [], "", "the call names no offered tool"
+    why = decline_reason(calls, thread)
+    if why is not None:
+        return [], "", why
+    return calls, found.lead_in, None
+
+
+def convert_text_calls(
+    message: BaseMessage, offered: Collection[str], thread: Sequence[BaseMessage] = ()
+) -> BaseMessage:
     """`message` with its text tool calls (naming an offered tool) as real `tool_calls`.
 
-    A message that already has tool calls, or whose text calls name no offered tool, is
-    returned unchanged; the converted message keeps any prose around the calls as content.
+    A message that already has tool calls, or that is not a call (see `text_calls_to_run`), is
+    returned unchanged; the converted message keeps the lead-in before the calls as content.
+    `thread` is the conversation the reply answers (the request's messages), read for what the
+    user asked and what tools returned; without it only the reply itself is judged.
     """
     if not isinstance(message, AIMessage) or message.tool_calls:
         return message
-    text = message_text(message)
-    calls, _ = offered_calls(text, offered)
+    calls, lead_in, _ = text_calls_to_run(message_text(message), offered, thread)
     if not calls:
         return message
     tool_calls = [
@@ -48,7 +74,7 @@ def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMe
     metadata = {**message.response_metadata, "text_tool_calls": len(calls)}
     return message.model_copy(
         update={
-            "content": "" if all(c.source == "bare" for c in calls) else strip_calls(text),
+            "content": lead_in,
             "tool_calls": tool_calls,
             "invalid_tool_calls": [],
             "response_metadata": metadata,
@@ -57,14 +83,17 @@ def convert_text_calls(message: BaseMessage, offered: Collection[str]) -> BaseMe
 
 
 class TextToolCallMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
-    """Convert tool calls written in the model's text into real tool calls (opt-in).
+    """Convert a reply that is a tool call written as text into a real tool call (opt-in).
 
     Small local models (e.g. Qwen2.5-Coder under llama.cpp's server) often answer with a fenced
     ```` ```json {"name": ..., "arguments": ...} ``` ```` block, `<tool_call>` tags or bare JSON
     instead of `tool_calls`, so the agent stops without running anything. This middleware
-    rewrites such a reply into a real tool call, **only when the name is one of the tools
-    offered on that model call**; any other text is left alone. Put it last in the middleware
-    list (innermost) so it sees the tools the other middleware left visible.
+    rewrites such a reply into a real tool call, **only when the reply is the call** (after at
+    most a short lead-in, not presented as an example or a quote), **only for tools offered on
+    that model call**, and not when the user's last message asks to see JSON or an example or
+    forbids running, nor when the call copies one a tool returned. Converted calls are ordinary
+    calls: approval (`HumanInTheLoopMiddleware`, `ApprovalMiddleware`) sees them. Put it last in
+    the middleware list (innermost) so it sees the tools the other middleware left visible.
 
     Example:
         ```python
@@ -75,6 +104,8 @@ class TextToolCallMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
         ```
     """
 
-    def rewrite(self, message: BaseMessage, offered: set[str]) -> BaseMessage:
+    def rewrite(
+        self, message: BaseMessage, offered: set[str], thread: Sequence[BaseMessage] = ()
+    ) -> BaseMessage:
         """`message` with its text calls of offered tools as real tool calls."""
-        return convert_text_calls(message, offered)
+        return convert_text_calls(message, offered, thread)
