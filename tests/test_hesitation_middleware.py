@@ -415,7 +415,7 @@ def test_middleware_validation_and_names() -> None:
     with pytest.raises(ValueError, match="max_nudges must be >= 0"):
         HesitationMiddleware(max_nudges=-1)
     with pytest.raises(ValueError, match="nudge_role"):
-        HesitationNodeMiddleware(nudge_role="assistant")  # type: ignore[arg-type]
+        HesitationNodeMiddleware(nudge_role="assistant")
     assert HesitationMiddleware(name="h2").name == "h2"
     assert HesitationMiddleware().name == "HesitationMiddleware"
     assert HesitationNodeMiddleware().name == "HesitationNodeMiddleware"

@@ -423,7 +423,7 @@ def test_module_delivery_default_swaps_the_module_and_bad_values_fail(scopes: li
     with pytest.raises(
         ValueError, match="module_delivery must be 'system_prompt' or 'load_context'"
     ):
-        AttentionScopingMiddleware(scopes, module_delivery="messages")  # type: ignore[arg-type]
+        AttentionScopingMiddleware(scopes, module_delivery="messages")
 
 
 def test_compact_layout_is_your_prompt_alone_and_load_context_describes_scopes(
@@ -460,4 +460,4 @@ def test_compact_layout_layers_and_bad_values(scopes: list[Scope]) -> None:
     layered = AttentionScopingMiddleware(scopes).load_context_tool.args["name"]["description"]
     assert "integer arithmetic" not in layered
     with pytest.raises(ValueError, match="prompt_layout must be 'layered' or 'compact'"):
-        AttentionScopingMiddleware(scopes, prompt_layout="short")  # type: ignore[arg-type]
+        AttentionScopingMiddleware(scopes, prompt_layout="short")

@@ -204,13 +204,13 @@ def test_the_scope_event_says_why(scopes: list[Scope]) -> None:
 
 def test_bad_options_are_refused(scopes: list[Scope]) -> None:
     with pytest.raises(ValueError, match="preselect must be one of"):
-        AttentionScopingMiddleware(scopes, preselect="always")  # type: ignore[arg-type]
+        AttentionScopingMiddleware(scopes, preselect="always")
     with pytest.raises(ValueError, match="start must be one of"):
-        AttentionScopingMiddleware(scopes, start="everything")  # type: ignore[arg-type]
+        AttentionScopingMiddleware(scopes, start="everything")
     with pytest.raises(ValueError, match="custom ranker needs"):
         AttentionScopingMiddleware(scopes, ranker=lambda q, d: [])
     with pytest.raises(ValueError, match="on_foreign_tool"):
-        AttentionScopingMiddleware(scopes, on_foreign_tool="maybe")  # type: ignore[arg-type]
+        AttentionScopingMiddleware(scopes, on_foreign_tool="maybe")
 
 
 def test_the_real_encoder_picks_the_example_agents_scopes() -> None:
