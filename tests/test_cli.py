@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.measure.args import non_negative, positive
-from attention_scoping.measure.cli import main
+from attention_scoping_lab.args import non_negative, positive
+from attention_scoping_lab.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
 CATALOG = str(DATA / "tiny_catalog.jsonl")
@@ -154,7 +154,7 @@ def test_simulate_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_console_script_is_installed() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "attention_scoping.measure.cli", "--help"],
+        [sys.executable, "-m", "attention_scoping_lab.cli", "--help"],
         capture_output=True,
         text=True,
         check=False,

@@ -23,8 +23,8 @@ from rich.console import Console
 from attention_scoping import GATE_EXTRA_HINT, AttentionScopingMiddleware, Scope
 from attention_scoping.adapters.tools import PINNED, is_pinned
 from attention_scoping.gating import ToolAttentionMiddleware
-from attention_scoping.measure.bench.progress import ProgressBars
 from attention_scoping.testing import ScriptedChatModel, say
+from attention_scoping_lab.bench.progress import ProgressBars
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,7 +131,7 @@ def test_install_hints_name_the_clone_install() -> None:
 def test_simulate_without_the_gate_extra_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['numpy'] = None\n"
-        "from attention_scoping.measure.cli import main\n"
+        "from attention_scoping_lab.cli import main\n"
         "sys.exit(main(['simulate', '--tasks', '1']))\n"
     )
     proc = subprocess.run(

@@ -364,7 +364,7 @@ def shipped_middleware() -> list[type[Any]]:
     `AgentMiddleware`; a module needing an extra that is not installed is skipped)."""
     for name, path in modules().items():
         if (
-            name.startswith("attention_scoping.measure")
+            name.startswith("attention_scoping_lab")
             or "AgentMiddleware" not in path.read_text()
         ):
             continue
