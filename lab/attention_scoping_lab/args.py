@@ -1,10 +1,19 @@
-"""Argument types and input errors shared by the `attention-scoping` subcommands."""
+"""Argument types and input errors shared by the `attention-scoping` subcommands.
+
+One pricing vocabulary across the command: `--price MODEL` always names a price model
+(`attention_scoping_lab.cost.PriceModel`: a provider's prompt-cache rules, as multiples of its
+input price; `simulate --sessions`, `bill`), and US dollars are always per million tokens,
+`--price-in`, `--price-out`, `--price-cached` (`audit`, `eval`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 
 class UsageError(Exception):
@@ -77,14 +86,78 @@ def check_output(path: str | None, suffix: str | None = None) -> None:
         raise UsageError(msg)
 
 
+def add_usd_prices(
+    group: argparse._ArgumentGroup | argparse.ArgumentParser,
+    *,
+    output: bool,
+    default: float | None,
+) -> None:
+    """`--price-in` (and, with `output`, `--price-out` and `--price-cached`): US dollars per
+    million tokens, the one spelling of money in the command."""
+    group.add_argument(
+        "--price-in",
+        type=non_negative,
+        default=default,
+        metavar="USD",
+        help="USD per million input tokens" + ("" if output else ", to show costs"),
+    )
+    if output:
+        group.add_argument(
+            "--price-out",
+            type=non_negative,
+            default=default,
+            metavar="USD",
+            help="USD per million output tokens",
+        )
+        group.add_argument(
+            "--price-cached",
+            type=non_negative,
+            default=None,
+            metavar="USD",
+            help="USD per million cached input tokens (default: --price-in)",
+        )
+
+
+def _deprecated_usd(text: str) -> float:
+    """The value of the deprecated `audit --price USD` (an argparse type)."""
+    try:
+        return non_negative(text)
+    except argparse.ArgumentTypeError:
+        msg = (
+            f"expected USD, got {text!r}; --price USD is deprecated for audit: use --price-in "
+            "USD (--price names a price model in simulate and bill)"
+        )
+        raise argparse.ArgumentTypeError(msg) from None
+
+
+def add_deprecated_usd_price(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
+    """`audit --price USD`, the spelling before `--price-in` (hidden; warns when used)."""
+    group.add_argument(
+        "--price", dest="deprecated_price", type=_deprecated_usd, help=argparse.SUPPRESS
+    )
+
+
+def price_in_from_args(args: argparse.Namespace) -> float | None:
+    """`--price-in`, or the deprecated `--price USD` with a warning (`--price-in` wins)."""
+    old = getattr(args, "deprecated_price", None)
+    if old is None:
+        return args.price_in
+    logger.warning(
+        "--price USD is deprecated for audit and will be removed in 1.0: use --price-in USD "
+        "(--price names a price model in simulate and bill)"
+    )
+    return args.price_in if args.price_in is not None else old
+
+
 def add_price_options(group: argparse._ArgumentGroup | argparse.ArgumentParser) -> None:
-    """`--price` and its overrides (`--cache-read`, `--cache-write`, `--ttl`,
+    """`--price MODEL` and its overrides (`--cache-read`, `--cache-write`, `--ttl`,
     `--min-cacheable`), shared by `simulate --sessions` and `bill`."""
     group.add_argument(
         "--price",
         default=None,
         metavar="MODEL",
-        help="price model: anthropic (default), anthropic-1h, openai, none",
+        help="price model (a provider's prompt-cache rules): anthropic (default), "
+        "anthropic-1h, openai, none",
     )
     group.add_argument("--cache-read", type=float, default=None, metavar="X", help="read price")
     group.add_argument("--cache-write", type=float, default=None, metavar="X", help="write price")

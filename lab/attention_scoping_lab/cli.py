@@ -2,7 +2,7 @@
 gating or the gateway would save), `bench` (does the gate still pick the right tool, at what
 cost), `simulate` (the paper's 120-tool, six-server benchmark, seeded), `eval` (task
 success of a real model under each strategy; in `attention_scoping_lab.eval`) and `bill`
-(what a recorded session of your agent is billed under prompt caching; `measure.bill`).
+(what a recorded session of your agent is billed under prompt caching; `bill`).
 
 Every input problem ends with a one-line `error: ...` naming the file and line, and exit
 status 2; never a traceback.
@@ -20,7 +20,14 @@ from rich.markup import escape
 
 from attention_scoping.core.extras import GATE_EXTRA_HINT
 from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
-from attention_scoping_lab.args import UsageError, add_price_options, prices_from_args
+from attention_scoping_lab.args import (
+    UsageError,
+    add_deprecated_usd_price,
+    add_price_options,
+    add_usd_prices,
+    price_in_from_args,
+    prices_from_args,
+)
 from attention_scoping_lab.args import check_output as _check_output
 from attention_scoping_lab.args import float_list as _float_list
 from attention_scoping_lab.args import int_list as _int_list
@@ -84,13 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="suggest scopes from TF-IDF vectors, without the sentence encoder",
     )
-    audit.add_argument(
-        "--price",
-        type=float,
-        default=None,
-        metavar="USD",
-        help="input price per million tokens, to show costs",
-    )
+    add_usd_prices(audit, output=False, default=None)
+    add_deprecated_usd_price(audit)
     audit.add_argument(
         "--json", dest="json_path", metavar="PATH", help="also write the figures as JSON"
     )
@@ -275,7 +277,7 @@ def run_audit_command(args: argparse.Namespace, console: Console) -> int:
             embeddings=not args.lexical,
             progress=bars,
         )
-    render(figures, console, price=args.price)
+    render(figures, console, price_in=price_in_from_args(args))
     write_outputs(console, figures, args.json_path, write_json)
     return 0
 

@@ -19,12 +19,13 @@ def write_json(figures: AuditFigures, path: str | Path) -> None:
     write_figures_json(figures, path)
 
 
-def _money(tokens: float, price: float | None) -> str:
-    return f"${tokens * price / 1e6:,.2f}" if price is not None else ""
+def _money(tokens: float, price_in: float | None) -> str:
+    return f"${tokens * price_in / 1e6:,.2f}" if price_in is not None else ""
 
 
-def render(figures: AuditFigures, console: Console, *, price: float | None = None) -> None:
-    """Print the audit: headline, heaviest tools, scopes, per-method comparison, suggestions."""
+def render(figures: AuditFigures, console: Console, *, price_in: float | None = None) -> None:
+    """Print the audit: headline, heaviest tools, scopes, per-method comparison, suggestions
+    (`price_in`: USD per million input tokens, to show costs)."""
     f = figures
     console.print(
         f"[bold]{plain(f.target)}[/]: {f.n_tools:,} tool{'s' if f.n_tools != 1 else ''}; "
@@ -35,7 +36,7 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
     console.print(_heaviest(f))
     if f.scopes:
         console.print(_scopes(f))
-    console.print(_comparison(f, price))
+    console.print(_comparison(f, price_in))
     for m in f.methods:
         if m.note:
             console.print(f"[dim]{m.name}: {m.note}[/]")
@@ -45,7 +46,7 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
         "a provider's prompt cache can reuse; billed cost per task: attention-scoping simulate "
         "--sessions (docs/cost.md).[/]"
     )
-    _billed(f, console, price)
+    _billed(f, console, price_in)
     if f.suggested_scopes:
         console.print(_suggestions(f))
         console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
@@ -53,7 +54,7 @@ def render(figures: AuditFigures, console: Console, *, price: float | None = Non
         console.print(f"[yellow]note:[/] {note}")
 
 
-def _billed(f: AuditFigures, console: Console, price: float | None) -> None:
+def _billed(f: AuditFigures, console: Console, price_in: float | None) -> None:
     """The projected session's billed input under each price model (provider prompt caching)."""
     from attention_scoping_lab.audit.billing import CALLS_PER_SCOPE, CONVERSATION_PER_CALL
 
@@ -66,14 +67,14 @@ def _billed(f: AuditFigures, console: Console, price: float | None) -> None:
     for model in models:
         table.add_column(model, justify="right")
     table.add_column("vs eager (anthropic)", justify="right")
-    if price is not None:
-        table.add_column(f"anthropic @ ${price:g}/M", justify="right")
+    if price_in is not None:
+        table.add_column(f"anthropic @ ${price_in:g}/M", justify="right")
     for name, bills in f.billed_per_session.items():
         cells = [name, *(f"{bills[m]:,.0f}" for m in models)]
         base = eager.get("anthropic") if eager else None
         cells.append(f"{bills['anthropic'] / base:.1%}" if base else "")
-        if price is not None:
-            cells.append(_money(bills["anthropic"], price))
+        if price_in is not None:
+            cells.append(_money(bills["anthropic"], price_in))
         table.add_row(*cells)
     console.print(table)
     console.print(
@@ -110,7 +111,7 @@ def _scopes(f: AuditFigures) -> Table:
     return scopes
 
 
-def _comparison(f: AuditFigures, price: float | None) -> Table:
+def _comparison(f: AuditFigures, price_in: float | None) -> Table:
     compare = Table(title=f"Per model call, and over a session of {f.turns} calls")
     columns = [
         "method",
@@ -121,8 +122,8 @@ def _comparison(f: AuditFigures, price: float | None) -> Table:
         f"session ({f.turns} calls)",
         "cacheable prefix",
     ]
-    if price is not None:
-        columns.append(f"session cost @ ${price:g}/M")
+    if price_in is not None:
+        columns.append(f"session cost @ ${price_in:g}/M")
     for column in columns:
         compare.add_column(column, justify="left" if column == "method" else "right")
     for m in f.methods:
@@ -136,8 +137,8 @@ def _comparison(f: AuditFigures, price: float | None) -> Table:
             f"{m.session_tokens:,.0f}",
             f"{m.cacheable_share:.0%}",
         ]
-        if price is not None:
-            cells.append(_money(m.session_tokens, price))
+        if price_in is not None:
+            cells.append(_money(m.session_tokens, price_in))
         compare.add_row(*cells)
     return compare
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from attention_scoping_lab.eval.pricing import PriceModel, TokenPrices
+    from attention_scoping_lab.eval.pricing import CallPricer, TokenPrices
     from attention_scoping_lab.eval.results import EvalResult, StrategyFigures, TaskResult
     from attention_scoping_lab.eval.runner import EvalOptions, run_eval
     from attention_scoping_lab.eval.strategies import (
@@ -41,12 +41,12 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
+    "CallPricer": "pricing",
     "DEFAULT_STRATEGIES": "strategies",
     "EvalOptions": "runner",
     "EvalResult": "results",
     "EvalTask": "tasks",
     "Expect": "tasks",
-    "PriceModel": "pricing",
     "STRATEGIES": "strategies",
     "StrategyFigures": "results",
     "StrategyOptions": "strategies",
@@ -66,11 +66,11 @@ _EXPORTS = {
 __all__ = [
     "DEFAULT_STRATEGIES",
     "STRATEGIES",
+    "CallPricer",
     "EvalOptions",
     "EvalResult",
     "EvalTask",
     "Expect",
-    "PriceModel",
     "StrategyFigures",
     "StrategyOptions",
     "Suite",
@@ -86,4 +86,13 @@ __all__ = [
     "verdict",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+_exported, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    """A public name; `PriceModel`, `CallPricer`'s name before 0.2, warns (in `pricing`)."""
+    if name == "PriceModel":
+        from attention_scoping_lab.eval import pricing
+
+        return getattr(pricing, name)
+    return _exported(name)

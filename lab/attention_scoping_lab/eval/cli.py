@@ -14,6 +14,7 @@ from rich.console import Console
 
 from attention_scoping_lab.args import (
     UsageError,
+    add_usd_prices,
     check_output,
     name_list,
     non_negative,
@@ -88,11 +89,7 @@ def add_eval_parser(sub: Any) -> None:
     )
     ev.add_argument("--concurrency", type=positive, default=1, help="tasks in flight (default 1)")
     ev.add_argument("--max-cost", type=non_negative, metavar="USD", help="stop before this spend")
-    ev.add_argument("--price-in", type=non_negative, default=0.0, help="USD per M input tokens")
-    ev.add_argument("--price-out", type=non_negative, default=0.0, help="USD per M output tokens")
-    ev.add_argument(
-        "--price-cached", type=non_negative, default=None, help="USD per M cached input tokens"
-    )
+    add_usd_prices(ev, output=True, default=0.0)
     ev.add_argument("--max-steps", type=positive, default=8, help="model calls per task (8)")
     ev.add_argument("--timeout", type=float, default=180.0, help="seconds per model call (180)")
     ev.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (4)")

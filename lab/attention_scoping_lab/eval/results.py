@@ -18,7 +18,7 @@ from attention_scoping.observe.jsonl import (
     rewrite_lines,
 )
 from attention_scoping_lab.args import UsageError
-from attention_scoping_lab.eval.pricing import PriceModel
+from attention_scoping_lab.eval.pricing import CallPricer
 from attention_scoping_lab.eval.tasks import EvalTask, judge
 from attention_scoping_lab.eval.transcript import Transcript
 
@@ -154,7 +154,7 @@ def task_result(
     strategy: str,
     model: str,
     transcript: Transcript,
-    prices: PriceModel,
+    prices: CallPricer,
     error: str | None = None,
 ) -> TaskResult:
     """Judge a transcript and sum its calls."""

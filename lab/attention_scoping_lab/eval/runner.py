@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 
 from attention_scoping.textcalls.middleware import message_text
 from attention_scoping_lab.eval.judging import judged, write_tools
-from attention_scoping_lab.eval.pricing import PriceModel, TokenPrices
+from attention_scoping_lab.eval.pricing import CallPricer, TokenPrices
 from attention_scoping_lab.eval.recorder import EvalRecorder, schemas_of
 from attention_scoping_lab.eval.results import (
     EvalResult,
@@ -60,7 +60,7 @@ class EvalOptions:
 
     model_name: str
     base_url: str = ""
-    prices: PriceModel = field(default_factory=TokenPrices)
+    prices: CallPricer = field(default_factory=TokenPrices)
     parse_text_calls: bool = False
     self_heal: bool = False
     concurrency: int = 1
