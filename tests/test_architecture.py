@@ -231,6 +231,13 @@ def test_the_runtime_never_imports_the_lab() -> None:
     assert "attention_scoping.observe.request_log" in modules()  # the walk reads the runtime
 
 
+def test_the_example_agent_and_its_agents_need_no_lab() -> None:
+    """README's first command installs the runtime alone, then runs example_agent.py."""
+    files = [ROOT.parent / "example_agent.py", *sorted((ROOT.parent / "agents").rglob("*.py"))]
+    offenders = {p.name: found for p in files if (found := _runtime_imports_of_the_lab(p))}
+    assert offenders == {}
+
+
 def test_the_boundary_check_finds_an_import_of_the_lab(tmp_path: Path) -> None:
     leak = tmp_path / "leak.py"
     leak.write_text(
@@ -259,7 +266,7 @@ def test_the_lab_holds_the_measuring_code_and_the_runtime_none() -> None:
 def test_old_paths_still_import_with_a_deprecation_warning(old: str) -> None:
     full = f"attention_scoping.{old}"
     sys.modules.pop(full, None)
-    with pytest.warns(DeprecationWarning, match=r"import from attention_scoping(_lab)?\."):
+    with pytest.warns(DeprecationWarning, match=r"import from attention_scoping(_lab\b|\.)"):
         module = importlib.import_module(full)
     name = OLD_NAMES[old]
     value = getattr(module, name)

@@ -161,6 +161,15 @@ def test_progress_without_a_terminal_is_one_whole_line_per_task() -> None:
     assert lines[1].startswith("running queries: 5/5 in ")
 
 
+def test_ci_installs_what_the_readme_test_command_installs() -> None:
+    readme = (ROOT / "README.md").read_text().splitlines()
+    command = next(line for line in readme if "pip install" in line and "-m pytest" in line)
+    install = command.split("pip install ", 1)[1].split(" && ", 1)[0]
+    assert install == '-e ".[dev]" -e ./lab'  # the runtime with its dev extra, and the lab
+    script = (ROOT / ".ci" / "run").read_text()
+    assert f'"$VENV/bin/pip" install {install}\n' in script
+
+
 def test_ci_keeps_the_checkouts_venv_and_stops_its_postgres() -> None:
     script = (ROOT / ".ci" / "run").read_text()
     assert "rm -rf .venv" not in script and '"$VENV/bin/pip" install -e ".[dev]"' in script
