@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping_lab import jsonl
+from attention_scoping.observe import jsonl
 from attention_scoping_lab.cli import main
 from attention_scoping_lab.eval.results import (
     ResultsFileError,
