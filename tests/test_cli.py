@@ -165,7 +165,7 @@ def test_the_eval_price_protocol_is_call_pricer_and_its_old_name_warns() -> None
 
     assert isinstance(TokenPrices(1.0), CallPricer)
     with pytest.warns(DeprecationWarning, match="use CallPricer"):
-        from attention_scoping_lab.eval import PriceModel  # type: ignore[attr-defined]
+        from attention_scoping_lab.eval import PriceModel
     assert PriceModel is CallPricer
 
 

@@ -135,7 +135,7 @@ def _items(data: bytes, name: str) -> list[tuple[str, Any]]:
 def read_session(path: str | Path) -> list[RecordedCall]:
     """The model calls of a session file, in order.
 
-    Every line is read within `measure.jsonl.FILE_LIMITS` (64 levels, integers of at most
+    Every line is read within `observe.jsonl.FILE_LIMITS` (64 levels, integers of at most
     1,000 digits) and must be UTF-8 JSON without lone surrogates.
 
     Raises:

@@ -7,7 +7,7 @@ and its result); scoped agents switch scope every `CALLS_PER_SCOPE` calls, cycli
 scopes; the gate picks a different set per call (or per turn); the gateway appends a search
 result and a schema per call, and with its signature pool only a schema for tools whose line
 cannot show an argument. Every request is billed on the simulated prompt cache of
-`core.cost` in provider order (tools -> system -> messages). `simulate --sessions` measures
+`cost` in provider order (tools -> system -> messages). `simulate --sessions` measures
 the same on real multi-turn sessions.
 """
 

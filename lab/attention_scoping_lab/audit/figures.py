@@ -81,7 +81,7 @@ class AuditFigures:
     notes: list[str] = field(default_factory=list)
     billed_per_session: dict[str, dict[str, float]] = field(default_factory=dict)
     """Method -> price model -> billed input-token equivalents of the projected session
-    (`measure.audit.billing`)."""
+    (`audit.billing`)."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able figures."""
