@@ -64,7 +64,7 @@ from attention_scoping.core.tokens import get_counter
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
-from attention_scoping.measure.tax import tool_tokens
+from attention_scoping.observe.tax import tool_tokens
 from attention_scoping.scoping.prompts import DEFAULT_CORE, PromptLayout
 from attention_scoping.testing import ScriptedChatModel
 from attention_scoping.textcalls import TextToolCallMiddleware
@@ -490,7 +490,7 @@ def request_log(path: str | None) -> list[Any]:
     """`[RequestLogMiddleware(path)]` when a session file is asked for, else nothing."""
     if path is None:
         return []
-    from attention_scoping.measure.request_log import RequestLogMiddleware
+    from attention_scoping.observe.request_log import RequestLogMiddleware
 
     return [RequestLogMiddleware(path)]
 

@@ -28,10 +28,10 @@ from typing import Any
 from attention_scoping.adapters.tools import specs_from_tools
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.hesitation.assist import ASSIST_MIN_SCORE, needs_tool, tool_words
-from attention_scoping.measure.eval.suites.example import example_suite
 from attention_scoping.scoping.catalog import ScopeCatalog
 from attention_scoping.scoping.preselect import ScopeChoice, preselect, scope_documents
 from attention_scoping.scoping.start import CALIBRATION, resolve_rank
+from attention_scoping_lab.eval.suites.example import example_suite
 
 DATA = Path(__file__).resolve().parent / "data" / "assist_messages.jsonl"
 EXAMPLE_DOMAINS = frozenset({"math", "translation", "weather"})

@@ -15,11 +15,11 @@ import argparse
 from rich.console import Console
 
 from attention_scoping import Layout
-from attention_scoping.measure.eval import EvalOptions, register_strategy, run_eval
-from attention_scoping.measure.eval.endpoint import chat_model, resolve_endpoint
-from attention_scoping.measure.eval.report import render, write_json
-from attention_scoping.measure.eval.strategies import scoped_builder
-from attention_scoping.measure.eval.suites import example_suite
+from attention_scoping_lab.eval import EvalOptions, register_strategy, run_eval
+from attention_scoping_lab.eval.endpoint import chat_model, resolve_endpoint
+from attention_scoping_lab.eval.report import render, write_json
+from attention_scoping_lab.eval.strategies import scoped_builder
+from attention_scoping_lab.eval.suites import example_suite
 
 TOOL_FIRST_CORE = (
     "# Core\nYour tools are grouped into the contexts listed above. Use the tools you were "

@@ -29,14 +29,14 @@ from langchain.agents.middleware.types import ModelRequest, ToolCallRequest
 
 from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.messages import intent_text
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.eval import register_strategy
-from attention_scoping.measure.eval.strategies import StrategyOptions, create_eval_agent
-from attention_scoping.measure.eval.suite import Suite
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 from attention_scoping.scoping.gate import Adoption, adopted_scope, sibling_calls
 from attention_scoping.scoping.middleware import AttentionScopingMiddleware, CallPlan
 from attention_scoping.scoping.preselect import top_tools
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval import register_strategy
+from attention_scoping_lab.eval.strategies import StrategyOptions, create_eval_agent
+from attention_scoping_lab.eval.suite import Suite
 
 NEIGHBOURS = 5
 """Tools of other scopes offered beside the pre-selected scope's."""

@@ -1,6 +1,6 @@
 """Billed input per task of the example agent over a multi-turn session: the real middleware
 and tools, the offline tour's scripted model, every request billed on the simulated prompt
-cache of `attention_scoping.core.cost`.
+cache of `attention_scoping_lab.cost`.
 
     python benchmarks/example_cost.py [--turns 10] [--price anthropic]
 
@@ -36,15 +36,15 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from agents import CORE_PROMPT, build_scopes  # noqa: E402
 from agents.tour import tour_model  # noqa: E402
 from attention_scoping import AttentionScopingMiddleware  # noqa: E402
-from attention_scoping.core.cost import (  # noqa: E402
+from attention_scoping.core.tokens import get_counter  # noqa: E402
+from attention_scoping.observe.render import as_provider_message  # noqa: E402
+from attention_scoping_lab.cost import (  # noqa: E402
     PRICE_MODELS,
     SessionCost,
     memo_count,
     price_model,
 )
-from attention_scoping.core.tokens import get_counter  # noqa: E402
-from attention_scoping.measure.recorded import RecordedCall, bill_session  # noqa: E402
-from attention_scoping.measure.simulate.conversation import as_provider_message  # noqa: E402
+from attention_scoping_lab.recorded import RecordedCall, bill_session  # noqa: E402
 
 CITIES = ("Paris", "Berlin", "Madrid", "Rome", "Lisbon", "Vienna", "Oslo", "Dublin", "Prague")
 LANGUAGES = ("French", "German", "Spanish", "Italian")

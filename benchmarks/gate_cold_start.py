@@ -21,10 +21,10 @@ T0 = time.perf_counter()
 
 from langchain_core.messages import HumanMessage  # noqa: E402
 
-from attention_scoping.core.catalog import load_catalog, load_queries  # noqa: E402
 from attention_scoping.gating import MiniLMOnnxEncoder, ToolAttentionMiddleware  # noqa: E402
 from attention_scoping.gating.cache import VectorCache  # noqa: E402
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker  # noqa: E402
+from attention_scoping_lab.catalog import load_catalog, load_queries  # noqa: E402
 
 DATA = str(Path(__file__).resolve().parent.parent / "data")
 

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_scoping.core.catalog import load_catalog, load_queries
 from attention_scoping.core.text import tool_text
 from attention_scoping.gating.bm25 import BM25Index
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import MiniLMOnnxEncoder
 from attention_scoping.gating.intents import split_intents
 from attention_scoping.gating.ranking import fuse, minmax
+from attention_scoping_lab.catalog import load_catalog, load_queries
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SETS = {"bfcl": "bfcl_dev", "sealtools": "sealtools_dev"}

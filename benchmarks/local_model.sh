@@ -130,7 +130,7 @@ eval_local() {
   [ "${REPEATABLE:-0}" = 1 ] && repeat=(--erase-llama-slots)
   # shellcheck disable=SC2086  # EVAL_ARGS is a list of options
   cd "$REPO"
-  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m attention_scoping.measure.cli eval --suite example \
+  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m attention_scoping_lab.cli eval --suite example \
     --strategies "${STRATEGIES:-eager,scoped,gated}" \
     --base-url "http://127.0.0.1:$PORT/v1" --model "$name" \
     --parse-text-tool-calls --concurrency 1 "${repeat[@]}" \

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from attention_scoping.measure.eval import EvalOptions, run_eval
-from attention_scoping.measure.eval.endpoint import Endpoint, chat_model
-from attention_scoping.measure.eval.results import EvalResult
-from attention_scoping.measure.eval.retry import RetryPolicy
-from attention_scoping.measure.eval.strategies import StrategyOptions
-from attention_scoping.measure.eval.suites import example_suite
+from attention_scoping_lab.eval import EvalOptions, run_eval
+from attention_scoping_lab.eval.endpoint import Endpoint, chat_model
+from attention_scoping_lab.eval.results import EvalResult
+from attention_scoping_lab.eval.retry import RetryPolicy
+from attention_scoping_lab.eval.strategies import StrategyOptions
+from attention_scoping_lab.eval.suites import example_suite
 from tests.openai_stub import OpenAIStub
 
 Body = dict[str, Any]

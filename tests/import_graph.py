@@ -12,20 +12,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "attention_scoping"
+LAB_ROOT = ROOT.parent / "lab" / "attention_scoping_lab"
+"""The measuring tools' package (distribution `attention-scoping-lab`, beside the runtime)."""
 PACKAGE = "attention_scoping"
+LAB = "attention_scoping_lab"
 
 
 def module_name(path: Path) -> str:
-    """Dotted module name of a file under the package."""
-    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    """Dotted module name of a file under the runtime's or the lab's package."""
+    root = LAB_ROOT if path.is_relative_to(LAB_ROOT) else ROOT
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-def modules() -> dict[str, Path]:
-    """Every module of the package by dotted name."""
-    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+def modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the package at `root` (the runtime unless told) by dotted name."""
+    return {module_name(p): p for p in sorted(root.rglob("*.py"))}
+
+
+def all_modules() -> dict[str, Path]:
+    """Every module of the runtime and of the lab by dotted name."""
+    return {**modules(ROOT), **modules(LAB_ROOT)}
 
 
 def _is_type_checking(node: ast.If) -> bool:
@@ -82,8 +91,8 @@ def _targets(node: ast.Import | ast.ImportFrom, known: dict[str, Path]) -> Itera
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the package modules it imports (at run time)."""
-    known = modules()
+    """Module -> the runtime's and the lab's modules it imports (at run time)."""
+    known = all_modules()
     graph: dict[str, set[str]] = {}
     for name, path in known.items():
         tree = ast.parse(path.read_text())

@@ -27,7 +27,7 @@ Script entries, consumed one per accepted `POST /v1/chat/completions`:
 With `prompt_cache=True`, a reply spec without `usage` gets usage computed from the request the
 way OpenAI bills it: `prompt_tokens` of the request rendered in provider order (tools, system,
 messages) and `prompt_tokens_details.cached_tokens` by OpenAI's prefix rule (>= 1,024 tokens,
-128-token steps), from `attention_scoping.core.cost` (so clients' cached-token paths are tested).
+128-token steps), from `attention_scoping_lab.cost` (so clients' cached-token paths are tested).
 
 Any spec may also carry `delay` (seconds to wait before answering: a slow server, for client
 timeouts) or `raw` (a string sent as the response body as is, with `status` or 200: a
@@ -449,7 +449,7 @@ class OpenAIStub:
         self._thread: threading.Thread | None = None
         self._cache: Any = None
         if prompt_cache:
-            from attention_scoping.core.cost import PromptCache, price_model
+            from attention_scoping_lab.cost import PromptCache, price_model
 
             self._cache = PromptCache(price_model("openai"))
         self._started = time.monotonic()
@@ -562,8 +562,8 @@ class OpenAIStub:
 
     def _cached_usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Usage of `body` under OpenAI's automatic prompt caching (called under the lock)."""
-        from attention_scoping.core.cost import render_request
         from attention_scoping.core.tokens import get_counter
+        from attention_scoping_lab.cost import render_request
 
         messages = body.get("messages") or []
         system = [str(m.get("content") or "") for m in messages if m.get("role") in SYSTEM_ROLES]

@@ -1,4 +1,5 @@
-"""The layout's rules, enforced: no import cycles, a framework-free core, old paths deprecated.
+"""The layout's rules, enforced: no import cycles, a framework-free core, old paths deprecated,
+and the runtime never importing the measuring tools (the lab).
 
 The import graph is read from source (`tests/import_graph.py`), so function-level imports count
 and nothing is imported to check it.
@@ -18,7 +19,16 @@ from pathlib import Path
 import pytest
 
 from attention_scoping import _compat
-from tests.import_graph import ROOT, cycles, external_imports, import_graph, modules
+from tests.import_graph import (
+    LAB,
+    LAB_ROOT,
+    ROOT,
+    all_modules,
+    cycles,
+    external_imports,
+    import_graph,
+    modules,
+)
 
 FRAMEWORK = {"langchain", "langchain_core", "langgraph"}
 
@@ -59,7 +69,7 @@ PURE = (
     "attention_scoping.safety.token_stores",
     "attention_scoping.safety.tokens",
     "attention_scoping.safety.validation",
-    "attention_scoping.measure.bench.metrics",
+    "attention_scoping_lab.bench.metrics",
     "attention_scoping.mcp.cache",
     "attention_scoping.mcp.config",
     "attention_scoping.mcp.faults",
@@ -73,7 +83,7 @@ def _pure(name: str) -> bool:
 
 
 def test_every_pure_pattern_names_real_modules() -> None:
-    names = modules()
+    names = all_modules()
     for pattern in PURE:
         assert any(fnmatch.fnmatchcase(n, pattern) for n in names), pattern
 
@@ -90,7 +100,7 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 def test_pure_modules_import_no_framework_at_any_level() -> None:
     offenders = {
         name: sorted(external_imports(path) & FRAMEWORK)
-        for name, path in modules().items()
+        for name, path in all_modules().items()
         if _pure(name) and external_imports(path) & FRAMEWORK
     }
     assert offenders == {}
@@ -109,7 +119,7 @@ def test_pure_modules_import_only_pure_modules() -> None:
 def test_importing_the_core_the_radar_and_the_ledger_loads_no_langchain() -> None:
     code = (
         "import sys, json\n"
-        "import attention_scoping.core, attention_scoping.core.catalog\n"
+        "import attention_scoping.core, attention_scoping_lab.catalog\n"
         "import attention_scoping.ledger\n"
         "from attention_scoping.ledger import SqliteLedger, Worker\n"
         "import attention_scoping.gating.gate, attention_scoping.scoping.gate\n"
@@ -138,7 +148,7 @@ def test_public_names_resolve_lazily() -> None:
 
 
 def test_every_package_says_what_it_owns() -> None:
-    for path in ROOT.rglob("__init__.py"):
+    for path in [*ROOT.rglob("__init__.py"), *LAB_ROOT.rglob("__init__.py")]:
         doc = ast.get_docstring(ast.parse(path.read_text()))
         assert doc and len(doc) > 20, path
 
@@ -176,19 +186,87 @@ OLD_NAMES = {
     "bench.runner": "run_bench",
     "bench.simulated": "run_simulation",
     "bench.simulated.run": "run_simulation",
+    "measure.cli": "main",
+    "measure.tax": "tool_tokens",
+    "measure.request_log": "RequestLogMiddleware",
+    "measure.jsonl": "append_line",
+    "measure.simulate.conversation": "as_provider_message",
+    "core.cost": "price_model",
+    "core.catalog": "load_catalog",
 }
 
 
 def test_the_table_covers_every_old_path() -> None:
     old = set(_compat.OLD_MODULES) | set(_compat.OLD_PACKAGES)
-    assert old <= set(OLD_NAMES)
+    assert all(any(n == o or n.startswith(o + ".") for n in OLD_NAMES) for o in old)
+
+
+def _runtime_imports_of_the_lab(path: Path) -> list[str]:
+    """Import statements of the lab in a runtime module (`TYPE_CHECKING` ones too), and calls
+    that name a lab module in a string (`import_module("attention_scoping_lab...")`)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == LAB]
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == LAB:
+            found.append(node.module or "")
+        elif isinstance(node, ast.Call):
+            found += [
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and arg.value.split(".")[0] == LAB
+            ]
+    return found
+
+
+def test_the_runtime_never_imports_the_lab() -> None:
+    offenders = {
+        name: found
+        for name, path in modules().items()
+        if (found := _runtime_imports_of_the_lab(path))
+    }
+    assert offenders == {}
+    assert "attention_scoping.observe.request_log" in modules()  # the walk reads the runtime
+
+
+def test_the_example_agent_and_its_agents_need_no_lab() -> None:
+    """README's first command installs the runtime alone, then runs example_agent.py."""
+    files = [ROOT.parent / "example_agent.py", *sorted((ROOT.parent / "agents").rglob("*.py"))]
+    offenders = {p.name: found for p in files if (found := _runtime_imports_of_the_lab(p))}
+    assert offenders == {}
+
+
+def test_the_boundary_check_finds_an_import_of_the_lab(tmp_path: Path) -> None:
+    leak = tmp_path / "leak.py"
+    leak.write_text(
+        "import importlib\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from attention_scoping_lab.cost import PriceModel\n"
+        "importlib.import_module('attention_scoping_lab.cli')\n"
+    )
+    found = _runtime_imports_of_the_lab(leak)
+    assert sorted(found) == ["attention_scoping_lab.cli", "attention_scoping_lab.cost"]
+
+
+def test_the_lab_holds_the_measuring_code_and_the_runtime_none() -> None:
+    runtime = set(modules())
+    assert not any(n.startswith("attention_scoping.measure") for n in runtime)
+    assert {"attention_scoping.core.cost", "attention_scoping.core.catalog"}.isdisjoint(runtime)
+    lab = set(modules(LAB_ROOT))
+    assert {"attention_scoping_lab.cli", "attention_scoping_lab.cost"} <= lab
+    assert {"attention_scoping_lab.catalog", "attention_scoping_lab.eval.suites"} <= lab
+    data = [p for p in ROOT.rglob("*") if p.suffix == ".json" and "simulate" in p.parts]
+    assert data == []
 
 
 @pytest.mark.parametrize("old", sorted(OLD_NAMES))
 def test_old_paths_still_import_with_a_deprecation_warning(old: str) -> None:
     full = f"attention_scoping.{old}"
     sys.modules.pop(full, None)
-    with pytest.warns(DeprecationWarning, match=r"import from attention_scoping\."):
+    with pytest.warns(DeprecationWarning, match=r"import from attention_scoping(_lab\b|\.)"):
         module = importlib.import_module(full)
     name = OLD_NAMES[old]
     value = getattr(module, name)
@@ -198,11 +276,59 @@ def test_old_paths_still_import_with_a_deprecation_warning(old: str) -> None:
     assert value is next(v for v in found if v is not None)
 
 
+def _without_the_lab(code: str) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter where the lab cannot be imported."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['attention_scoping_lab'] = None\n" + code,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT.parent,
+    )
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "import attention_scoping.measure.cli",
+        "from attention_scoping.core.cost import price_model",
+        "from attention_scoping.core import load_catalog",
+        "import attention_scoping.bench",
+    ],
+)
+def test_old_lab_paths_without_the_lab_name_its_install(statement: str) -> None:
+    proc = _without_the_lab(
+        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
+        f"try:\n    {statement}\nexcept ImportError as exc:\n    print(exc)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "attention-scoping-lab" in proc.stdout
+    assert _compat.LAB_INSTALL in proc.stdout
+
+
+def test_old_runtime_paths_under_measure_work_without_the_lab() -> None:
+    proc = _without_the_lab(
+        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
+        "from attention_scoping.measure.tax import tool_tokens\n"
+        "from attention_scoping.measure.request_log import RequestLogMiddleware\n"
+        "from attention_scoping.observe import tool_tokens as new\n"
+        "assert tool_tokens is new\n"
+        "import attention_scoping.measure as m\n"
+        "try:\n    m.cli\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert _compat.LAB_INSTALL in proc.stdout
+
+
 def test_new_paths_are_not_deprecated() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
         importlib.import_module("attention_scoping.scoping.catalog")
-        importlib.import_module("attention_scoping.measure.bench.runner")
+        importlib.import_module("attention_scoping_lab.bench.runner")
     assert _compat.targets("attention_scoping.scoping.catalog") is None
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.catalog import CatalogError, load_catalog
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.measure.audit import TargetError, audit, load_target
-from attention_scoping.measure.audit.clusters import kmeans, suggest_scopes
-from attention_scoping.measure.audit.figures import GATEWAY_POOL_METHOD
-from attention_scoping.measure.tax import tool_tokens
+from attention_scoping.observe.tax import tool_tokens
+from attention_scoping_lab.audit import TargetError, audit, load_target
+from attention_scoping_lab.audit.clusters import kmeans, suggest_scopes
+from attention_scoping_lab.audit.figures import GATEWAY_POOL_METHOD
+from attention_scoping_lab.catalog import CatalogError, load_catalog
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -170,7 +170,7 @@ def test_kmeans_is_deterministic() -> None:
 
 
 def test_json_has_the_required_fields(tmp_path: Path) -> None:
-    from attention_scoping.measure.audit import write_json
+    from attention_scoping_lab.audit import write_json
 
     figures = audit(load_target(str(DATA / "tiny_catalog.jsonl")), suggest=2, embeddings=False)
     path = tmp_path / "audit.json"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention_scoping.measure.bench.metrics import hit, mean, percentile, recall
+from attention_scoping_lab.bench.metrics import hit, mean, percentile, recall
 
 
 def test_recall_is_the_share_of_gold_tools_exposed() -> None:

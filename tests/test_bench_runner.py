@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.catalog import CatalogError, Query, load_catalog, load_queries
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
-from attention_scoping.measure.bench import METHODS, resolve_methods, run_bench
-from attention_scoping.measure.bench.report import plot, to_json
-from attention_scoping.measure.bench.runner import BenchError
-from attention_scoping.measure.tax import tool_tokens
+from attention_scoping.observe.tax import tool_tokens
+from attention_scoping_lab.bench import METHODS, resolve_methods, run_bench
+from attention_scoping_lab.bench.report import plot, to_json
+from attention_scoping_lab.bench.runner import BenchError
+from attention_scoping_lab.catalog import CatalogError, Query, load_catalog, load_queries
 
 DATA = Path(__file__).resolve().parent / "data"
 

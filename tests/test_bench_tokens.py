@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.core.catalog import load_catalog
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.gating import ToolAttentionMiddleware
-from attention_scoping.measure.tax import (
+from attention_scoping.observe.tax import (
     call_tokens,
     layer_tokens,
     session_tax,
@@ -18,6 +17,7 @@ from attention_scoping.measure.tax import (
     tool_tokens,
     tools_json,
 )
+from attention_scoping_lab.catalog import load_catalog
 
 DATA = Path(__file__).resolve().parent / "data"
 

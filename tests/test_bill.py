@@ -13,19 +13,19 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from attention_scoping.core.cost import PRICE_MODELS, memo_count, price_model
 from attention_scoping.core.tokens import get_counter
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.jsonl import read_json_lines
-from attention_scoping.measure.recorded import (
+from attention_scoping.observe.jsonl import read_json_lines
+from attention_scoping.observe.request_log import RequestLogMiddleware
+from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.cost import PRICE_MODELS, memo_count, price_model
+from attention_scoping_lab.recorded import (
     RecordedCall,
     SessionFileError,
     bill_session,
     call_times,
     read_session,
 )
-from attention_scoping.measure.request_log import RequestLogMiddleware
-from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 PROMPT = "You answer questions about the weather. " * 200  # above the cacheable minimum
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.measure.args import non_negative, positive
-from attention_scoping.measure.cli import main
+from attention_scoping_lab.args import non_negative, positive
+from attention_scoping_lab.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
 CATALOG = str(DATA / "tiny_catalog.jsonl")
@@ -114,10 +114,11 @@ def test_bench_option_errors(capsys: pytest.CaptureFixture[str]) -> None:
 def test_audit_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "a.json"
     code, out, _ = run(
-        ["audit", CATALOG, "--json", str(path), "--turns", "5", "--price", "2.5"], capsys
+        ["audit", CATALOG, "--json", str(path), "--turns", "5", "--price-in", "2.5"], capsys
     )
     assert code == 0
     assert "6 tools" in out and "Heaviest" in out and "gateway" in out
+    assert "@ $2.5/M" in out
     doc = json.loads(path.read_text())
     assert {"n_tools", "tokenizer", "eager_tokens_per_call"} <= set(doc)
     code, out, _ = run(
@@ -125,6 +126,47 @@ def test_audit_outputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
         capsys,
     )
     assert code == 0 and "cl100k_base" in out
+
+
+def test_audit_price_usd_is_price_in_and_the_old_spelling_warns(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    code, new, _ = run(["audit", CATALOG, "--suggest", "0", "--price-in", "3"], capsys)
+    assert code == 0 and "@ $3/M" in new and not caplog.records
+    code, old, _ = run(["audit", CATALOG, "--suggest", "0", "--price", "3"], capsys)
+    assert code == 0 and old == new
+    assert [r.getMessage() for r in caplog.records] == [
+        "--price USD is deprecated for audit and will be removed in 1.0: use --price-in USD "
+        "(--price names a price model in simulate and bill)"
+    ]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["audit", CATALOG, "--price", "anthropic"])
+    assert exit_info.value.code == 2
+    assert "use --price-in USD" in capsys.readouterr().err
+
+
+def test_money_is_usd_per_million_tokens_in_every_command() -> None:
+    from attention_scoping_lab.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    flags = {
+        name: {o for a in command._actions for o in a.option_strings if "price" in o}
+        for name, command in sub.choices.items()
+    }
+    assert flags["audit"] == {"--price-in", "--price"}  # --price: the deprecated USD spelling
+    assert flags["eval"] == {"--price-in", "--price-out", "--price-cached"}
+    assert flags["simulate"] == flags["bill"] == {"--price"}  # a price model, by name
+    assert flags["bench"] == set()
+
+
+def test_the_eval_price_protocol_is_call_pricer_and_its_old_name_warns() -> None:
+    from attention_scoping_lab.eval import CallPricer, TokenPrices
+
+    assert isinstance(TokenPrices(1.0), CallPricer)
+    with pytest.warns(DeprecationWarning, match="use CallPricer"):
+        from attention_scoping_lab.eval import PriceModel
+    assert PriceModel is CallPricer
 
 
 def test_audit_errors(capsys: pytest.CaptureFixture[str]) -> None:
@@ -154,7 +196,7 @@ def test_simulate_small(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_console_script_is_installed() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "attention_scoping.measure.cli", "--help"],
+        [sys.executable, "-m", "attention_scoping_lab.cli", "--help"],
         capture_output=True,
         text=True,
         check=False,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.core.cost import (
+from attention_scoping_lab.cost import (
     ANTHROPIC_MIN_CACHEABLE,
     PRICE_MODELS,
     PriceModelError,

@@ -10,17 +10,17 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.core.cost import PRICE_MODELS, Request, memo_count, stable_json
 from attention_scoping.core.tokens import get_counter
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.simulate.billing import build_strategies
-from attention_scoping.measure.simulate.catalog import build_catalog
-from attention_scoping.measure.simulate.conversation import Conversation
-from attention_scoping.measure.simulate.session_strategies import (
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.cost import PRICE_MODELS, Request, memo_count, stable_json
+from attention_scoping_lab.simulate.billing import build_strategies
+from attention_scoping_lab.simulate.catalog import build_catalog
+from attention_scoping_lab.simulate.conversation import Conversation
+from attention_scoping_lab.simulate.session_strategies import (
     GatewaySignatures,
     SessionStrategy,
 )
-from attention_scoping.measure.simulate.sessions import build_sessions, tool_output
+from attention_scoping_lab.simulate.sessions import build_sessions, tool_output
 
 SESSIONS = build_sessions(0, 3, 6)
 

@@ -15,26 +15,26 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.eval import EvalOptions, TokenPrices, run_eval
-from attention_scoping.measure.eval.endpoint import Endpoint, chat_model
-from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
-from attention_scoping.measure.eval.results import (
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval import EvalOptions, TokenPrices, run_eval
+from attention_scoping_lab.eval.endpoint import Endpoint, chat_model
+from attention_scoping_lab.eval.recorder import EvalRecorder, schemas_of
+from attention_scoping_lab.eval.results import (
     TaskResult,
     figures,
     read_results,
     task_result,
 )
-from attention_scoping.measure.eval.retry import EndpointRejected, RetryPolicy
-from attention_scoping.measure.eval.strategies import (
+from attention_scoping_lab.eval.retry import EndpointRejected, RetryPolicy
+from attention_scoping_lab.eval.strategies import (
     STRATEGIES,
     StrategyOptions,
     register_strategy,
     scoped_builder,
 )
-from attention_scoping.measure.eval.suites import example_suite
-from attention_scoping.measure.eval.tasks import EvalTask, Expect, ToolCallMade
-from attention_scoping.measure.eval.transcript import Transcript
+from attention_scoping_lab.eval.suites import example_suite
+from attention_scoping_lab.eval.tasks import EvalTask, Expect, ToolCallMade
+from attention_scoping_lab.eval.transcript import Transcript
 from tests.eval_support import (
     FENCED_CALC,
     NO_WAIT,
@@ -499,7 +499,7 @@ def test_cli_unknown_strategy(capsys: pytest.CaptureFixture[str]) -> None:
 def test_single_call_task_stops_after_the_choice_and_scopeless_suites_skip_scoping(
     tmp_path: Path,
 ) -> None:
-    from attention_scoping.measure.eval.suites import catalog_suite
+    from attention_scoping_lab.eval.suites import catalog_suite
 
     catalog, queries = tmp_path / "c.jsonl", tmp_path / "q.jsonl"
     catalog.write_text(

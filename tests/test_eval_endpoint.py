@@ -17,9 +17,9 @@ import httpx
 import openai
 import pytest
 
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.eval.endpoint import Endpoint, EndpointError, check_endpoint
-from attention_scoping.measure.eval.retry import is_transient
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval.endpoint import Endpoint, EndpointError, check_endpoint
+from attention_scoping_lab.eval.retry import is_transient
 
 
 @contextmanager

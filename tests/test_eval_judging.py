@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from attention_scoping.measure.eval import EvalOptions, run_eval
-from attention_scoping.measure.eval.endpoint import Endpoint, chat_model
-from attention_scoping.measure.eval.judging import (
+from attention_scoping_lab.eval import EvalOptions, run_eval
+from attention_scoping_lab.eval.endpoint import Endpoint, chat_model
+from attention_scoping_lab.eval.judging import (
     judged,
     unrequested_by_strategy,
     write_tools,
 )
-from attention_scoping.measure.eval.numbers import numbers_in, same_number, snippet_in
-from attention_scoping.measure.eval.report import render, write_json
-from attention_scoping.measure.eval.results import EvalResult, TaskResult
-from attention_scoping.measure.eval.suite import Suite
-from attention_scoping.measure.eval.suites import example_suite
-from attention_scoping.measure.eval.tasks import (
+from attention_scoping_lab.eval.numbers import numbers_in, same_number, snippet_in
+from attention_scoping_lab.eval.report import render, write_json
+from attention_scoping_lab.eval.results import EvalResult, TaskResult
+from attention_scoping_lab.eval.suite import Suite
+from attention_scoping_lab.eval.suites import example_suite
+from attention_scoping_lab.eval.tasks import (
     EvalTask,
     Expect,
     ToolCallMade,
@@ -30,7 +30,7 @@ from attention_scoping.measure.eval.tasks import (
     unusable_answer,
     verdict,
 )
-from attention_scoping.measure.eval.transcript import Transcript
+from attention_scoping_lab.eval.transcript import Transcript
 from tests.eval_support import FENCED_CALC, NO_WAIT, calc, run
 from tests.openai_stub import OpenAIStub
 
@@ -256,7 +256,7 @@ def test_unrequested_write_calls_are_reported_per_strategy(tmp_path: Path) -> No
 def test_cli_selects_the_heldout_suite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attention_scoping.measure.cli import main
+    from attention_scoping_lab.cli import main
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)

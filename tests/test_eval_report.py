@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from attention_scoping.measure.eval.report import render, write_json
-from attention_scoping.measure.eval.results import EvalResult, TaskResult, figures
+from attention_scoping_lab.eval.report import render, write_json
+from attention_scoping_lab.eval.results import EvalResult, TaskResult, figures
 
 
 def _done(strategy: str, task: str, seconds: tuple[float, ...], success: bool = True) -> TaskResult:

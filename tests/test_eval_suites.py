@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.measure.eval import (
+from attention_scoping_lab.eval import (
     EvalTask,
     Expect,
     TaskFileError,
@@ -16,8 +16,8 @@ from attention_scoping.measure.eval import (
     judge,
     load_tasks,
 )
-from attention_scoping.measure.eval.suites import catalog_suite, example_suite, simulated_suite
-from attention_scoping.measure.eval.suites.offline_weather import offline_weather
+from attention_scoping_lab.eval.suites import catalog_suite, example_suite, simulated_suite
+from attention_scoping_lab.eval.suites.offline_weather import offline_weather
 
 
 def made(name: str, ok: bool = True, result: str = "", **args: object) -> ToolCallMade:
@@ -320,7 +320,7 @@ NO_TOOL_ANSWERS = {
 
 
 def test_the_heldout_suite_has_singles_conversations_and_no_tool_messages() -> None:
-    from attention_scoping.measure.eval.suites.example import HELDOUT_FILE
+    from attention_scoping_lab.eval.suites.example import HELDOUT_FILE
 
     heldout = example_suite(HELDOUT_FILE, name="example-heldout")
     tuning = example_suite()
@@ -344,8 +344,8 @@ def test_the_heldout_suite_has_singles_conversations_and_no_tool_messages() -> N
 def test_every_heldout_task_is_solvable_by_its_gold_calls() -> None:
     """Running each task's gold calls, and answering each turn with what they returned, passes
     its checks: the expectations and answer snippets agree with what the tools really say."""
-    from attention_scoping.measure.eval.suites.example import HELDOUT_FILE
-    from attention_scoping.measure.eval.tasks import verdict
+    from attention_scoping_lab.eval.suites.example import HELDOUT_FILE
+    from attention_scoping_lab.eval.tasks import verdict
 
     suite = example_suite(HELDOUT_FILE, name="example-heldout")
     tools = {t.name: t for t in suite.tools}

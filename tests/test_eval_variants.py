@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.measure.eval.strategies import STRATEGIES
+from attention_scoping_lab.eval.strategies import STRATEGIES
 from tests.eval_support import answer_after_tool, calc, offered, run
 from tests.openai_stub import OpenAIStub
 

@@ -23,8 +23,8 @@ from rich.console import Console
 from attention_scoping import GATE_EXTRA_HINT, AttentionScopingMiddleware, Scope
 from attention_scoping.adapters.tools import PINNED, is_pinned
 from attention_scoping.gating import ToolAttentionMiddleware
-from attention_scoping.measure.bench.progress import ProgressBars
 from attention_scoping.testing import ScriptedChatModel, say
+from attention_scoping_lab.bench.progress import ProgressBars
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,7 +131,7 @@ def test_install_hints_name_the_clone_install() -> None:
 def test_simulate_without_the_gate_extra_names_the_extra() -> None:
     code = (
         "import sys; sys.modules['numpy'] = None\n"
-        "from attention_scoping.measure.cli import main\n"
+        "from attention_scoping_lab.cli import main\n"
         "sys.exit(main(['simulate', '--tasks', '1']))\n"
     )
     proc = subprocess.run(
@@ -159,6 +159,15 @@ def test_progress_without_a_terminal_is_one_whole_line_per_task() -> None:
     assert len(lines) == 2
     assert lines[0].startswith("embedding 1,032 catalog tools with MiniLM: 3/3 in ")
     assert lines[1].startswith("running queries: 5/5 in ")
+
+
+def test_ci_installs_what_the_readme_test_command_installs() -> None:
+    readme = (ROOT / "README.md").read_text().splitlines()
+    command = next(line for line in readme if "pip install" in line and "-m pytest" in line)
+    install = command.split("pip install ", 1)[1].split(" && ", 1)[0]
+    assert install == '-e ".[dev]" -e ./lab'  # the runtime with its dev extra, and the lab
+    script = (ROOT / ".ci" / "run").read_text()
+    assert f'"$VENV/bin/pip" install {install}\n' in script
 
 
 def test_ci_keeps_the_checkouts_venv_and_stops_its_postgres() -> None:

@@ -26,25 +26,25 @@ from mcp import types as mcp_types
 from pydantic import ValidationError
 
 from attention_scoping import textcalls
-from attention_scoping.core.cost import PRICE_MODELS
 from attention_scoping.core.errors import render_payload
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, fault_payload
 from attention_scoping.mcp.tools import as_content, fault_exception
-from attention_scoping.measure.eval.results import (
+from attention_scoping.observe.jsonl import JsonLinesError, parse_lines
+from attention_scoping.textcalls import parse as textcall_parse
+from attention_scoping_lab.cost import PRICE_MODELS
+from attention_scoping_lab.eval.results import (
     ResultsFileError,
     ResultsWriter,
     TaskResult,
     figures,
     stored_results,
 )
-from attention_scoping.measure.jsonl import JsonLinesError, parse_lines
-from attention_scoping.measure.recorded import (
+from attention_scoping_lab.recorded import (
     RecordedCall,
     SessionFileError,
     bill_session,
     read_session,
 )
-from attention_scoping.textcalls import parse as textcall_parse
 
 EXAMPLES = int(os.environ.get("FUZZ_INPUT_EXAMPLES", "300"))
 

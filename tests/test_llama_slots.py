@@ -5,10 +5,10 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.eval.endpoint import EndpointError
-from attention_scoping.measure.eval.llama_slots import server_root, slot_eraser
-from attention_scoping.measure.eval.retry import EndpointRejected
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval.endpoint import EndpointError
+from attention_scoping_lab.eval.llama_slots import server_root, slot_eraser
+from attention_scoping_lab.eval.retry import EndpointRejected
 from tests.eval_support import answer_after_tool, calc, run
 from tests.openai_stub import OpenAIStub
 

@@ -22,10 +22,10 @@ from mcp.client.stdio import stdio_client
 
 from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
-from attention_scoping.measure.audit import audit, load_target
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.tax import get_counter
+from attention_scoping.observe.tax import get_counter
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+from attention_scoping_lab.audit import audit, load_target
+from attention_scoping_lab.cli import main
 from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import child_pids, python_server, server_commands, wait_for
 

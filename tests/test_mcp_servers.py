@@ -457,7 +457,7 @@ def test_a_servers_stderr_is_drained_and_only_its_tail_kept() -> None:
 def test_audit_of_a_config_whose_servers_all_fail_is_a_one_line_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from attention_scoping.measure.cli import main
+    from attention_scoping_lab.cli import main
 
     path = tmp_path / "mcp.json"
     broken = python_server("raw_server.py", "--fail-start")

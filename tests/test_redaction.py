@@ -210,7 +210,7 @@ def test_a_tool_error_text_is_redacted() -> None:
 def test_the_audit_of_leaky_servers_prints_no_secret(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    from attention_scoping.measure.cli import main
+    from attention_scoping_lab.cli import main
 
     caplog.set_level(logging.DEBUG)
     path = tmp_path / "mcp.json"

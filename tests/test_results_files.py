@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.measure import jsonl
-from attention_scoping.measure.cli import main
-from attention_scoping.measure.eval.results import (
+from attention_scoping.observe import jsonl
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval.results import (
     ResultsFileError,
     ResultsWriter,
     TaskResult,
@@ -228,7 +228,7 @@ def test_valid_lines_read_back_as_written(tmp_path: Path) -> None:
 def test_every_task_result_field_is_checked_when_read() -> None:
     """A field added to `TaskResult` gets a type rule in `results.py` too (else a line of
     the wrong type would reach the report)."""
-    from attention_scoping.measure.eval import results
+    from attention_scoping_lab.eval import results
 
     fields = set(TaskResult.__dataclass_fields__)
     assert fields == set(results._FIELD_CHECKS) | set(results._COUNTS)

@@ -8,7 +8,7 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from attention_scoping.core.tokens import get_counter
-from attention_scoping.measure.tax import per_tool_tokens, tool_tokens, tools_json
+from attention_scoping.observe.tax import per_tool_tokens, tool_tokens, tools_json
 
 
 def test_known_token_values() -> None:

@@ -1,27 +1,20 @@
 """Core: the framework-free heart of the package (no LangChain import anywhere below here).
 
 The one tool record (`tool`), the blast-radius rule (`blast_radius`: who may open a writing
-tool), catalog and query loading (`catalog`), text helpers (`text`), error codes and payloads
-(`errors`), exact token counts (`tokens`) and size and depth bounds of untrusted JSON (`limits`).
+tool), text helpers (`text`), error codes and payloads (`errors`), exact token counts (`tokens`)
+and size and depth bounds of untrusted JSON (`limits`). Catalog and query loading moved to the
+measuring tools (`attention_scoping_lab.catalog`); its old names here are deprecated.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from attention_scoping import _compat
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from attention_scoping.core.blast_radius import Opener, may_open, writes
-    from attention_scoping.core.catalog import (
-        REQUIRED_QUERY_FIELDS,
-        REQUIRED_TOOL_FIELDS,
-        CatalogError,
-        Query,
-        load_catalog,
-        load_openai_tools,
-        load_queries,
-    )
     from attention_scoping.core.errors import (
         NOT_RUN_ERRORS,
         ErrorCode,
@@ -59,13 +52,10 @@ _EXPORTS = {
     "DEFAULT_ENCODING": "tokens",
     "ENCODINGS": "tokens",
     "NOT_RUN_ERRORS": "errors",
-    "REQUIRED_QUERY_FIELDS": "catalog",
-    "REQUIRED_TOOL_FIELDS": "catalog",
     "STOP_WORDS": "text",
     "SUMMARY_MAX_CHARS": "tool",
     "approval_required": "tool",
     "approval_rule": "tool",
-    "CatalogError": "catalog",
     "critical_parameters": "tool",
     "did_you_mean": "text",
     "did_you_mean_hint": "text",
@@ -79,15 +69,11 @@ _EXPORTS = {
     "JsonLimits": "limits",
     "lexical_tokens": "text",
     "LimitExceeded": "limits",
-    "load_catalog": "catalog",
-    "load_openai_tools": "catalog",
-    "load_queries": "catalog",
     "may_open": "blast_radius",
     "measure": "limits",
     "metadata_risk": "tool",
     "Opener": "blast_radius",
     "Payload": "errors",
-    "Query": "catalog",
     "render_payload": "errors",
     "Representation": "text",
     "Risk": "tool",
@@ -104,18 +90,14 @@ __all__ = [
     "DEFAULT_ENCODING",
     "ENCODINGS",
     "NOT_RUN_ERRORS",
-    "REQUIRED_QUERY_FIELDS",
-    "REQUIRED_TOOL_FIELDS",
     "STOP_WORDS",
     "SUMMARY_MAX_CHARS",
-    "CatalogError",
     "ErrorCode",
     "ErrorPayload",
     "JsonLimits",
     "LimitExceeded",
     "Opener",
     "Payload",
-    "Query",
     "Representation",
     "Risk",
     "TokenCounter",
@@ -131,9 +113,6 @@ __all__ = [
     "is_critical",
     "json_result",
     "lexical_tokens",
-    "load_catalog",
-    "load_openai_tools",
-    "load_queries",
     "may_open",
     "measure",
     "metadata_risk",
@@ -145,4 +124,11 @@ __all__ = [
     "writes",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+_exported, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    """A public name, or (deprecated, for one release) a catalog name that moved to the lab."""
+    if name in _EXPORTS:
+        return _exported(name)
+    return _compat.moved_name(__name__, name)

@@ -1,3 +1,0 @@
-"""Measurement: the `attention-scoping` command (`cli`) with `audit`, `bench` and `simulate`,
-and the tools-tax figures they share (`tax`).
-"""

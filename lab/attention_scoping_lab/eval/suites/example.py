@@ -1,0 +1,135 @@
+"""The `example` suites: the example agent's three scopes (math, translation, weather).
+
+Two task files over the same tools: `example.json`, the tuning half (strategies and defaults
+were tuned on it), and `example-heldout.json`, the held-out half (`--suite example-heldout`:
+written afterwards and never tuned on; report its figures apart).
+
+Weather runs against an offline fake of Open-Meteo, so the suite needs no network besides the
+model. Needs the repository's `agents/` package (run from a clone).
+
+`distractors=N` adds N tools no task needs, drawn from the simulated benchmark's servers
+(GitHub, Jira, Slack, ...) and trimmed to their first sentence and required parameters, each
+server a scope: the "many irrelevant tools" condition in which small models lose accuracy.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attention_scoping_lab.eval.suite import ANSWER_RULE, Suite
+from attention_scoping_lab.eval.suites.offline_weather import offline_weather
+from attention_scoping_lab.eval.tasks import load_tasks
+
+if TYPE_CHECKING:
+    from attention_scoping.core.tool import Risk
+
+TASKS_FILE = Path(__file__).with_name("example.json")
+"""The tuning half of the example agent's tasks."""
+HELDOUT_FILE = Path(__file__).with_name("example-heldout.json")
+"""The held-out half: tasks no strategy or default was tuned on."""
+SUITE_FILES = {"example": TASKS_FILE, "example-heldout": HELDOUT_FILE}
+"""The example suites by name."""
+
+
+def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
+    """`n` trimmed simulated tools (round-robin over the servers) and one scope per server."""
+    from attention_scoping.core.tool import ToolSpec
+    from attention_scoping.scoping.catalog import Scope
+    from attention_scoping_lab.eval.suites.spec_tools import spec_tools
+    from attention_scoping_lab.simulate.catalog import build_catalog
+    from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
+
+    by_server: dict[str, list[ToolSpec]] = {}
+    for spec in build_catalog(seed):
+        by_server.setdefault(spec.server or "other", []).append(spec)
+    rng = random.Random(f"distractors:{seed}")
+    for specs in by_server.values():
+        rng.shuffle(specs)
+    picked: list[ToolSpec] = []
+    while len(picked) < n and any(by_server.values()):
+        for specs in by_server.values():
+            if specs and len(picked) < n:
+                picked.append(_trim(specs.pop()))
+    tools, _ = spec_tools(picked)
+    scopes = [
+        Scope(
+            server,
+            SCOPE_DESCRIPTIONS.get(server, server),
+            tools=[s.name for s in picked if s.server == server],
+        )
+        for server in dict.fromkeys(s.server or "other" for s in picked)
+    ]
+    return tools, scopes
+
+
+WRITE_VERBS = frozenset(
+    "add alter assign backup close create delete drop edit execute fork insert invite kill link "
+    "merge move pin post push release remove reply rerun schedule set start transition update "
+    "upload write".split()
+)
+"""The verbs of the simulated tools that change something ("github_create_issue",
+"slack_post_message"): those distractors are declared `risk="write"`, as a real catalog would,
+so the blast-radius rule and the eval's unrequested-write count see them."""
+
+
+def _risk(name: str) -> Risk:
+    """The declared risk of a simulated tool `server_verb_object`, from its verb."""
+    parts = name.split("_")
+    return "write" if len(parts) > 1 and parts[1] in WRITE_VERBS else "read"
+
+
+def _trim(spec: Any) -> Any:
+    """The spec with its first sentence and required parameters only (~80 tokens), its risk
+    declared."""
+    from attention_scoping.core.tool import ToolSpec, summarize
+
+    params = spec.parameters
+    required = list(params.get("required") or [])
+    props = {k: v for k, v in (params.get("properties") or {}).items() if k in required}
+    schema = {"type": "object", "properties": props, "required": required}
+    return ToolSpec(
+        spec.id,
+        spec.name,
+        summarize(spec.description),
+        schema,
+        spec.server,
+        risk=_risk(spec.name),
+    )
+
+
+def example_suite(
+    tasks_file: str | Path = TASKS_FILE,
+    *,
+    distractors: int = 0,
+    seed: int = 0,
+    name: str = "example",
+) -> Suite:
+    """The example agent's tools and scopes with the tasks of `tasks_file` (+ distractors);
+    `name` names the suite in reports (`example-heldout` for `HELDOUT_FILE`)."""
+    try:
+        from agents import CORE_PROMPT, build_scopes
+    except ImportError as exc:
+        msg = (
+            "the example suite needs the repository's agents/ package: run the command from a "
+            f"clone of the repository ({exc})"
+        )
+        raise ImportError(msg) from exc
+    scopes: list[Any] = build_scopes()
+    tools: list[Any] = [tool for scope in scopes for tool in scope.tool_objects]
+    notes = "weather answers come from an offline fake of Open-Meteo"
+    if distractors:
+        extra_tools, extra_scopes = _distractors(distractors, seed)
+        tools += extra_tools
+        scopes += extra_scopes
+        notes += f"; {len(extra_tools)} distractor tools no task needs"
+    return Suite(
+        name,
+        tools=tools,
+        tasks=load_tasks(tasks_file),
+        scopes=scopes,
+        system_prompt=f"{CORE_PROMPT.strip()}\n- {ANSWER_RULE}",
+        environment=offline_weather,
+        notes=notes,
+    )
