@@ -262,6 +262,27 @@ def test_scoped_compact_sends_the_suite_prompt_alone() -> None:
     assert task.success and task.first_tool_right
 
 
+@pytest.mark.parametrize("strategy", ["scoped-model", "scoped-compact-model"])
+def test_model_navigation_strategies_open_no_scope_for_the_model(strategy: str) -> None:
+    """`navigation="model"`: the first call offers `load_context` alone (no pre-selection, no
+    start set); the model's own `load_context` opens the scope, whose tools then follow."""
+
+    def reply(body: Body) -> dict[str, Any]:
+        tool_results = [m for m in body["messages"] if m["role"] == "tool"]
+        if not tool_results:
+            return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
+        if len(tool_results) == 1:
+            return calc("47*83")
+        return {"content": "3901"}
+
+    with OpenAIStub([reply] * 3) as stub:
+        result = run(stub, ["math-multiply"], [strategy])
+        assert offered(stub.requests[0]) == ["load_context"]
+        assert "calculate" in offered(stub.requests[1])
+    [task] = result.results
+    assert task.success and task.first_tool_right
+
+
 def test_scoped_builder_hands_its_options_to_the_scoping_middleware() -> None:
     register_strategy(
         "scoped-test-core",

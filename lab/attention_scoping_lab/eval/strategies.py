@@ -7,6 +7,9 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
 - eager: every tool on every call.
 - scoped: `AttentionScopingMiddleware` (the suite's scopes + `load_context`).
 - scoped-compact: the same with `layout="compact"` (your prompt and a one-line index).
+- scoped-model, scoped-compact-model: the two above with `navigation="model"`: no
+  pre-selection and no start set; the model opens every scope itself with `load_context` (the
+  candidates the default navigation is chosen against).
 - gated: `ToolAttentionMiddleware` over every tool (intent ranking, top-k full schemas).
 - scoped+gated: both, scoping outermost.
 - gateway: `ToolGateway`'s search / schema / execute tools only.
@@ -129,6 +132,12 @@ build_scoped = scoped_builder()
 build_scoped_compact = scoped_builder(layout="compact")
 """The suite's scopes with the compact prompt layout (for small models)."""
 
+build_scoped_model = scoped_builder(navigation="model")
+"""The suite's scopes, navigated by the model's own `load_context` calls only."""
+
+build_scoped_compact_model = scoped_builder(navigation="model", layout="compact")
+"""The compact layout, navigated by the model's own `load_context` calls only."""
+
 
 def build_gated(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
     """Intent gating over every tool."""
@@ -186,6 +195,18 @@ register_strategy(
     "scoped-compact",
     build_scoped_compact,
     "scopes + load_context, compact prompt",
+    needs_scopes=True,
+)
+register_strategy(
+    "scoped-model",
+    build_scoped_model,
+    "scopes opened by the model's load_context only",
+    needs_scopes=True,
+)
+register_strategy(
+    "scoped-compact-model",
+    build_scoped_compact_model,
+    "scopes opened by the model's load_context only, compact prompt",
     needs_scopes=True,
 )
 register_strategy("gated", build_gated, "intent gate over every tool")
