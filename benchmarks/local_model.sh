@@ -12,8 +12,9 @@
 #   serve        llama-server on 127.0.0.1:${PORT:-8089} with the 1.5B model (foreground)
 #   serve-small  same with the 0.5B model
 #   eval         start the server (MODEL=large|small), run `attention-scoping eval` on the example
-#                suite (STRATEGIES, default eager,scoped,gated; extra eval options in EVAL_ARGS),
-#                write eval-<model>.json next to the results, stop the server
+#                suite (SUITE=example-heldout for the held-out half; STRATEGIES, default
+#                eager,scoped,gated; extra eval options in EVAL_ARGS), write eval-<model>.json next
+#                to the results (or RESULTS=/JSON= paths), stop the server
 # Environment: PYTHON (the interpreter, with the package installed), THREADS, CTX, PORT;
 #              REPEATABLE=1 starts the server with slot actions and no host-memory prompt cache,
 #              and `eval` then empties its cache before every task (--erase-llama-slots), so a
@@ -130,11 +131,11 @@ eval_local() {
   [ "${REPEATABLE:-0}" = 1 ] && repeat=(--erase-llama-slots)
   # shellcheck disable=SC2086  # EVAL_ARGS is a list of options
   cd "$REPO"
-  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m attention_scoping_lab.cli eval --suite example \
+  PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m attention_scoping_lab.cli eval --suite "${SUITE:-example}" \
     --strategies "${STRATEGIES:-eager,scoped,gated}" \
     --base-url "http://127.0.0.1:$PORT/v1" --model "$name" \
     --parse-text-tool-calls --concurrency 1 "${repeat[@]}" \
-    --results "$DIR/eval-$name.jsonl" --json "$DIR/eval-$name.json" ${EVAL_ARGS:-}
+    --results "${RESULTS:-$DIR/eval-$name.jsonl}" --json "${JSON:-$DIR/eval-$name.json}" ${EVAL_ARGS:-}
 }
 
 case "${1:-all}" in
