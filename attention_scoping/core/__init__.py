@@ -2,7 +2,8 @@
 
 The one tool record (`tool`), the blast-radius rule (`blast_radius`: who may open a writing
 tool), catalog and query loading (`catalog`), text helpers (`text`), error codes and payloads
-(`errors`), exact token counts (`tokens`) and size and depth bounds of untrusted JSON (`limits`).
+(`errors`), exact token counts (`tokens`), size and depth bounds of untrusted JSON (`limits`)
+and exceptions as text that never raises (`failures`).
 """
 
 from __future__ import annotations
