@@ -509,19 +509,31 @@ def build_gateway_agent(
     tools; returns the agent and the tools the model is sent."""
     gateway = ToolGateway(catalog_tools(), approval=approval_gate())
     tools = [*gateway.tools, *ALWAYS_ON]
-    middleware: list[Any] = [
-        HesitationMiddleware(approval_follows=True),
-        RepeatedCallMiddleware(),
-        GatewayRoutingMiddleware(gateway, parse_text_calls=text_calls),
-    ]
     agent = create_agent(
         model,
         tools=tools,
         system_prompt=CORE_PROMPT + "\n\n" + gateway.prompt(pool=True),
-        middleware=[*middleware, *request_log(record_requests), *text_call_layer(text_calls)],
+        middleware=gateway_middleware(
+            gateway, record_requests=record_requests, text_calls=text_calls
+        ),
         checkpointer=InMemorySaver(),
     )
     return agent, tools
+
+
+def gateway_middleware(
+    gateway: ToolGateway, *, record_requests: str | None = None, text_calls: bool = False
+) -> list[Any]:
+    """The gateway agent's middleware: the radar, the repeat guard (told which catalog tools
+    read, as they run inside `execute_tool`), the routing, which also converts text calls when
+    `text_calls` (the one layer that does: catalog names and offered ones), then the request
+    log."""
+    return [
+        HesitationMiddleware(approval_follows=True),
+        RepeatedCallMiddleware(tools=gateway.catalog.specs.values()),
+        GatewayRoutingMiddleware(gateway, parse_text_calls=text_calls),
+        *request_log(record_requests),
+    ]
 
 
 GATEWAY_SENT = ("search_tool_catalog", "get_tool_schema", "execute_tool", "get_knowledge", "logout")

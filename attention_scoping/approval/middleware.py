@@ -36,9 +36,10 @@ from langgraph.config import get_config
 from langgraph.types import interrupt
 from typing_extensions import override
 
-from attention_scoping.adapters.refusals import refusal_message
+from attention_scoping.adapters.refusals import ToolResult, bounded_result, refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
 from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.limits import RESULT_MAX_CHARS
 from attention_scoping.ledger.retry import DatabaseUnavailableError
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
@@ -431,7 +432,9 @@ class ApprovalMiddleware(AgentMiddleware):
     model calls by name (a scope's tools, say). Place it last, after scoping and gating, so a
     refused call never reaches a human. It plays the role of
     `HumanInTheLoopMiddleware(interrupt_mode="per_call")` with the same interrupt shape, plus
-    the token.
+    the token. Every result it passes on is bounded by `core.limits.RESULT_MAX_CHARS` (the
+    package's one limit, cut marked; `result_max_chars` on the instance, None leaves it whole),
+    so a stack with approval alone bounds results as scoping and gating do.
 
     Example:
         ```python
@@ -464,6 +467,9 @@ class ApprovalMiddleware(AgentMiddleware):
         )
         self._name = name
 
+    result_max_chars: int | None = RESULT_MAX_CHARS
+    """The bound of every tool result this middleware passes on (`core.limits`)."""
+
     @property
     def name(self) -> str:
         """Node-name prefix."""
@@ -494,11 +500,11 @@ class ApprovalMiddleware(AgentMiddleware):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        """Ask for approval of write tools, then run the approved call."""
+        """Ask for approval of write tools, then run the approved call (its result bounded)."""
         if not self.needs_approval(request):
-            return handler(request)
+            return self._bounded(handler(request))
         resolved = self._resolve(request)
-        return resolved if isinstance(resolved, ToolMessage) else handler(resolved)
+        return resolved if isinstance(resolved, ToolMessage) else self._bounded(handler(resolved))
 
     @override
     async def awrap_tool_call(
@@ -508,9 +514,14 @@ class ApprovalMiddleware(AgentMiddleware):
     ) -> ToolMessage | Command[Any]:
         """Async form of `wrap_tool_call`."""
         if not self.needs_approval(request):
-            return await handler(request)
+            return self._bounded(await handler(request))
         resolved = self._resolve(request)
-        return resolved if isinstance(resolved, ToolMessage) else await handler(resolved)
+        if isinstance(resolved, ToolMessage):
+            return resolved
+        return self._bounded(await handler(resolved))
+
+    def _bounded(self, result: ToolResult) -> ToolResult:
+        return bounded_result(result, self.result_max_chars)
 
 
 def write_tool_names(tools: Sequence[ToolLike]) -> list[str]:

@@ -1,9 +1,10 @@
 """Core: the framework-free heart of the package (no LangChain import anywhere below here).
 
 The one tool record (`tool`), the blast-radius rule (`blast_radius`: who may open a writing
-tool), text helpers (`text`), error codes and payloads (`errors`), exact token counts (`tokens`)
-and size and depth bounds of untrusted JSON (`limits`). Catalog and query loading moved to the
-measuring tools (`attention_scoping_lab.catalog`); its old names here are deprecated.
+tool), text helpers (`text`), error codes and payloads (`errors`), exact token counts (`tokens`),
+size and depth bounds of untrusted JSON (`limits`) and exceptions as text that never raises
+(`failures`). Catalog and query loading moved to the measuring tools
+(`attention_scoping_lab.catalog`); its old names here are deprecated.
 """
 
 from __future__ import annotations

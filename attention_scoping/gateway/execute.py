@@ -17,13 +17,13 @@ from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
 from attention_scoping.core.errors import ErrorCode, Payload, render_payload
+from attention_scoping.core.failures import exception_text
 from attention_scoping.core.limits import JsonLimits, json_result, load_json_text, measure
 from attention_scoping.core.text import did_you_mean
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL, SEARCH_TOOL_CATALOG, Catalog
 from attention_scoping.gateway.payloads import (
     clip,
-    exception_text,
     failure_payload,
     invalid_arguments_payload,
     problem,

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from attention_scoping.core.errors import ErrorCode, Payload
+from attention_scoping.core.failures import exception_text
 from attention_scoping.core.limits import LimitExceeded
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
@@ -21,6 +22,7 @@ __all__ = [
     "call_text",
     "clip",
     "disclosure",
+    "exception_text",
     "failure_payload",
     "invalid_arguments_payload",
     "problem",
@@ -222,15 +224,6 @@ def result_too_large_payload(
         + (", using the preview for what it says." if preview else ".")
     )
     return payload
-
-
-def exception_text(exc: BaseException) -> str:
-    """`str(exc)`, or a stand-in when the exception's own `__str__` fails (it must not end the
-    run that reports it)."""
-    try:
-        return str(exc)
-    except Exception:
-        return "(its message could not be read)"
 
 
 def failure_payload(spec: ToolSpec, exc: BaseException) -> Payload:

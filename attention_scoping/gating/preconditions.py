@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
+from attention_scoping.core.failures import exception_line
+
 Precondition: TypeAlias = Callable[[Mapping[str, Any]], bool] | Mapping[str, Any]
 """`callable(state) -> bool`, or `{"authenticated": True, "user.role": "admin"}`: every key
 (dots walk into nested mappings) must equal its value in state, type included (`1` and `1.0`
@@ -66,7 +68,7 @@ def unmet(precondition: Precondition | None, state: Mapping[str, Any]) -> str | 
     try:
         ok = bool(precondition(state))
     except Exception as exc:  # a broken check must hide the tool, not crash the agent
-        return f"precondition {_label(precondition)} raised {type(exc).__name__}: {exc}"
+        return f"precondition {_label(precondition)} raised {exception_line(exc)}"
     return None if ok else f"precondition {_label(precondition)} is not met"
 
 

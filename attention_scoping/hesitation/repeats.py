@@ -270,6 +270,11 @@ class RepeatedCallMiddleware(
         """Which tools write, by name (given, and learned from the model calls' tool lists)."""
         self._learn(list(tools))
 
+    def learn(self, tools: Iterable[Any]) -> None:
+        """Tell reads from writes for `tools` too (tools or `ToolSpec`s), as `tools=` does: for
+        a catalog built after the guard (an eval strategy's gateway, say)."""
+        self._learn(list(tools))
+
     def _learn(self, tools: Sequence[Any]) -> None:
         for tool in tools:
             if isinstance(tool, ToolSpec):

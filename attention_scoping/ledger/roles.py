@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from attention_scoping.core.failures import exception_line
 from attention_scoping.ledger.bounds import check_lease
 from attention_scoping.ledger.interface import (
     Lease,
@@ -201,7 +202,7 @@ class Worker:
             try:
                 result = handle(lease)
             except Exception as exc:
-                error = f"{type(exc).__name__}: {exc}"
+                error = exception_line(exc)
                 logger.warning("task %s failed: %s", lease.task_id, error)
                 failed = True
             else:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from attention_scoping.core.failures import exception_line
 from attention_scoping.ledger.retry import is_transient
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
@@ -302,7 +303,7 @@ class IntentGuard:
             if not is_transient(exc):
                 raise
             msg = (
-                f"the safety store is unavailable ({type(exc).__name__}: {exc}); the change was "
+                f"the safety store is unavailable ({exception_line(exc)}); the change was "
                 "not made, and this confirmation may be used up: preview the call again"
             )
             raise StoreUnavailableError(msg) from exc
@@ -354,11 +355,11 @@ class IntentGuard:
         return Outcome(record)
 
     def _fail(self, plan: _Plan, exc: BaseException) -> Outcome:
-        error = f"{type(exc).__name__}: {exc}"
+        error = exception_line(exc)
         return Outcome(self._finish(plan, IntentStatus.FAILED, error=error))
 
     def _unknown(self, plan: _Plan, exc: BaseException) -> IntentRecord:
-        error = f"{type(exc).__name__}: {exc}"
+        error = exception_line(exc)
         logger.warning("intent %s: outcome unknown after %s", plan.record.intent_id, error)
         return self._finish(plan, IntentStatus.OUTCOME_UNKNOWN, error=error)
 

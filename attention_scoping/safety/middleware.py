@@ -25,8 +25,10 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import ToolMessage
 from typing_extensions import override
 
+from attention_scoping.adapters.refusals import bounded_result
 from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.errors import ErrorCode, render_payload
+from attention_scoping.core.limits import RESULT_MAX_CHARS
 from attention_scoping.safety import payloads
 from attention_scoping.safety.adapters import manifest_tools
 from attention_scoping.safety.intents import (
@@ -114,6 +116,10 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
     list the scoping middleware first, and pass `exclusive=False` here so scoping decides what
     is visible while this middleware validates and guards.
 
+    Every result it passes on (a read's, a write's outcome) is bounded by
+    `core.limits.RESULT_MAX_CHARS`, cut marked (`result_max_chars` on the instance; None
+    leaves results whole).
+
     Args:
         manifests: The manifests the agent is bound to (distinct namespaces).
         guard: The `IntentGuard` for write tools; required when any manifest has one.
@@ -152,6 +158,9 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         self.account = account
         self.tools = [t for m in self.registry.manifests.values() for t in manifest_tools(m)]
         self._name = name
+
+    result_max_chars: int | None = RESULT_MAX_CHARS
+    """The bound of every tool result this middleware passes on (`core.limits`)."""
 
     @property
     def name(self) -> str:
@@ -330,13 +339,13 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        """Refuse, validate, or run through two-phase confirmation."""
+        """Refuse, validate, or run through two-phase confirmation (the result bounded)."""
         verdict = self.review(request)
         if verdict is None:
-            return handler(request)
+            return bounded_result(handler(request), self.result_max_chars)
         if isinstance(verdict, ToolMessage):
             return verdict
-        return self.run_write(request, verdict)
+        return bounded_result(self.run_write(request, verdict), self.result_max_chars)
 
     @override
     async def awrap_tool_call(
@@ -347,7 +356,7 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         """Async form of `wrap_tool_call`."""
         verdict = self.review(request)
         if verdict is None:
-            return await handler(request)
+            return bounded_result(await handler(request), self.result_max_chars)
         if isinstance(verdict, ToolMessage):
             return verdict
-        return await self.arun_write(request, verdict)
+        return bounded_result(await self.arun_write(request, verdict), self.result_max_chars)

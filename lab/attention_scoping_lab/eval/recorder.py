@@ -157,7 +157,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
                 continue
             found += len(find_text_calls(message_text(message)))
             if self.parse_text_calls:
-                result[i] = convert_text_calls(message, offered)
+                result[i] = convert_text_calls(message, offered, request.messages)
                 converted += len(getattr(result[i], "tool_calls", []) or [])
         if converted:
             response = ModelResponse(

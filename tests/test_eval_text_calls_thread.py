@@ -1,0 +1,50 @@
+"""`eval --parse-text-tool-calls` judges a text call with the thread, as `TextToolCallMiddleware`
+does: JSON the user asked to see stays text, the same reply to a question runs the tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
+from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOptions
+from attention_scoping.measure.eval.suites import example_suite
+from attention_scoping.measure.eval.transcript import Transcript
+from attention_scoping.testing import ScriptedChatModel, say
+from tests.eval_support import NO_WAIT
+
+REPLY = '```json\n{"name": "calculate", "arguments": {"expression": "47*83"}}\n```'
+
+
+def run_task(user: str) -> tuple[Transcript, AIMessage]:
+    """One eager task whose model answers `REPLY` as text, then "3901"."""
+    suite = example_suite().select(["math-multiply"])
+    recorder: EvalRecorder[Any, Any] = EvalRecorder(
+        schemas_of(suite.tools), parse_text_calls=True, retry=NO_WAIT
+    )
+    transcript = Transcript(suite.tasks[0])
+    recorder.register("task", transcript)
+    model = ScriptedChatModel(script=[say(REPLY), say("3901")])
+    options = StrategyOptions(parse_text_calls=True)
+    agent = STRATEGIES["eager"].build(suite, model, [recorder], options)
+    out = agent.invoke(
+        {"messages": [HumanMessage(user)]}, config={"configurable": {"thread_id": "task"}}
+    )
+    last = out["messages"][-1]
+    assert isinstance(last, AIMessage)
+    return transcript, last
+
+
+def test_json_the_user_asked_to_see_is_not_run() -> None:
+    transcript, last = run_task("Show me the JSON for calculate with 47*83, do not run it")
+    assert transcript.tools == []
+    assert [(c.text_calls, c.converted) for c in transcript.calls] == [(1, 0)]
+    assert last.text == REPLY
+
+
+def test_the_same_reply_to_a_question_runs_the_tool() -> None:
+    transcript, last = run_task("What is 47 times 83?")
+    assert [(t.name, t.ok) for t in transcript.tools] == [("calculate", True)]
+    assert transcript.calls[0].converted == 1
+    assert last.text == "3901"

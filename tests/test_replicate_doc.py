@@ -1,0 +1,277 @@
+"""REPLICATE.md and README's smallest examples, run as written under the default options.
+
+Step 4's code blocks of REPLICATE.md run against the small agent they build with the defaults,
+README's `create_agent` and hand-built `StateGraph` blocks run against stand-in tools and a
+scripted model; the constructor signatures, state keys, install spec and version floors the two
+documents state are checked against the code and `pyproject.toml`. When a default changes, these
+fail: fix the documents.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool, tool
+
+from attention_scoping import (
+    AttentionScopingMiddleware,
+    HesitationMiddleware,
+    Layout,
+    Navigation,
+    RepeatedCallMiddleware,
+    Scope,
+    ToolAttentionMiddleware,
+)
+from attention_scoping.adapters.state import AGENT_ONLY_KEYS
+from attention_scoping.graph import ScopedAgentState
+from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
+
+ROOT = Path(__file__).resolve().parent.parent
+REPLICATE = (ROOT / "REPLICATE.md").read_text()
+README = (ROOT / "README.md").read_text()
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+Namespace = dict[str, Any]
+
+
+def section(text: str, heading: str) -> str:
+    """The text of the `## heading` section, up to the next `## ` heading."""
+    start = text.index(f"\n## {heading}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def python_blocks(text: str) -> list[str]:
+    """The fenced ```python blocks of `text`, in order."""
+    return re.findall(r"```python\n(.*?)```", text, re.S)
+
+
+def run_blocks(blocks: list[str], namespace: Namespace, where: str) -> Namespace:
+    """Execute `blocks` in order in one namespace (as a reader pasting them into one file)."""
+    for i, block in enumerate(blocks):
+        exec(compile(block, f"<{where} block {i + 1}>", "exec"), namespace)
+    return namespace
+
+
+def assert_defaults(scoping: AttentionScopingMiddleware) -> None:
+    """`scoping` has the options a middleware built with none has."""
+    reference = AttentionScopingMiddleware(scoping.catalog)
+    assert scoping.navigation == reference.navigation == Navigation()
+    assert scoping.layout == reference.layout
+    assert scoping.catalog.default_scope is None
+
+
+# -- REPLICATE.md, step 4 -------------------------------------------------------------------
+
+
+def test_step_4_examples_pass_as_written_under_the_defaults() -> None:
+    blocks = python_blocks(section(REPLICATE, "Step 4"))
+    assert len(blocks) == 2
+    namespace = run_blocks(blocks, {"__name__": "replicate_step_4"}, "REPLICATE step 4")
+    assert_defaults(namespace["scoping"])
+    # what the blocks' asserts rest on: refund writes, and it ran once, from the billing turn
+    assert namespace["refund"].metadata == {"risk": "write"}
+    assert namespace["REFUNDED"] == ["1234"]
+
+
+def test_step_4_compares_tool_lists_as_sets() -> None:
+    for name, text in (("REPLICATE.md", REPLICATE), ("README.md", README)):
+        as_lists = re.findall(r"recorded\[\d+\]\[\"tools\"\] == \[", text)
+        assert as_lists == [], name
+    assert 'set(model.recorded[1]["tools"]) == {' in section(REPLICATE, "Step 4")
+
+
+# -- REPLICATE.md, the API block --------------------------------------------------------------
+
+DOCUMENTED = {
+    "AttentionScopingMiddleware": AttentionScopingMiddleware,
+    "Scope": Scope,
+    "ToolAttentionMiddleware": ToolAttentionMiddleware,
+    "HesitationMiddleware": HesitationMiddleware,
+    "RepeatedCallMiddleware": RepeatedCallMiddleware,
+    "Navigation": Navigation,
+    "Layout": Layout,
+}
+
+
+def documented_calls(block: str) -> list[ast.Call]:
+    """The constructor calls of the API block (its `*,` markers dropped to make it Python)."""
+    tree = ast.parse(block.replace("*, ", ""))
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        if node.func.id in DOCUMENTED
+    ]
+
+
+def test_the_api_block_states_the_real_keyword_defaults() -> None:
+    api = python_blocks(section(REPLICATE, "The package API"))[0]
+    found = documented_calls(api)
+    assert {c.func.id for c in found if isinstance(c.func, ast.Name)} >= {
+        "AttentionScopingMiddleware",
+        "Scope",
+        "ToolAttentionMiddleware",
+        "HesitationMiddleware",
+        "RepeatedCallMiddleware",
+    }
+    checked = 0
+    for call in found:
+        assert isinstance(call.func, ast.Name)
+        parameters = inspect.signature(DOCUMENTED[call.func.id]).parameters
+        for keyword in call.keywords:
+            name = keyword.arg
+            assert name is not None and name in parameters, f"{call.func.id}({name}=...)"
+            default = parameters[name].default
+            assert ast.literal_eval(keyword.value) == default, f"{call.func.id}.{keyword.arg}"
+            checked += 1
+    assert checked >= 15
+
+
+# -- REPLICATE.md, install spec and version floors ------------------------------------------
+
+
+def test_the_install_spec_works_from_a_clone_and_names_real_extras() -> None:
+    specs = re.findall(r'pip install -e "([^"]+)"', REPLICATE)
+    assert specs, "no install command"
+    extras = set(PYPROJECT["project"]["optional-dependencies"])
+    for spec in specs:
+        path, _, names = spec.partition("[")
+        assert path in {".", "./attention-scoping"}, spec  # a path that exists from a clone
+        assert set(names.rstrip("]").split(",")) <= extras, spec
+    assert "/path/to/" not in REPLICATE
+
+
+def test_replicate_states_the_version_floors_of_pyproject() -> None:
+    wanted = [
+        dep
+        for dep in PYPROJECT["project"]["dependencies"]
+        if dep.split(">")[0] in {"langchain", "langchain-core", "langgraph"}
+    ]
+    assert len(wanted) == 3
+    for dep in wanted:
+        assert f"`{dep}`" in REPLICATE, dep
+    floor = PYPROJECT["project"]["requires-python"].removeprefix(">=")
+    assert f"Python {floor}+" in REPLICATE
+
+
+# -- the state keys of a hand-built graph ---------------------------------------------------
+
+
+def middleware_keys() -> set[str]:
+    """Every key the package's middleware write, as `ScopedAgentState` declares them."""
+    return set(ScopedAgentState.__annotations__) - AGENT_ONLY_KEYS
+
+
+def test_both_documents_list_every_state_key_a_hand_built_graph_needs() -> None:
+    keys = middleware_keys()
+    assert {"messages", "active_context", "scope_opened", "hesitation"} <= keys
+    replicate_graph = REPLICATE[REPLICATE.index("Custom `StateGraph` path") :]
+    replicate_graph = replicate_graph[: replicate_graph.index("\n- ", 1)]
+    readme_graph = section(README, "Use it in a hand-built `StateGraph`")
+    for name, text in (("REPLICATE.md", replicate_graph), ("README.md", readme_graph)):
+        missing = sorted(k for k in keys if f"`{k}`" not in text)
+        assert missing == [], name
+
+
+def test_replicate_states_the_blast_radius_rule_where_write_tools_are_wired() -> None:
+    rule = "code may assist with reads; only the model or the\n  application opens writes"
+    assert rule in REPLICATE
+    step_3 = section(REPLICATE, "Step 3: wire it in")
+    assert 'metadata={"risk": "write"}' in step_3
+    assert "pre-selection and start sets never do" in step_3
+
+
+# -- README's smallest examples ---------------------------------------------------------------
+
+
+@pytest.fixture
+def spy() -> list[tuple[str, str]]:
+    return []
+
+
+@pytest.fixture
+def stand_ins(spy: list[tuple[str, str]]) -> Namespace:
+    """The tools README's examples name, with `refund` and `update_card` marked as writes."""
+
+    def make(name: str, writes: bool) -> BaseTool:
+        @tool(name)
+        def stand_in(order_id: str) -> str:
+            """Do what the name says for an order (a stand-in of README's examples)."""
+            spy.append((name, order_id))
+            return f"{name} done for {order_id}"
+
+        if writes:
+            stand_in.metadata = {"risk": "write"}
+        return stand_in
+
+    names = {"get_invoice": False, "refund": True, "update_card": True}
+    names |= {"open_ticket": False, "search_kb": False, "get_knowledge": False}
+    return {name: make(name, writes) for name, writes in names.items()}
+
+
+def readme_create_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, namespace: Namespace
+) -> Namespace:
+    """Run README's `create_agent` block in a folder that has its prompt files."""
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "billing.md").write_text("BILLING MODULE")
+    (tmp_path / "prompts" / "support.md").write_text("SUPPORT MODULE")
+    monkeypatch.chdir(tmp_path)
+    blocks = python_blocks(section(README, "Use it in your `create_agent` app"))[:1]
+    return run_blocks(blocks, namespace, "README create_agent")
+
+
+def test_readme_create_agent_example_runs_under_the_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stand_ins: Namespace
+) -> None:
+    model = ScriptedChatModel(script=[say("Which order?")])
+    namespace = readme_create_agent(tmp_path, monkeypatch, {**stand_ins, "model": model})
+    assert_defaults(namespace["scoping"])
+    shown = set(model.recorded[0]["tools"])
+    assert "load_context" in shown and "get_knowledge" in shown
+    assert not shown & {"refund", "update_card"}  # writes: never opened by pre-selection
+    assert "You are Ada" in model.recorded[0]["system"]
+
+
+def test_readme_hand_built_graph_runs_under_the_defaults(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stand_ins: Namespace,
+    spy: list[tuple[str, str]],
+) -> None:
+    setup = readme_create_agent(
+        tmp_path, monkeypatch, {**stand_ins, "model": ScriptedChatModel(script=[say("ok")])}
+    )
+    llm = ScriptedChatModel(
+        script=[
+            calls(tool_call("load_context", {"name": "billing"}, "c1")),
+            calls(tool_call("refund", {"order_id": "1234"}, "c2")),
+            say("Refunded."),
+        ]
+    )
+    blocks = python_blocks(section(README, "Use it in a hand-built `StateGraph`"))
+    namespace = run_blocks(
+        blocks[:1], {"llm": llm, "scoping": setup["scoping"]}, "README StateGraph"
+    )
+    config = {"configurable": {"thread_id": "readme"}}
+    result = namespace["app"].invoke({"messages": [("user", "Refund order 1234")]}, config)
+    assert spy == [("refund", "1234")]
+    assert result["active_context"] == "billing"
+    assert result["scope_opened"]["by"] == "model"
+    assert set(llm.recorded[1]["tools"]) == {
+        "load_context",
+        "get_knowledge",
+        "get_invoice",
+        "refund",
+        "update_card",
+    }
+    last = result["messages"][-1]
+    assert isinstance(last, AIMessage) and last.text == "Refunded."
