@@ -7,11 +7,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 
-from attention_scoping.measure.eval.recorder import EvalRecorder, schemas_of
-from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOptions
-from attention_scoping.measure.eval.suites import example_suite
-from attention_scoping.measure.eval.transcript import Transcript
 from attention_scoping.testing import ScriptedChatModel, say
+from attention_scoping_lab.eval.recorder import EvalRecorder, schemas_of
+from attention_scoping_lab.eval.strategies import STRATEGIES, StrategyOptions
+from attention_scoping_lab.eval.suites import example_suite
+from attention_scoping_lab.eval.transcript import Transcript
 from tests.eval_support import NO_WAIT
 
 REPLY = '```json\n{"name": "calculate", "arguments": {"expression": "47*83"}}\n```'

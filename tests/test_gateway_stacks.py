@@ -14,10 +14,10 @@ from langchain_core.tools import tool
 import example_agent
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.repeats import REPEAT_MARK, RepeatedCallMiddleware
-from attention_scoping.measure.eval.strategies import STRATEGIES, StrategyOptions
-from attention_scoping.measure.eval.suites import example_suite
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from attention_scoping.textcalls import TextToolCallMiddleware
+from attention_scoping_lab.eval.strategies import STRATEGIES, StrategyOptions
+from attention_scoping_lab.eval.suites import example_suite
 
 
 def tool_messages(messages: list[BaseMessage]) -> list[ToolMessage]:
