@@ -143,7 +143,7 @@ def test_unknown_tool_is_refused_without_listing_hidden_tools() -> None:
     result = agent_for(model, gate(k=1)).invoke({"messages": [HumanMessage("send an email")]})
     refusal = body(tool_messages(result)[0])
     assert refusal["error"] == "unknown_tool"
-    assert refusal["loaded_tools"] == ["send_email"]
+    assert refusal["available_tools"] == ["send_email"]
     assert "refund_payment" not in json.dumps(refusal)
 
 

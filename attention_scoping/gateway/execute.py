@@ -172,11 +172,14 @@ class ArgumentChecker:
         }
 
     def _unknown(self, tool_name: object, state: Mapping[str, Any] | None) -> Payload | None:
+        """The refusal of a call this caller may not run (`unknown_tool`, `unauthorized`)."""
         allowed = self.catalog.allowed(state)
         if tool_name in self.catalog and tool_name in allowed:
             return None
-        return unknown_tool_payload(
-            tool_name, known=tool_name in self.catalog, hint=did_you_mean(tool_name, allowed)
+        return Payload(
+            unknown_tool_payload(
+                tool_name, known=tool_name in self.catalog, hint=did_you_mean(tool_name, allowed)
+            )
         )
 
     def _extra(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any] | None:

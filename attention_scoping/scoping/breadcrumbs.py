@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.limits import shorten
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 from attention_scoping.scoping.prompts import module_layer
 
@@ -62,10 +63,6 @@ def loaded_payload(
     return payload
 
 
-_SHOWN_CHARS = 200
-"""Longest rendering of a requested value echoed back to the model."""
-
-
 def shown_value(value: Any) -> str:
     """`value` as the model wrote it (JSON for non-strings), cut to a short line."""
     if isinstance(value, str):
@@ -75,7 +72,7 @@ def shown_value(value: Any) -> str:
             text = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError, RecursionError):
             text = f"<{type(value).__name__}>"
-    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+    return shorten(text)
 
 
 def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from attention_scoping.core.text import did_you_mean_hint
+from attention_scoping.core.text import did_you_mean_hint, listing
 from attention_scoping.core.tool import tool_object_name
 
 if TYPE_CHECKING:
@@ -41,9 +41,7 @@ def _closest(value: str, valid: Iterable[str]) -> str:
 
 def _listing(values: Iterable[str], limit: int = 40) -> str:
     """A sorted, bounded listing of `values` for error messages."""
-    items = sorted(values)
-    shown = ", ".join(repr(v) for v in items[:limit])
-    return shown + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
+    return listing([repr(v) for v in sorted(values)], limit)
 
 
 @dataclass(frozen=True)
