@@ -30,6 +30,9 @@ OLD_MODULES: dict[str, tuple[str, ...]] = {
     "nodes": ("graph",),
     "cli": ("measure.cli",),
     "tax": ("measure.tax", "core.tokens"),
+    "ledger.retry": ("storage.retry",),
+    "ledger.sqlite_db": ("storage.sqlite",),
+    "ledger.postgres_db": ("storage.postgres",),
 }
 """Old module (relative to the package) -> the modules its names now live in, first is main."""
 

@@ -39,9 +39,9 @@ from typing_extensions import override
 from attention_scoping.adapters.refusals import refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
 from attention_scoping.core.errors import ErrorCode
-from attention_scoping.ledger.retry import DatabaseUnavailableError
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
+from attention_scoping.storage.retry import DatabaseUnavailableError
 
 if TYPE_CHECKING:
     from langgraph.types import Command

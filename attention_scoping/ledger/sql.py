@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from attention_scoping.ledger.bounds import check_delay, check_lease
 from attention_scoping.ledger.interface import (
@@ -37,7 +37,8 @@ from attention_scoping.ledger.interface import (
     UnknownTaskError,
 )
 from attention_scoping.ledger.interface import content_sha256 as hash_output
-from attention_scoping.ledger.retry import RetryPolicy
+from attention_scoping.storage.database import Database, Tx
+from attention_scoping.storage.retry import RetryPolicy
 
 __all__ = ["Database", "SqlLedger", "Tx"]
 
@@ -56,38 +57,6 @@ _RECEIPT_COLS = (
     "task_id, status, content_sha256, affected_ids, worker, lease_id, attempt, completed_at, "
     "seq, error"
 )
-
-
-class Tx(Protocol):
-    """A transaction as the shared logic uses it (SQL written with `?` placeholders)."""
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a statement and return its rows."""
-        ...
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run a statement and return the number of rows it changed."""
-        ...
-
-
-class Database(Protocol):
-    """One shared connection as the SQL stores use it (`SqliteDatabase`, `PostgresDatabase`)."""
-
-    def write_tx(self) -> AbstractContextManager[Tx]:
-        """A write transaction (committed on exit, rolled back on error)."""
-        ...
-
-    def read_tx(self) -> AbstractContextManager[Tx]:
-        """A read-only snapshot."""
-        ...
-
-    def reset(self) -> None:
-        """Drop the connection after a transient error (the next transaction reconnects)."""
-        ...
-
-    def close(self) -> None:
-        """Close the connection for good."""
-        ...
 
 
 def _receipt(row: Sequence[Any]) -> Receipt:

@@ -18,7 +18,7 @@ from contextlib import contextmanager, suppress
 from typing import Any, Literal
 
 from attention_scoping.core.options import check_choice
-from attention_scoping.ledger.retry import RetryPolicy
+from attention_scoping.storage.retry import RetryPolicy
 
 __all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
 
