@@ -49,10 +49,8 @@ from attention_scoping.gateway.execute import (
     run_tool,
 )
 from attention_scoping.gateway.payloads import (
-    failure_payload,
     schema_payload,
     search_payload,
-    success_payload,
 )
 from attention_scoping.gateway.search import Ranker, lexical_ranker
 
@@ -326,14 +324,6 @@ class ToolGateway:
     ) -> Checked | Payload:
         """Validate a call: the checked call, or an error payload with a `next_step`."""
         return self.checker.check(tool_name, arguments, state=state)
-
-    def success(self, entry: CatalogEntry | ToolSpec, result: Any, approval: Any = None) -> Payload:
-        """The payload of a call that ran (`result` JSON-safe)."""
-        return success_payload(_spec(entry), result, approval)
-
-    def failure(self, entry: CatalogEntry | ToolSpec, exc: BaseException) -> Payload:
-        """The payload of a tool that raised."""
-        return failure_payload(_spec(entry), exc)
 
     # -- execution --------------------------------------------------------------------------
 

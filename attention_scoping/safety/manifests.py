@@ -283,20 +283,6 @@ class CapabilityManifest:
             raise WriteNotGuardedError(msg)
         return args
 
-    def provider_schemas(self) -> list[dict[str, Any]]:
-        """The tools as OpenAI-style function dicts (what a provider receives)."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": self.qualify(s.name),
-                    "description": s.description,
-                    "parameters": dict(s.parameters),
-                },
-            }
-            for s in self.specs.values()
-        ]
-
 
 class ManifestRegistry:
     """Several manifests with distinct namespaces: resolve any provider-facing tool name."""
