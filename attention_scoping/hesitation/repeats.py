@@ -19,7 +19,7 @@ reply give every first call `call_0`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,13 +28,13 @@ from langchain.agents.middleware.types import (
     AgentState,
     ContextT,
     ModelRequest,
-    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
 from langchain_core.messages import BaseMessage, ToolMessage
 from typing_extensions import override
 
+from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.blast_radius import writes
@@ -213,7 +213,7 @@ def repeat_answer(
 
 
 class RepeatedCallMiddleware(
-    RefusesToolCalls, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
+    ModelCallHooks, RefusesToolCalls, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
 ):
     """Answer a tool call that repeats an earlier one of this user turn (same tool, same
     arguments) with the earlier result instead of running the tool again.
@@ -286,24 +286,10 @@ class RepeatedCallMiddleware(
         return True if known is None else known
 
     @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Note which offered tools write, then call the model."""
+    def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """Note which offered tools write; the request is passed on unchanged."""
         self._learn(list(request.tools))
-        return handler(request)
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        self._learn(list(request.tools))
-        return await handler(request)
+        return request
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """The earlier result for a repeated call, or None to run it."""
