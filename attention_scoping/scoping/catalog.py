@@ -232,21 +232,17 @@ class ScopeCatalog:
             ScopeConfigError: naming the scope, the unknown tool and the registered tools.
         """
         known = set(registered) | {LOAD_CONTEXT}
-        for scope in self.scopes.values():
-            for tname in scope.tools:
-                if tname not in known:
-                    msg = (
-                        f"scope {scope.name!r} names unknown tool {tname!r}"
-                        f"{_closest(tname, known)}; registered tools: {_listing(known)}"
-                    )
-                    raise ScopeConfigError(msg)
-        for tname in self.always_on:
-            if tname not in known:
-                msg = (
-                    f"always-on tool {tname!r} is not registered{_closest(tname, known)}; "
-                    f"registered tools: {_listing(known)}"
-                )
-                raise ScopeConfigError(msg)
+        missing = [
+            (f"scope {scope.name!r} names unknown tool {tname!r}", tname)
+            for scope in self.scopes.values()
+            for tname in scope.tools
+        ]
+        missing += [(f"always-on tool {t!r} is not registered", t) for t in self.always_on]
+        missing = [(what, tname) for what, tname in missing if tname not in known]
+        if missing:
+            what, tname = missing[0]
+            msg = f"{what}{_closest(tname, known)}; registered tools: {_listing(known)}"
+            raise ScopeConfigError(msg)
         self.validated = True
 
     # -- queries used on every model / tool call -------------------------------------------
