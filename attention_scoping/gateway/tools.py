@@ -51,6 +51,7 @@ from attention_scoping.gateway.execute import (
 from attention_scoping.gateway.payloads import (
     schema_payload,
     search_payload,
+    success_payload,
 )
 from attention_scoping.gateway.search import Ranker, lexical_ranker
 
@@ -324,6 +325,10 @@ class ToolGateway:
     ) -> Checked | Payload:
         """Validate a call: the checked call, or an error payload with a `next_step`."""
         return self.checker.check(tool_name, arguments, state=state)
+
+    def success(self, entry: CatalogEntry | ToolSpec, result: Any, approval: Any = None) -> Payload:
+        """The payload of a call that ran (`result` JSON-safe)."""
+        return success_payload(_spec(entry), result, approval)
 
     # -- execution --------------------------------------------------------------------------
 
