@@ -225,6 +225,14 @@ def _finish(
     return success_payload(spec, value, approval)
 
 
+def _failed(spec: ToolSpec, exc: Exception) -> Payload:
+    """The failure payload of a tool that raised; a LangGraph interrupt is raised on."""
+    if isinstance(exc, GraphBubbleUp):
+        raise exc
+    logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
+    return failure_payload(spec, exc)
+
+
 def run_tool(
     tool: BaseTool,
     spec: ToolSpec,
@@ -235,11 +243,8 @@ def run_tool(
     """Run a checked call: the success, failure or oversized-result payload."""
     try:
         result = tool.invoke(arguments)
-    except GraphBubbleUp:
-        raise
     except Exception as exc:
-        logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
-        return failure_payload(spec, exc)
+        return _failed(spec, exc)
     return _finish(spec, result, approval, limits)
 
 
@@ -253,9 +258,6 @@ async def arun_tool(
     """Async form of `run_tool` (async tools are awaited)."""
     try:
         result = await tool.ainvoke(arguments)
-    except GraphBubbleUp:
-        raise
     except Exception as exc:
-        logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
-        return failure_payload(spec, exc)
+        return _failed(spec, exc)
     return _finish(spec, result, approval, limits)

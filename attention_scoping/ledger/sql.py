@@ -173,6 +173,21 @@ class SqlLedger(TaskLedger):
         )
         return int(rows[0][0])
 
+    def _lease_event(
+        self, tx: Tx, lease: Lease, kind: EventKind, at: float, data: Mapping[str, Any]
+    ) -> int:
+        """`_event` by the holder of `lease` (its task, worker, lease id and attempt)."""
+        return self._event(
+            tx,
+            lease.task_id,
+            kind,
+            at,
+            worker=lease.worker,
+            lease_id=lease.lease_id,
+            attempt=lease.attempt,
+            data=data,
+        )
+
     def _insert_task(
         self,
         tx: Tx,
@@ -497,16 +512,7 @@ class SqlLedger(TaskLedger):
                     f"UPDATE {self.tasks_table} SET ready_at = ?, updated_at = ? WHERE task_id = ?",
                     (expires, now, lease.task_id),
                 )
-                self._event(
-                    tx,
-                    lease.task_id,
-                    EventKind.HEARTBEAT,
-                    now,
-                    worker=lease.worker,
-                    lease_id=lease.lease_id,
-                    attempt=lease.attempt,
-                    data={"expires_at": expires},
-                )
+                self._lease_event(tx, lease, EventKind.HEARTBEAT, now, {"expires_at": expires})
                 return expires
 
         expires = self._do("heartbeat", attempt)
@@ -546,16 +552,7 @@ class SqlLedger(TaskLedger):
         row = self._held(tx, lease, now)
         max_attempts = row[5]
         if retry and (max_attempts is None or lease.attempt < max_attempts):
-            self._event(
-                tx,
-                lease.task_id,
-                EventKind.FAILED,
-                now,
-                worker=lease.worker,
-                lease_id=lease.lease_id,
-                attempt=lease.attempt,
-                data={"error": error, "retry": True},
-            )
+            self._lease_event(tx, lease, EventKind.FAILED, now, {"error": error, "retry": True})
             tx.run(
                 f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, lease_id = NULL, "
                 "worker = NULL, updated_at = ? WHERE task_id = ?",
