@@ -62,7 +62,7 @@ def _is_scope(catalog: ScopeCatalog, target: Any) -> bool:
 
 def review_load_context(
     catalog: ScopeCatalog, call: Mapping[str, Any], siblings: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
+) -> ErrorPayload | None:
     """Refusal payload for a bad `load_context` call, or None to let it run.
 
     Refuses an unknown name, and every `load_context` of a step but the first valid one (two
@@ -73,18 +73,18 @@ def review_load_context(
         return unknown_context_payload(catalog, target)
     winner = accepted_switch(catalog, siblings)
     if winner is not None and winner.get("id") != call.get("id"):
-        return {
-            "error": ErrorCode.ONE_CONTEXT_PER_STEP,
-            "requested": target,
-            "message": (
+        return refusal(
+            ErrorCode.ONE_CONTEXT_PER_STEP,
+            (
                 f"{LOAD_CONTEXT}({_target(winner)!r}) is already switching context in this step; "
                 "only one context can be active."
             ),
-            "next_step": (
+            requested=target,
+            next_step=(
                 f"Use the tools of {_target(winner)!r} now; call {LOAD_CONTEXT}({target!r}) "
                 "later if the request still needs it."
             ),
-        }
+        )
     return None
 
 
