@@ -76,4 +76,3 @@ class ReplyRewriteMiddleware(
         if all(a is b for a, b in zip(result, response.result, strict=True)):
             return response
         return ModelResponse(result=result, structured_response=response.structured_response)
-

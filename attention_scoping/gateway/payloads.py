@@ -31,6 +31,7 @@ __all__ = [
     "unknown_tool_payload",
 ]
 
+
 def clip(value: object, limit: int = ECHO_MAX_CHARS) -> str:
     """`value` as text for a payload (a non-string: its type's name), `core.limits.shorten`ed."""
     return shorten(value if isinstance(value, str) else type(value).__name__, limit)

@@ -21,7 +21,6 @@ PoolMode = Literal["auto", "catalog", "scope", "off"]
 or `auto` (the scope pool when it fits the token budget, else off)."""
 
 
-
 def pool_text(lines: Sequence[tuple[str, str]], header: str = POOL_HEADER) -> str:
     """The pool: one `- name: summary` line per tool, in the given (stable) order."""
     return summary_lines(header, lines)

@@ -93,6 +93,11 @@ def _info(row: Sequence[Any]) -> TaskInfo:
     )
 
 
+def _held_by(lease: Lease) -> dict[str, Any]:
+    """The `worker`, `lease_id` and `attempt` of an event or outcome by the holder of `lease`."""
+    return {"worker": lease.worker, "lease_id": lease.lease_id, "attempt": lease.attempt}
+
+
 class SqlLedger(TaskLedger):
     """`TaskLedger` over any SQL backend: a subclass opens `self.db` and creates the schema."""
 
@@ -172,21 +177,6 @@ class SqlLedger(TaskLedger):
             (task_id, kind.value, at, worker, lease_id, attempt, json.dumps(dict(data or {}))),
         )
         return int(rows[0][0])
-
-    def _lease_event(
-        self, tx: Tx, lease: Lease, kind: EventKind, at: float, data: Mapping[str, Any]
-    ) -> int:
-        """`_event` by the holder of `lease` (its task, worker, lease id and attempt)."""
-        return self._event(
-            tx,
-            lease.task_id,
-            kind,
-            at,
-            worker=lease.worker,
-            lease_id=lease.lease_id,
-            attempt=lease.attempt,
-            data=data,
-        )
 
     def _insert_task(
         self,
@@ -310,18 +300,8 @@ class SqlLedger(TaskLedger):
         error: str | None = None,
     ) -> Receipt:
         """`_finish` by the holder of `lease`."""
-        return self._finish(
-            tx,
-            lease.task_id,
-            status,
-            now,
-            worker=lease.worker,
-            lease_id=lease.lease_id,
-            attempt=lease.attempt,
-            sha=sha,
-            affected=affected,
-            error=error,
-        )
+        held = {**_held_by(lease), "sha": sha, "affected": affected, "error": error}
+        return self._finish(tx, lease.task_id, status, now, **held)
 
     def _expire(self, tx: Tx, row: Sequence[Any], now: float) -> bool:
         """Log the expiry of `row`'s lease; fail the task if out of attempts. True if failed."""
@@ -512,7 +492,8 @@ class SqlLedger(TaskLedger):
                     f"UPDATE {self.tasks_table} SET ready_at = ?, updated_at = ? WHERE task_id = ?",
                     (expires, now, lease.task_id),
                 )
-                self._lease_event(tx, lease, EventKind.HEARTBEAT, now, {"expires_at": expires})
+                held = {**_held_by(lease), "data": {"expires_at": expires}}
+                self._event(tx, lease.task_id, EventKind.HEARTBEAT, now, **held)
                 return expires
 
         expires = self._do("heartbeat", attempt)
@@ -552,7 +533,8 @@ class SqlLedger(TaskLedger):
         row = self._held(tx, lease, now)
         max_attempts = row[5]
         if retry and (max_attempts is None or lease.attempt < max_attempts):
-            self._lease_event(tx, lease, EventKind.FAILED, now, {"error": error, "retry": True})
+            held = {**_held_by(lease), "data": {"error": error, "retry": True}}
+            self._event(tx, lease.task_id, EventKind.FAILED, now, **held)
             tx.run(
                 f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, lease_id = NULL, "
                 "worker = NULL, updated_at = ? WHERE task_id = ?",
