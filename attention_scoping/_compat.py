@@ -40,6 +40,9 @@ OLD_MODULES: dict[str, tuple[str, ...]] = {
     "measure.jsonl": ("observe.jsonl",),
     "core.cost": ("attention_scoping_lab.cost",),
     "core.catalog": ("attention_scoping_lab.catalog",),
+    "ledger.retry": ("storage.retry",),
+    "ledger.sqlite_db": ("storage.sqlite",),
+    "ledger.postgres_db": ("storage.postgres",),
 }
 """Old module (relative to the package) -> the modules its names now live in, first is main
 (relative to the package, or a module of the lab)."""

@@ -192,5 +192,5 @@ def test_check_choice_names_the_option_and_every_valid_value() -> None:
     check_choice("mode", "b", Literal["a", "b"])
     with pytest.raises(ValueError, match=r"^mode must be 'a' or 'b', not 'c'$"):
         check_choice("mode", "c", Literal["a", "b"])
-    with pytest.raises(ValueError, match=r"^pool must be 'x', 'y' or 'z', not None$"):
+    with pytest.raises(ValueError, match=r"^pool must be one of 'x', 'y' or 'z', not None$"):
         check_choice("pool", None, ("x", "y", "z"))

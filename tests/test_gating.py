@@ -15,7 +15,7 @@ from langchain_core.tools import BaseTool, StructuredTool, tool
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.core.messages import intent_text
 from attention_scoping.gating import ToolAttentionMiddleware, explain
-from attention_scoping.gating.gate import GateInputs, decide, named_tools
+from attention_scoping.gating.gate import GateInputs, NameMatcher, decide
 from attention_scoping.gating.ranking import BM25Ranker
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY
@@ -143,7 +143,7 @@ def test_unknown_tool_is_refused_without_listing_hidden_tools() -> None:
     result = agent_for(model, gate(k=1)).invoke({"messages": [HumanMessage("send an email")]})
     refusal = body(tool_messages(result)[0])
     assert refusal["error"] == "unknown_tool"
-    assert refusal["loaded_tools"] == ["send_email"]
+    assert refusal["available_tools"] == ["send_email"]
     assert "refund_payment" not in json.dumps(refusal)
 
 
@@ -191,15 +191,15 @@ def test_intent_comes_from_user_turns_only() -> None:
 
 
 def test_named_tools_are_promoted_before_ranking() -> None:
-    names = [t.name for t in CATALOG]
-    assert named_tools("please call refund_payment for order 7", names) == ["refund_payment"]
-    assert named_tools("use the refund_paymnt tool", names) == ["refund_payment"]  # near-exact
-    assert named_tools("getWeather? no: send_email and refund_payment", names) == [
+    named_tools = NameMatcher([t.name for t in CATALOG])
+    assert named_tools("please call refund_payment for order 7") == ["refund_payment"]
+    assert named_tools("use the refund_paymnt tool") == ["refund_payment"]  # near-exact
+    assert named_tools("getWeather? no: send_email and refund_payment") == [
         "refund_payment",
         "send_email",
     ]
-    assert named_tools("refund payment 7 now", names) == []  # describes a tool, names none
-    assert named_tools("weather please", names) == []
+    assert named_tools("refund payment 7 now") == []  # describes a tool, names none
+    assert named_tools("weather please") == []
     model = ScriptedChatModel(script=[say("ok")])
     agent_for(model, gate(k=1)).invoke(
         {"messages": [HumanMessage("what's the weather? use create_invoice after")]}

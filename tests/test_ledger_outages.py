@@ -27,8 +27,8 @@ from attention_scoping.ledger import (
     Worker,
     WorkResult,
 )
-from attention_scoping.ledger.retry import DatabaseUnavailableError, RetryPolicy, is_transient
 from attention_scoping.ledger.sql import SqlLedger, Tx
+from attention_scoping.storage.retry import DatabaseUnavailableError, RetryPolicy, is_transient
 from tests.ledger_support import (
     BACKENDS,
     backend_location,
@@ -335,7 +335,7 @@ class Signal(logging.Handler):
 @pytest.fixture
 def retries() -> Iterator[Signal]:
     signal = Signal()
-    log = logging.getLogger("attention_scoping.ledger.retry")
+    log = logging.getLogger("attention_scoping.storage.retry")
     log.addHandler(signal)
     yield signal
     log.removeHandler(signal)

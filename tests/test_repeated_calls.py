@@ -197,7 +197,7 @@ def test_a_hand_built_graph_refuses_the_repeat_in_its_tool_node() -> None:
 def test_the_earlier_result_is_cut_at_the_limit() -> None:
     earlier = ToolMessage("x" * 50, tool_call_id="c1", name="calculate")
     payload = repeat_payload(tool_call("calculate", SAME), Repeat("answered", earlier), limit=10)
-    assert payload["result"] == "x" * 10 + "[... cut: 40 more characters]"
+    assert payload["result"] == "x" * 10 + "\n[... cut: 50 characters, showing the first 10]"
 
 
 def test_find_repeat_takes_the_latest_good_result_of_the_turn() -> None:

@@ -28,7 +28,7 @@ from attention_scoping.safety import (
     manifest_tools,
 )
 from attention_scoping.safety.manifests import PROVIDER_SAFE_NAME
-from tests.safety_support import ISSUE_SCHEMA, Tracker, deploy_manifest, repo_manifest
+from tests.safety_support import Tracker, deploy_manifest, repo_manifest
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -197,12 +197,6 @@ def test_async_handlers() -> None:
         m.execute("kv__get", {"key": "a"})
     with pytest.raises(ArgumentError):
         asyncio.run(m.aexecute("kv__get", {}))
-
-
-def test_provider_schemas(repo: CapabilityManifest) -> None:
-    schemas = repo.provider_schemas()
-    assert [s["function"]["name"] for s in schemas] == list(repo.qualified_names)
-    assert schemas[0]["function"]["parameters"] == ISSUE_SCHEMA
 
 
 # -- LangChain adapters ---------------------------------------------------------------------

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 
-from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.safety import (
     Capability,
     CapabilityManifest,
@@ -40,6 +39,7 @@ from attention_scoping.safety.canonical import (
     from_safe_json,
     to_safe_json,
 )
+from attention_scoping.storage.retry import RetryPolicy
 from attention_scoping.testing import ScriptedChatModel
 from tests.manifest_agent_support import bodies, two_phase
 from tests.safety_support import SECRET, FakeClock

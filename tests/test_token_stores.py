@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from attention_scoping.approval.middleware import ApprovalGate
-from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import Tx
 from attention_scoping.safety.token_stores import SharedMemoryStoreWarning, SqlTokenStore
 from attention_scoping.safety.tokens import ReplayedTokenError, TokenIssuer, tool_call_hash
+from attention_scoping.storage.retry import RetryPolicy
 from tests.safety_support import SECRET, FakeClock
 from tests.token_store_support import DURABLE, open_token_store, token_store_location
 

@@ -9,12 +9,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.safety.token_stores import (
     PostgresTokenStore,
     SqliteTokenStore,
     SqlTokenStore,
 )
+from attention_scoping.storage.retry import RetryPolicy
 from tests.ledger_support import backend_location
 
 DURABLE = ("sqlite", "postgres")

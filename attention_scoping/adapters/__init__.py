@@ -1,7 +1,8 @@
 """Shared LangChain glue: tools of every accepted shape (`tools`), the one way a gate refuses a
-tool call (`refusals`), the base of middleware that rewrite the model's reply (`replies`), and
-the state keys a middleware writes, checked against a hand-built graph's state (`state`).
-Feature packages build their middleware on these.
+tool call (`refusals`), the sync and async model-call hooks written once (`model_calls`), the
+base of middleware that rewrite the model's reply (`replies`), and the state keys a middleware
+writes, checked against a hand-built graph's state (`state`). Feature packages build their
+middleware on these.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from attention_scoping.adapters.model_calls import ModelCallHooks
     from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
     from attention_scoping.adapters.replies import ReplyRewriteMiddleware, offered_tool_names
     from attention_scoping.adapters.tools import (
@@ -25,6 +27,7 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
+    "ModelCallHooks": "model_calls",
     "as_base_tool": "tools",
     "needs_approval": "tools",
     "offered_tool_names": "replies",
@@ -41,6 +44,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "ModelCallHooks",
     "RefusesToolCalls",
     "ReplyRewriteMiddleware",
     "ToolLike",

@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 from langchain_core.messages import AIMessage
 
-from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.errors import ErrorCode, refusal
+from attention_scoping.core.limits import shorten
 
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 """Argument key that marks a call whose arguments the model did not write as valid JSON."""
@@ -133,10 +134,12 @@ def invalid_call_refusal(call: Mapping[str, Any]) -> dict[str, Any] | None:
     raw = detail.get("raw", "") if isinstance(detail, Mapping) else ""
     error = detail.get("error", "") if isinstance(detail, Mapping) else ""
     name = call.get("name") or "the tool"
-    shown = f"({str(raw)[:200]!r})" if raw else f"({str(error)[:200]})"
-    return {
-        "error": ErrorCode.INVALID_ARGUMENTS,
-        "tool": call.get("name") or "",
-        "message": f"{name} was not run: its arguments are not a valid JSON object {shown}.",
-        "next_step": f"Call {name} again with arguments written as one JSON object.",
-    }
+    shown = f"({shorten(str(raw))!r})" if raw else f"({shorten(str(error))})"
+    return dict(
+        refusal(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"{name} was not run: its arguments are not a valid JSON object {shown}.",
+            tool=call.get("name") or "",
+            next_step=f"Call {name} again with arguments written as one JSON object.",
+        )
+    )

@@ -22,7 +22,7 @@ from attention_scoping.core.limits import RESULT_MAX_CHARS, clip_content
 ToolResult = ToolMessage | Command[Any]
 
 
-def refusal_message(call: Mapping[str, Any], payload: dict[str, Any]) -> ToolMessage:
+def refusal_message(call: Mapping[str, Any], payload: Mapping[str, Any]) -> ToolMessage:
     """The error `ToolMessage` answering `call` with `payload` as its JSON body."""
     return ToolMessage(
         render_payload(payload), tool_call_id=call["id"], name=call["name"], status="error"

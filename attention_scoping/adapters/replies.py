@@ -10,7 +10,7 @@ same object) when nothing changed. Text tool calls (`textcalls`) and gateway rou
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain.agents.middleware.types import (
@@ -24,6 +24,7 @@ from langchain_core.messages import BaseMessage
 from typing_extensions import override
 
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
+from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import RefusesToolCalls
 from attention_scoping.adapters.tools import tool_name
 
@@ -35,7 +36,9 @@ def offered_tool_names(tools: list[Any]) -> set[str]:
     return {tool_name(tool) for tool in tools}
 
 
-class ReplyRewriteMiddleware(RefusesToolCalls, AgentMiddleware[Any, ContextT, ResponseT]):
+class ReplyRewriteMiddleware(
+    ModelCallHooks, RefusesToolCalls, AgentMiddleware[Any, ContextT, ResponseT]
+):
     """Base of middleware that rewrite the messages of the model's reply (put them innermost,
     so outer middleware see the rewritten reply). The reply is repaired first (`hygiene`), and
     a call repaired from invalid JSON arguments is answered with a structured error."""
@@ -61,9 +64,11 @@ class ReplyRewriteMiddleware(RefusesToolCalls, AgentMiddleware[Any, ContextT, Re
         """Nothing to refuse beyond the invalid calls the base answers."""
         return None
 
-    def _rewrite(
-        self, request: ModelRequest[ContextT], response: ModelResponse[ResponseT]
-    ) -> ModelResponse[ResponseT]:
+    @override
+    def finish_reply(
+        self, request: ModelRequest[Any], response: ModelResponse[Any]
+    ) -> ModelResponse[Any]:
+        """The reply with call hygiene applied and each message `rewrite`n."""
         response = repair_response(response, thread_call_ids(request.messages))
         offered = offered_tool_names(list(request.tools))
         thread = list(request.messages)
@@ -71,21 +76,3 @@ class ReplyRewriteMiddleware(RefusesToolCalls, AgentMiddleware[Any, ContextT, Re
         if all(a is b for a, b in zip(result, response.result, strict=True)):
             return response
         return ModelResponse(result=result, structured_response=response.structured_response)
-
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Call the model and rewrite its reply."""
-        return self._rewrite(request, handler(request))
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        return self._rewrite(request, await handler(request))

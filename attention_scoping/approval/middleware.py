@@ -38,11 +38,11 @@ from typing_extensions import override
 
 from attention_scoping.adapters.refusals import ToolResult, bounded_result, refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
-from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.errors import ErrorCode, refusal
 from attention_scoping.core.limits import RESULT_MAX_CHARS
-from attention_scoping.ledger.retry import DatabaseUnavailableError
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
+from attention_scoping.storage.retry import DatabaseUnavailableError
 
 if TYPE_CHECKING:
     from langgraph.types import Command
@@ -203,18 +203,20 @@ class ApprovalGate:
     def refusal(self, tool: str, reason: str, message: str) -> dict[str, Any]:
         """Error payload for a call that was not approved; the model reads `next_step`."""
         rejected = reason == "rejected"
-        return {
-            "error": ErrorCode.REJECTED_BY_USER if rejected else ErrorCode.APPROVAL_REFUSED,
-            "reason": reason,
-            "tool": tool,
-            "message": f"{message} Nothing was run.",
-            "next_step": (
-                f"Tell the user that {tool} was not run"
-                + ("" if rejected else f" because the approval was refused ({reason})")
-                + ". Do not call it again unless the user asks; a new call asks for a new "
-                "approval."
-            ),
-        }
+        return dict(
+            refusal(
+                ErrorCode.REJECTED_BY_USER if rejected else ErrorCode.APPROVAL_REFUSED,
+                f"{message} Nothing was run.",
+                tool=tool,
+                reason=reason,
+                next_step=(
+                    f"Tell the user that {tool} was not run"
+                    + ("" if rejected else f" because the approval was refused ({reason})")
+                    + ". Do not call it again unless the user asks; a new call asks for a new "
+                    "approval."
+                ),
+            )
+        )
 
     def verify(
         self, tool: str, arguments: Mapping[str, Any], token: Any, *, thread_id: str | None = None

@@ -9,8 +9,9 @@ behaviour in a module that compares strings. Payloads are JSON objects with `err
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from enum import StrEnum
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 
 class ErrorCode(StrEnum):
@@ -83,15 +84,67 @@ class ErrorPayload(TypedDict):
     """The fields every error payload carries; each code adds its own context fields."""
 
     error: str
+    tool: NotRequired[str]
     message: str
+    available_tools: NotRequired[list[str]]
+    """The tools the model may call now (`AVAILABLE_TOOLS`): the one key every gate uses."""
     next_step: NotRequired[str]
+
+
+AVAILABLE_TOOLS = "available_tools"
+"""The key of a refusal that lists the tools the model may call instead (every gate's)."""
+
+
+def refusal(
+    code: str,
+    message: str,
+    *,
+    tool: str | None = None,
+    available: Iterable[str] | None = None,
+    next_step: str | None = None,
+    **context: Any,
+) -> ErrorPayload:
+    """The one builder of a refusal payload: `error`, `tool`, `message`, the code's own
+    `context` fields, `available_tools` and `next_step`, in that order (each only when given)."""
+    payload: dict[str, Any] = {"error": code}
+    if tool is not None:
+        payload["tool"] = tool
+    payload["message"] = message
+    payload.update(context)
+    if available is not None:
+        payload[AVAILABLE_TOOLS] = list(available)
+    if next_step is not None:
+        payload["next_step"] = next_step
+    return cast(ErrorPayload, payload)
+
+
+def unknown_tool(
+    name: str,
+    next_step: str,
+    *,
+    available: Iterable[str] | None = None,
+    where: str = "",
+    hint: str = "",
+    **context: Any,
+) -> ErrorPayload:
+    """The `unknown_tool` refusal of every gate: "There is no tool named 'x'{where}{hint};
+    nothing was run." (`where`: " in ...", `hint`: `core.text.did_you_mean_hint`)."""
+    message = f"There is no tool named {name!r}{where}{hint}; nothing was run."
+    return refusal(
+        ErrorCode.UNKNOWN_TOOL,
+        message,
+        tool=name,
+        available=available,
+        next_step=next_step,
+        **context,
+    )
 
 
 Payload = dict[str, Any]
 """A tool payload (an `ErrorPayload` plus context fields, or a success breadcrumb)."""
 
 
-def render_payload(payload: Payload) -> str:
+def render_payload(payload: Mapping[str, Any]) -> str:
     """Serialise a tool payload as compact JSON (the form models parse most reliably)."""
     return json.dumps(payload, ensure_ascii=False, separators=(", ", ": "))
 
@@ -105,10 +158,13 @@ def error_code(payload: object) -> str | None:
 
 
 __all__ = [
+    "AVAILABLE_TOOLS",
     "NOT_RUN_ERRORS",
     "ErrorCode",
     "ErrorPayload",
     "Payload",
     "error_code",
+    "refusal",
     "render_payload",
+    "unknown_tool",
 ]

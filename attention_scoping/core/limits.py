@@ -6,7 +6,10 @@ gateway checks arguments and results with these; any other reader of untrusted J
 
 `clip` / `clip_content` are the one bound on what a tool result puts into a conversation
 (`RESULT_MAX_CHARS`): the MCP tools, the gateway and the scoping and gating middlewares all cut
-with them, the cut marked and the full size reported.
+with them, the cut marked and the full size reported (`cut_mark`; `clip_head` when the bound is
+on the characters shown rather than on the whole). `shorten` is the one other form, on purpose:
+a model's own short value (a tool name, a query) echoed inside a sentence ends in one `…`,
+where the mark would be longer than the echo.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ECHO_MAX_CHARS",
     "MIN_RESULT_CHARS",
     "PREVIEW_CHARS",
     "RESULT_MAX_CHARS",
@@ -25,11 +29,13 @@ __all__ = [
     "check_result_limit",
     "clip",
     "clip_content",
+    "clip_head",
     "content_size",
     "cut_mark",
     "json_result",
     "load_json_text",
     "measure",
+    "shorten",
 ]
 
 _LEAVES = (str, int, float, bool, type(None))
@@ -182,6 +188,22 @@ def clip(text: str, limit: int = RESULT_MAX_CHARS, total: int | None = None) -> 
         shown += 1  # a shorter count leaves room for a character or two more
     shown = min(shown, len(text))
     return text[:shown] + cut_mark(total, shown)
+
+
+def clip_head(text: str, shown: int) -> str:
+    """`text` unchanged when it has at most `shown` characters; else its first `shown` and
+    `cut_mark` (the mark not counted): for bounds that say how much of a result is shown."""
+    return text if len(text) <= shown else text[:shown] + cut_mark(len(text), shown)
+
+
+ECHO_MAX_CHARS = 200
+"""A model's own text (a tool name, a query, a scope name) is echoed back at most this long."""
+
+
+def shorten(text: str, limit: int = ECHO_MAX_CHARS) -> str:
+    """`text` within `limit` characters, a cut ending in `…`: for a short value echoed inside
+    a sentence or a payload field (see the module's note on the two forms)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 _LABELS = frozenset({"type", "mime_type", "id"})

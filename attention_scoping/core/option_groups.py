@@ -1,4 +1,4 @@
-"""Keyword options grouped into small frozen dataclasses: the check of a choice, presets, and the
+"""Keyword options grouped into small frozen dataclasses: presets, and the
 shim that maps a release's old keyword arguments into their groups with one DeprecationWarning.
 
 Framework-free; each middleware's `options` module defines its groups on top of this.
@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, get_args
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attention_scoping.core.options import check_choice
 
 G = TypeVar("G")
 
@@ -18,26 +20,6 @@ DEPRECATED_PREFIX = "Deprecated keyword option"
 
 REPR_LIMIT = 60
 """Longest value shown in a deprecation message's new spelling."""
-
-
-def choices_text(choices: Iterable[object]) -> str:
-    """`'a' or 'b'`, `one of 'a', 'b' or 'c'`: the valid values, for an error message."""
-    quoted = [f"'{c}'" if isinstance(c, str) else repr(c) for c in choices]
-    if len(quoted) == 1:
-        return quoted[0]
-    listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-    return listed if len(quoted) == 2 else f"one of {listed}"
-
-
-def check_option(
-    label: str, value: object, choices: Any, error: type[ValueError] = ValueError
-) -> None:
-    """Raise `error` unless `value` is one of `choices` (a `Literal` alias or values):
-    "`label` must be 'a' or 'b', not 'c'"."""
-    allowed = get_args(choices) or tuple(choices)
-    if value not in allowed:
-        msg = f"{label} must be {choices_text(allowed)}, not {value!r}"
-        raise error(msg)
 
 
 def resolve_group(
@@ -86,7 +68,7 @@ def regroup(
             raise TypeError(msg)
         choices = getattr(moved[name].kind, "CHOICES", {}).get(moved[name].field)
         if choices is not None:
-            check_option(name, value, choices, error)
+            check_choice(name, value, choices, error)
     grouped: dict[str, dict[str, Any]] = {}
     for name, value in deprecated.items():
         grouped.setdefault(moved[name].group, {})[moved[name].field] = value

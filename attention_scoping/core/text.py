@@ -175,6 +175,14 @@ def did_you_mean_hint(value: object, candidates: Iterable[str], *, cutoff: float
     return f" (did you mean {match!r}?)" if match else ""
 
 
+def listing(items: Iterable[str], limit: int) -> str:
+    """`a, b, c, … (N more)`: the first `limit` items joined, the rest counted (a list too long
+    for a message; items are shown as given, so the caller quotes or sorts them)."""
+    seq = list(items)
+    shown = ", ".join(seq[:limit])
+    return shown + (f", … ({len(seq) - limit} more)" if len(seq) > limit else "")
+
+
 def string_tuple(value: object) -> tuple[str, ...] | None:
     """A file field that holds one string or a list of them, as a tuple (None and absent: an
     empty tuple); None when it is anything else, so the caller can name the problem."""

@@ -172,11 +172,14 @@ class ArgumentChecker:
         }
 
     def _unknown(self, tool_name: object, state: Mapping[str, Any] | None) -> Payload | None:
+        """The refusal of a call this caller may not run (`unknown_tool`, `unauthorized`)."""
         allowed = self.catalog.allowed(state)
         if tool_name in self.catalog and tool_name in allowed:
             return None
-        return unknown_tool_payload(
-            tool_name, known=tool_name in self.catalog, hint=did_you_mean(tool_name, allowed)
+        return Payload(
+            unknown_tool_payload(
+                tool_name, known=tool_name in self.catalog, hint=did_you_mean(tool_name, allowed)
+            )
         )
 
     def _extra(self, spec: ToolSpec, arguments: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -222,6 +225,14 @@ def _finish(
     return success_payload(spec, value, approval)
 
 
+def _failed(spec: ToolSpec, exc: Exception) -> Payload:
+    """The failure payload of a tool that raised; a LangGraph interrupt is raised on."""
+    if isinstance(exc, GraphBubbleUp):
+        raise exc
+    logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
+    return failure_payload(spec, exc)
+
+
 def run_tool(
     tool: BaseTool,
     spec: ToolSpec,
@@ -232,11 +243,8 @@ def run_tool(
     """Run a checked call: the success, failure or oversized-result payload."""
     try:
         result = tool.invoke(arguments)
-    except GraphBubbleUp:
-        raise
     except Exception as exc:
-        logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
-        return failure_payload(spec, exc)
+        return _failed(spec, exc)
     return _finish(spec, result, approval, limits)
 
 
@@ -250,9 +258,6 @@ async def arun_tool(
     """Async form of `run_tool` (async tools are awaited)."""
     try:
         result = await tool.ainvoke(arguments)
-    except GraphBubbleUp:
-        raise
     except Exception as exc:
-        logger.info("gateway tool %s failed: %s", spec.name, exception_text(exc))
-        return failure_payload(spec, exc)
+        return _failed(spec, exc)
     return _finish(spec, result, approval, limits)

@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attention_scoping.core.errors import ErrorCode, Payload
+from attention_scoping.core.errors import ErrorCode, ErrorPayload, Payload, refusal, unknown_tool
 from attention_scoping.core.failures import exception_text
-from attention_scoping.core.limits import LimitExceeded
+from attention_scoping.core.limits import ECHO_MAX_CHARS, LimitExceeded, shorten
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
 
@@ -33,14 +33,10 @@ __all__ = [
     "unknown_tool_payload",
 ]
 
-ECHO_MAX_CHARS = 200
-"""A model's own text (a query, a tool name) is echoed back at most this long."""
-
 
 def clip(value: object, limit: int = ECHO_MAX_CHARS) -> str:
-    """`value` as text for a payload, cut at `limit` characters."""
-    text = value if isinstance(value, str) else type(value).__name__
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    """`value` as text for a payload (a non-string: its type's name), `core.limits.shorten`ed."""
+    return shorten(value if isinstance(value, str) else type(value).__name__, limit)
 
 
 def call_text(name: str, **kwargs: Any) -> str:
@@ -137,27 +133,22 @@ def schema_payload(
     return payload
 
 
-def unknown_tool_payload(name: object, *, known: bool, hint: str | None) -> Payload:
+def unknown_tool_payload(name: object, *, known: bool, hint: str | None) -> ErrorPayload:
     """A call to a tool that does not exist (`unknown_tool`) or that this caller may not run
-    (`unauthorized`); nothing ran."""
+    (`unauthorized`); nothing ran. The catalog is not listed (it may be large): the next step
+    names the search."""
     shown = clip(name)
-    if known:
-        message = f"{shown!r} is not available to you; it was not run."
-    else:
-        did = f" (did you mean {hint!r}?)" if hint else ""
-        message = f"There is no tool named {shown!r}{did}; nothing was run."
     step = (
         f"Call {call_text(GET_TOOL_SCHEMA, tool_names=[hint])} and then {EXECUTE_TOOL} "
         "with that exact name."
         if hint
         else f"Call {SEARCH_TOOL_CATALOG}(query=...) to find the right tool name."
     )
-    return {
-        "error": ErrorCode.UNAUTHORIZED if known else ErrorCode.UNKNOWN_TOOL,
-        "tool": shown,
-        "message": message,
-        "next_step": step,
-    }
+    if known:
+        message = f"{shown!r} is not available to you; it was not run."
+        return refusal(ErrorCode.UNAUTHORIZED, message, tool=shown, next_step=step)
+    did = f" (did you mean {hint!r}?)" if hint else ""
+    return unknown_tool(shown, step, hint=did)
 
 
 def problem(message: str, rule: str, field: str | None = None) -> dict[str, Any]:

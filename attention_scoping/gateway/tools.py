@@ -49,7 +49,6 @@ from attention_scoping.gateway.execute import (
     run_tool,
 )
 from attention_scoping.gateway.payloads import (
-    failure_payload,
     schema_payload,
     search_payload,
     success_payload,
@@ -330,10 +329,6 @@ class ToolGateway:
     def success(self, entry: CatalogEntry | ToolSpec, result: Any, approval: Any = None) -> Payload:
         """The payload of a call that ran (`result` JSON-safe)."""
         return success_payload(_spec(entry), result, approval)
-
-    def failure(self, entry: CatalogEntry | ToolSpec, exc: BaseException) -> Payload:
-        """The payload of a tool that raised."""
-        return failure_payload(_spec(entry), exc)
 
     # -- execution --------------------------------------------------------------------------
 

@@ -291,11 +291,6 @@ class NameMatcher:
         return best[1] if best is not None else None
 
 
-def named_tools(text: str, names: Iterable[str]) -> list[str]:
-    """Tools the user names in `text` (see `NameMatcher`)."""
-    return NameMatcher(list(names))(text)
-
-
 # -- the decision ----------------------------------------------------------------------------
 
 

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
-from attention_scoping.core.option_groups import Moved, check_option
+from attention_scoping.core.option_groups import Moved
+from attention_scoping.core.options import check_choice
 from attention_scoping.gating.disclosure import PoolMode
 
 DecidePer = Literal["call", "turn"]
@@ -66,7 +67,7 @@ class Promotion:
 
     def __post_init__(self) -> None:
         """Refuse an unknown `decide_per` or a count out of range."""
-        check_option("decide_per", self.decide_per, self.CHOICES["decide_per"])
+        check_choice("decide_per", self.decide_per, self.CHOICES["decide_per"])
         if self.intent_turns < 1 or self.sticky_turns < 0:
             msg = (
                 "need intent_turns >= 1 and sticky_turns >= 0; got "
@@ -95,7 +96,7 @@ class SummaryPool:
 
     def __post_init__(self) -> None:
         """Refuse an unknown mode, a negative budget, or a budget no pool reads."""
-        check_option("mode", self.mode, self.CHOICES["mode"])
+        check_choice("mode", self.mode, self.CHOICES["mode"])
         if self.budget_tokens is None:
             return
         if self.budget_tokens < 0:

@@ -78,15 +78,19 @@ from attention_scoping.hesitation.pending import (
     bound_disclosures,
     current_turn,
     gateway_disclosures,
-    hint_text,
-    nudge_text,
-    ungrounded_text,
 )
 from attention_scoping.hesitation.radar import (
     Hesitation,
     detect_hesitation,
 )
 from attention_scoping.hesitation.state import STATE_KEY, HesitationState
+from attention_scoping.hesitation.texts import (
+    OUTPUT_LIMIT_MARK,
+    hint_text,
+    honest_answer,
+    nudge_text,
+    ungrounded_text,
+)
 from attention_scoping.scoping.preselect import SELECTION_KEY
 
 logger = logging.getLogger(__name__)
@@ -113,15 +117,6 @@ HesitationGraphState = ScopedAgentState
 """State for a hand-built graph (messages, active scope, gate keys, the nudge counter)."""
 
 
-def honest_answer(tools: Sequence[str], draft: str) -> str:
-    """Final answer when the model announced an action it never took: say plainly that nothing
-    ran, then the model's text."""
-    names = ", ".join(tools) if tools else "the tool"
-    text = f"Nothing was executed: I did not call {names}."
-    draft = draft.strip()
-    return f"{text}\n\n{draft}" if draft else text
-
-
 CUT_SHOWN = 400
 """Characters of a reply cut at the output cap that the retry shows the model again."""
 
@@ -133,7 +128,7 @@ def shown_again(message: AIMessage) -> AIMessage:
     text = message.text
     if not hit_output_limit(message) or len(text) <= CUT_SHOWN:
         return message
-    cut = text[:CUT_SHOWN].rstrip() + " [... cut: this reply reached the output limit]"
+    cut = text[:CUT_SHOWN].rstrip() + OUTPUT_LIMIT_MARK
     return message.model_copy(update={"content": cut})
 
 

@@ -14,7 +14,8 @@ from typing import Any, ClassVar, Literal, get_args
 
 from langchain_core.messages import BaseMessage
 
-from attention_scoping.core.option_groups import Moved, check_option
+from attention_scoping.core.option_groups import Moved
+from attention_scoping.core.options import check_choice
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS, HesitationMarkers
 from attention_scoping.hesitation.pending import META_TOOLS, Pending
 from attention_scoping.hesitation.radar import DEFAULT_MARKERS, DEFAULT_THRESHOLD, Hesitation
@@ -103,7 +104,7 @@ class Nudging:
 
     def __post_init__(self) -> None:
         """Refuse an unknown role."""
-        check_option("role", self.role, self.CHOICES["role"])
+        check_choice("role", self.role, self.CHOICES["role"])
 
 
 @dataclass(frozen=True)

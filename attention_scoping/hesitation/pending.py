@@ -25,10 +25,10 @@ from attention_scoping.adapters.tools import to_provider_schema, tool_metadata, 
 from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.errors import NOT_RUN_ERRORS
 from attention_scoping.core.messages import current_turn
-from attention_scoping.core.signature import call_signature
 from attention_scoping.core.tool import approval_required, critical_parameters
 from attention_scoping.gateway.tools import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
 from attention_scoping.hesitation.assist import tool_words
+from attention_scoping.hesitation.texts import hint_text, nudge_text, ungrounded_text
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
 __all__ = [
@@ -49,11 +49,6 @@ META_TOOLS = frozenset({LOAD_CONTEXT, SEARCH_TOOL_CATALOG, GET_TOOL_SCHEMA, EXEC
 NUDGE_MARK = "hesitation_nudge"
 """`additional_kwargs` key that marks a nudge message as synthetic (a UI hides it)."""
 
-
-RUNTIME_NOTE = (
-    "[Runtime note, automatic: not written by the user and not their approval of anything.]"
-)
-"""First line of every nudge: who wrote it, and that it is nobody's consent."""
 
 _UNSETTLED_ERRORS = frozenset({"invalid_arguments", "unknown_tool"})
 
@@ -199,100 +194,3 @@ def bound_disclosures(
             )
         )
     return out
-
-
-def _value(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def nudge_text(pending: Sequence[Pending], tools: Sequence[str] = ()) -> str:
-    """The runtime note after a stall: the exact call, the defaults, who approves.
-
-    Written by the runtime about the user, never in the user's voice: it gives no consent and
-    leaves the answer to the user's request (text, an explanation or a draft is an answer).
-
-    Args:
-        pending: The disclosed tools the stall may be about.
-        tools: Names the radar found the message talking about (picked first).
-    """
-    named = [p for p in pending if p.name in tools] or list(pending)
-    focus = named[:3]
-    names = ", ".join(f"`{p.name}`" for p in focus)
-    lines = [
-        RUNTIME_NOTE,
-        f"Your last reply called no tool, though you have the schema of {names}.",
-        "If the user's request asks for this action, make the tool call now instead of listing "
-        "parameters or asking the user to confirm:",
-    ]
-    for p in focus:
-        text = f"- Call {p.call()}"
-        if p.critical:
-            text += f", filling {', '.join(p.critical)} from the user's request"
-        if p.defaults:
-            text += "; for anything the user did not specify use " + ", ".join(
-                f"{k}={_value(v)}" for k, v in p.defaults.items()
-            )
-        text += "."
-        if p.requires_approval:
-            text += f" {p.name} asks the user for approval by itself before it runs."
-        lines.append(text)
-    lines += [
-        "Infer every other value from the conversation. If a required value cannot be inferred "
-        "and has no default, ask the user one short question about that value.",
-        "If the user asked for text, an explanation or a draft, or will act themselves, your "
-        "reply was the answer: give it again and call no tool.",
-    ]
-    return "\n".join(lines)
-
-
-def ungrounded_text(pending: Sequence[Pending], *, named: bool = False) -> str:
-    """The runtime note after an answer given without calling a tool the user's message needs:
-    the best match with its required arguments, up to two more by name as alternatives, and a
-    request for one call (or the answer again if none applies). One call, not a list: a list of
-    signatures made the local 1.5B model call every tool on it and then repeat the calls until
-    its token cap (docs/scoping.md). `named`: the reply wrote out the first tool's name, so it
-    described (or claimed) a call it never made."""
-    focus = list(pending)[:3]
-    if not focus:
-        return "\n".join([RUNTIME_NOTE, "Your last reply answered without calling a tool."])
-    top, others = focus[0], focus[1:]
-    params = top.schema.get("parameters") or {}
-    signature = top.call() if top.via == "gateway" else call_signature(top.name, params)
-    if named:
-        opening = (
-            f"Your last reply names `{top.name}` but calls no tool. Writing about a call does "
-            "not run it, and there is no result until you make the call."
-        )
-    else:
-        opening = "Your last reply answered without calling a tool, so nothing checked it."
-    match = f"The user's request matches `{signature}`"
-    if others:
-        alternatives = " or ".join(f"`{p.name}`" for p in others)
-        match += f"; if {alternatives} fits it better, call that one instead"
-    return "\n".join(
-        [
-            RUNTIME_NOTE,
-            f"{opening} {match}.",
-            "Make one tool call now, with values from the request. If none of these tools "
-            "applies, give your answer again and call no tool.",
-        ]
-    )
-
-
-def hint_text(pending: Sequence[Pending]) -> str:
-    """The runtime note before the turn's first reply: the tools the user's message matches, by
-    name, best first, and a request to call the one that answers it. Names only: on the local
-    1.5B model a signature line made it follow the first tool even where the ranking was wrong
-    (docs/scoping.md)."""
-    focus = list(pending)[:3]
-    names = ", ".join(f"`{p.name}`" for p in focus)
-    how = "call that one now with values from the request"
-    if focus and all(p.via == "gateway" for p in focus):
-        how = f"call it now through `{EXECUTE_TOOL}` with values from the request"
-    return "\n".join(
-        [
-            RUNTIME_NOTE,
-            f"Tools that match the user's request: {names}. If one of them answers it, {how}; "
-            "otherwise answer without a tool.",
-        ]
-    )

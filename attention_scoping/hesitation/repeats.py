@@ -19,7 +19,7 @@ reply give every first call `call_0`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -28,20 +28,28 @@ from langchain.agents.middleware.types import (
     AgentState,
     ContextT,
     ModelRequest,
-    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
 from langchain_core.messages import BaseMessage, ToolMessage
 from typing_extensions import override
 
+from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode, Payload
+from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode, Payload, refusal
+from attention_scoping.core.limits import clip_head
 from attention_scoping.core.messages import current_turn, text_of, tool_calls_of, tool_error_code
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL
+from attention_scoping.hesitation.texts import (
+    REPEAT_ANSWERED_MESSAGE,
+    REPEAT_ANSWERED_STEP,
+    REPEAT_NOTE,
+    REPEAT_SAME_STEP_MESSAGE,
+    REPEAT_SAME_STEP_STEP,
+)
 
 RESULT_CHARS = 2000
 """Characters of the earlier result the answer carries by default."""
@@ -154,41 +162,32 @@ def _same(made: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
     return made.get("name") == call.get("name") and made.get("args") == call.get("args")
 
 
-def _cut(text: str, limit: int) -> str:
-    return (
-        text
-        if len(text) <= limit
-        else f"{text[:limit]}[... cut: {len(text) - limit} more characters]"
-    )
-
-
 def repeat_payload(call: Mapping[str, Any], repeat: Repeat, limit: int = RESULT_CHARS) -> Payload:
     """A structured body for a repeat: what was not run and why, the earlier result, and what
     to do (the middleware answers `same_step` repeats with it)."""
     name = call.get("name")
     if repeat.kind == "same_step" or repeat.result is None:
-        return {
-            "error": ErrorCode.REPEATED_CALL,
-            "message": f"`{name}` is called twice in this reply with the same arguments; only "
-            "the first call runs.",
-            "next_step": "Use the first call's result.",
-        }
-    return {
-        "error": ErrorCode.REPEATED_CALL,
-        "message": f"`{name}` already ran with these arguments in this turn, so it was not run "
-        "again. Its result is in `result`.",
-        "result": _cut(text_of(repeat.result), limit),
-        "next_step": "Answer the user from this result. Call again only with other arguments, "
-        "or another tool, if it does not answer the request.",
-    }
+        return dict(
+            refusal(
+                ErrorCode.REPEATED_CALL,
+                REPEAT_SAME_STEP_MESSAGE.format(name=name),
+                next_step=REPEAT_SAME_STEP_STEP,
+            )
+        )
+    return dict(
+        refusal(
+            ErrorCode.REPEATED_CALL,
+            REPEAT_ANSWERED_MESSAGE.format(name=name),
+            result=clip_head(text_of(repeat.result), limit),
+            next_step=REPEAT_ANSWERED_STEP,
+        )
+    )
 
 
 def repeat_text(call: Mapping[str, Any], result: ToolMessage, limit: int = RESULT_CHARS) -> str:
     """The answer to a repeat of an answered call: the earlier result, then a one-line note."""
-    return (
-        f"{_cut(text_of(result), limit)}\n\n(Note: `{call.get('name')}` already ran with these "
-        "arguments in this turn; this is its result again. Answer the user with it now.)"
-    )
+    note = REPEAT_NOTE.format(name=call.get("name"))
+    return f"{clip_head(text_of(result), limit)}\n\n{note}"
 
 
 def repeat_answer(
@@ -214,7 +213,7 @@ def repeat_answer(
 
 
 class RepeatedCallMiddleware(
-    RefusesToolCalls, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
+    ModelCallHooks, RefusesToolCalls, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
 ):
     """Answer a tool call that repeats an earlier one of this user turn (same tool, same
     arguments) with the earlier result instead of running the tool again.
@@ -292,24 +291,10 @@ class RepeatedCallMiddleware(
         return True if known is None else known
 
     @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Note which offered tools write, then call the model."""
+    def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """Note which offered tools write; the request is passed on unchanged."""
         self._learn(list(request.tools))
-        return handler(request)
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        self._learn(list(request.tools))
-        return await handler(request)
+        return request
 
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """The earlier result for a repeated call, or None to run it."""

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
+from attention_scoping.core.text import listing
 from attention_scoping.hesitation.reading import MessageReading, RequestReading
 from attention_scoping.hesitation.schemas import ParamInfo
 
@@ -73,9 +74,7 @@ class Contribution:
 
 
 def _quote(items: Iterable[str], limit: int = 6) -> str:
-    seq = list(items)
-    shown = ", ".join(seq[:limit])
-    return shown + (f", … ({len(seq) - limit} more)" if len(seq) > limit else "")
+    return listing(items, limit)
 
 
 RULES: tuple[Rule, ...] = (

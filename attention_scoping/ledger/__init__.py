@@ -1,5 +1,8 @@
 """Append-only task ledger: expiring leases, receipts, SQLite (default) and PostgreSQL backends.
 
+Its storage (connections, transactions, retries) is `attention_scoping.storage`, which the
+safety stores share; `RetryPolicy` and friends are re-exported here.
+
 ```python
 from attention_scoping.ledger import Coordinator, SqliteLedger, Worker, WorkResult
 
@@ -35,10 +38,10 @@ if TYPE_CHECKING:
         content_sha256,
     )
     from attention_scoping.ledger.postgres import PostgresLedger
-    from attention_scoping.ledger.retry import DatabaseUnavailableError, RetryPolicy, is_transient
     from attention_scoping.ledger.roles import Coordinator, Worker, WorkResult
     from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS
     from attention_scoping.ledger.sqlite import SqliteLedger
+    from attention_scoping.storage.retry import DatabaseUnavailableError, RetryPolicy, is_transient
 
 _EXPORTS = {
     "DEFAULT_MAX_ATTEMPTS": "sql",
@@ -47,9 +50,9 @@ _EXPORTS = {
     "AlreadyCompletedError": "interface",
     "content_sha256": "interface",
     "Coordinator": "roles",
-    "DatabaseUnavailableError": "retry",
+    "DatabaseUnavailableError": "roles",  # defined in attention_scoping.storage.retry
     "EventKind": "interface",
-    "is_transient": "retry",
+    "is_transient": "roles",  # defined in attention_scoping.storage.retry
     "Lease": "interface",
     "LeaseLostError": "interface",
     "LedgerError": "interface",
@@ -57,7 +60,7 @@ _EXPORTS = {
     "NotALedgerError": "interface",
     "PostgresLedger": "postgres",
     "Receipt": "interface",
-    "RetryPolicy": "retry",
+    "RetryPolicy": "roles",  # defined in attention_scoping.storage.retry
     "SqliteLedger": "sqlite",
     "TaskExistsError": "interface",
     "TaskInfo": "interface",

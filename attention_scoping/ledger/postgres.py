@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from attention_scoping.ledger.postgres_db import PostgresDatabase, check_identifier
-from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger, Tx
+from attention_scoping.storage.postgres import PostgresDatabase, check_identifier
+from attention_scoping.storage.retry import RetryPolicy
 
 __all__ = ["PostgresLedger"]
 

@@ -20,7 +20,7 @@ from attention_scoping.ledger.interface import (
     TaskLedger,
     TaskStatus,
 )
-from attention_scoping.ledger.retry import (
+from attention_scoping.storage.retry import (
     Backoff,
     DatabaseUnavailableError,
     RetryPolicy,

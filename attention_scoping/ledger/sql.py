@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from attention_scoping.ledger.bounds import check_delay, check_lease
 from attention_scoping.ledger.interface import (
@@ -37,7 +37,8 @@ from attention_scoping.ledger.interface import (
     UnknownTaskError,
 )
 from attention_scoping.ledger.interface import content_sha256 as hash_output
-from attention_scoping.ledger.retry import RetryPolicy
+from attention_scoping.storage.database import Database, Tx
+from attention_scoping.storage.retry import RetryPolicy
 
 __all__ = ["Database", "SqlLedger", "Tx"]
 
@@ -56,38 +57,6 @@ _RECEIPT_COLS = (
     "task_id, status, content_sha256, affected_ids, worker, lease_id, attempt, completed_at, "
     "seq, error"
 )
-
-
-class Tx(Protocol):
-    """A transaction as the shared logic uses it (SQL written with `?` placeholders)."""
-
-    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        """Run a statement and return its rows."""
-        ...
-
-    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
-        """Run a statement and return the number of rows it changed."""
-        ...
-
-
-class Database(Protocol):
-    """One shared connection as the SQL stores use it (`SqliteDatabase`, `PostgresDatabase`)."""
-
-    def write_tx(self) -> AbstractContextManager[Tx]:
-        """A write transaction (committed on exit, rolled back on error)."""
-        ...
-
-    def read_tx(self) -> AbstractContextManager[Tx]:
-        """A read-only snapshot."""
-        ...
-
-    def reset(self) -> None:
-        """Drop the connection after a transient error (the next transaction reconnects)."""
-        ...
-
-    def close(self) -> None:
-        """Close the connection for good."""
-        ...
 
 
 def _receipt(row: Sequence[Any]) -> Receipt:
@@ -122,6 +91,11 @@ def _info(row: Sequence[Any]) -> TaskInfo:
         created_at=float(created),
         updated_at=float(updated),
     )
+
+
+def _held_by(lease: Lease) -> dict[str, Any]:
+    """The `worker`, `lease_id` and `attempt` of an event or outcome by the holder of `lease`."""
+    return {"worker": lease.worker, "lease_id": lease.lease_id, "attempt": lease.attempt}
 
 
 class SqlLedger(TaskLedger):
@@ -326,18 +300,8 @@ class SqlLedger(TaskLedger):
         error: str | None = None,
     ) -> Receipt:
         """`_finish` by the holder of `lease`."""
-        return self._finish(
-            tx,
-            lease.task_id,
-            status,
-            now,
-            worker=lease.worker,
-            lease_id=lease.lease_id,
-            attempt=lease.attempt,
-            sha=sha,
-            affected=affected,
-            error=error,
-        )
+        held = {**_held_by(lease), "sha": sha, "affected": affected, "error": error}
+        return self._finish(tx, lease.task_id, status, now, **held)
 
     def _expire(self, tx: Tx, row: Sequence[Any], now: float) -> bool:
         """Log the expiry of `row`'s lease; fail the task if out of attempts. True if failed."""
@@ -528,16 +492,8 @@ class SqlLedger(TaskLedger):
                     f"UPDATE {self.tasks_table} SET ready_at = ?, updated_at = ? WHERE task_id = ?",
                     (expires, now, lease.task_id),
                 )
-                self._event(
-                    tx,
-                    lease.task_id,
-                    EventKind.HEARTBEAT,
-                    now,
-                    worker=lease.worker,
-                    lease_id=lease.lease_id,
-                    attempt=lease.attempt,
-                    data={"expires_at": expires},
-                )
+                held = {**_held_by(lease), "data": {"expires_at": expires}}
+                self._event(tx, lease.task_id, EventKind.HEARTBEAT, now, **held)
                 return expires
 
         expires = self._do("heartbeat", attempt)
@@ -577,16 +533,8 @@ class SqlLedger(TaskLedger):
         row = self._held(tx, lease, now)
         max_attempts = row[5]
         if retry and (max_attempts is None or lease.attempt < max_attempts):
-            self._event(
-                tx,
-                lease.task_id,
-                EventKind.FAILED,
-                now,
-                worker=lease.worker,
-                lease_id=lease.lease_id,
-                attempt=lease.attempt,
-                data={"error": error, "retry": True},
-            )
+            held = {**_held_by(lease), "data": {"error": error, "retry": True}}
+            self._event(tx, lease.task_id, EventKind.FAILED, now, **held)
             tx.run(
                 f"UPDATE {self.tasks_table} SET status = ?, ready_at = ?, lease_id = NULL, "
                 "worker = NULL, updated_at = ? WHERE task_id = ?",

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from attention_scoping.ledger.interface import NotALedgerError
-from attention_scoping.ledger.retry import RetryPolicy
 from attention_scoping.ledger.sql import DEFAULT_MAX_ATTEMPTS, SqlLedger
-from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
+from attention_scoping.storage.retry import RetryPolicy
+from attention_scoping.storage.sqlite import SqliteDatabase, Synchronous
 
 __all__ = ["SqliteLedger", "check_ledger_file"]
 

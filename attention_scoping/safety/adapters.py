@@ -11,7 +11,8 @@ from __future__ import annotations
 import inspect
 import json
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
@@ -63,28 +64,31 @@ def _refusal(body: Mapping[str, Any]) -> ToolException:
     return ToolException(render_payload(dict(body)))
 
 
+@contextmanager
+def _refused(name: str) -> Iterator[None]:
+    """Turn the manifest's refusals of a call to `name` into `ToolException`s with a payload."""
+    try:
+        yield
+    except ArgumentError as exc:
+        raise _refusal(payloads.invalid_arguments(exc)) from exc
+    except UnknownToolError as exc:
+        raise _refusal(payloads.unknown_tool(exc)) from exc
+    except WriteNotGuardedError as exc:
+        raise _refusal(payloads.write_not_guarded(name)) from exc
+
+
 def _build(manifest: CapabilityManifest, spec: Capability) -> BaseTool:
     name = manifest.qualify(spec.name)
 
     def run(**arguments: Any) -> str:
-        try:
-            return render_result(manifest.execute(name, arguments))
-        except ArgumentError as exc:
-            raise _refusal(payloads.invalid_arguments(exc)) from exc
-        except UnknownToolError as exc:
-            raise _refusal(payloads.unknown_tool(exc)) from exc
-        except WriteNotGuardedError as exc:
-            raise _refusal(payloads.write_not_guarded(name)) from exc
+        with _refused(name):
+            result = manifest.execute(name, arguments)
+        return render_result(result)
 
     async def arun(**arguments: Any) -> str:
-        try:
-            return render_result(await manifest.aexecute(name, arguments))
-        except ArgumentError as exc:
-            raise _refusal(payloads.invalid_arguments(exc)) from exc
-        except UnknownToolError as exc:
-            raise _refusal(payloads.unknown_tool(exc)) from exc
-        except WriteNotGuardedError as exc:
-            raise _refusal(payloads.write_not_guarded(name)) from exc
+        with _refused(name):
+            result = await manifest.aexecute(name, arguments)
+        return render_result(result)
 
     is_async = inspect.iscoroutinefunction(spec.handler)
     return StructuredTool(

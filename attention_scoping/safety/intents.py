@@ -20,11 +20,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attention_scoping.core.failures import exception_line
-from attention_scoping.ledger.retry import is_transient
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
+from attention_scoping.storage.retry import is_transient
 
 if TYPE_CHECKING:
     from attention_scoping.safety.tokens import TokenIssuer

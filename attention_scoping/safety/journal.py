@@ -17,9 +17,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
-from attention_scoping.ledger.retry import RetryPolicy
-from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
+from attention_scoping.storage.retry import RetryPolicy
+from attention_scoping.storage.sqlite import SqliteDatabase, Synchronous
 
 __all__ = ["IntentJournal", "MemoryIntentJournal", "SqliteIntentJournal"]
 

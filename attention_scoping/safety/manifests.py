@@ -13,7 +13,6 @@ Framework-free: the LangChain adapters live in `attention_scoping.safety.adapter
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.errors import (
     ArgumentError,
@@ -232,10 +232,8 @@ class CapabilityManifest:
             msg = f"{name!r} is not a tool of namespace {self.namespace!r}"
             raise UnknownToolError(name, ErrorCode.UNKNOWN_NAMESPACE, msg, self.qualified_names)
         if parts[1] not in self.specs:
-            hint = difflib.get_close_matches(name, self.qualified_names, n=1, cutoff=0.6)
-            msg = f"namespace {self.namespace!r} has no tool {parts[1]!r}" + (
-                f" (did you mean {hint[0]!r}?)" if hint else ""
-            )
+            hint = did_you_mean_hint(name, self.qualified_names)
+            msg = f"namespace {self.namespace!r} has no tool {parts[1]!r}{hint}"
             raise UnknownToolError(name, ErrorCode.UNKNOWN_TOOL, msg, self.qualified_names)
         return self.specs[parts[1]]
 
@@ -285,20 +283,6 @@ class CapabilityManifest:
             raise WriteNotGuardedError(msg)
         return args
 
-    def provider_schemas(self) -> list[dict[str, Any]]:
-        """The tools as OpenAI-style function dicts (what a provider receives)."""
-        return [
-            {
-                "type": "function",
-                "function": {
-                    "name": self.qualify(s.name),
-                    "description": s.description,
-                    "parameters": dict(s.parameters),
-                },
-            }
-            for s in self.specs.values()
-        ]
-
 
 class ManifestRegistry:
     """Several manifests with distinct namespaces: resolve any provider-facing tool name."""
@@ -344,12 +328,10 @@ class ManifestRegistry:
         parts = split_name(name)
         namespace = parts[0] if parts else None
         if namespace is None or namespace not in self.manifests:
-            hint = difflib.get_close_matches(name, self.names, n=1, cutoff=0.6)
             known = ", ".join(repr(n) for n in self.manifests)
             what = f"namespace {namespace!r}" if namespace else f"a namespace in {name!r}"
-            msg = f"there is no {what}; bound namespaces: {known}" + (
-                f" (did you mean {hint[0]!r}?)" if hint else ""
-            )
+            hint = did_you_mean_hint(name, self.names)
+            msg = f"there is no {what}; bound namespaces: {known}{hint}"
             raise UnknownToolError(name, ErrorCode.UNKNOWN_NAMESPACE, msg, self.names)
         manifest = self.manifests[namespace]
         return manifest, manifest.spec(name)

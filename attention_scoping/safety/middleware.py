@@ -18,13 +18,13 @@ from langchain.agents.middleware.types import (
     AgentState,
     ContextT,
     ModelRequest,
-    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
 from langchain_core.messages import ToolMessage
 from typing_extensions import override
 
+from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import bounded_result
 from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.errors import ErrorCode, render_payload
@@ -101,7 +101,9 @@ class _WriteCall:
         return self.spec.affected(self.args, result) if self.spec.affected else ()
 
 
-class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
+class ManifestMiddleware(
+    ModelCallHooks, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
+):
     """Bind an agent to capability manifests; writes run only after a confirmed preview.
 
     Example:
@@ -169,7 +171,8 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
 
     # -- model calls ------------------------------------------------------------------------
 
-    def prepare_request(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+    @override
+    def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """Keep only the manifests' tools (and `allow`) when exclusive."""
         if not self.exclusive:
             return request
@@ -178,24 +181,6 @@ class ManifestMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Respon
         if len(tools) == len(request.tools):
             return request
         return request.override(tools=tools)
-
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Call the model with the manifests' tools only."""
-        return handler(self.prepare_request(request))
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        return await handler(self.prepare_request(request))
 
     # -- tool calls -------------------------------------------------------------------------
 

@@ -6,11 +6,11 @@ moves forward, so a model repairs the call instead of guessing or asking the use
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from typing import Any
 
-from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal
+from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.safety.errors import ArgumentError, UnknownToolError
 from attention_scoping.safety.intents import (
     DuplicateIntentError,
@@ -44,31 +44,31 @@ def _retry_hint(tool: str) -> str:
     return f"call {tool} again without {CONFIRMATION_FIELD} to get a fresh preview and code"
 
 
-def unknown_tool(error: UnknownToolError) -> dict[str, Any]:
+EXACT_NAME_STEP = "Call one of the available tools with its exact name."
+"""`unknown_tool`, `unknown_namespace`, `tool_not_in_manifest`: what the model does next."""
+
+
+def unknown_tool(error: UnknownToolError) -> ErrorPayload:
     """A call to a namespace or tool the bound manifests do not own."""
-    return {
-        "error": error.reason,
-        "tool": error.name,
-        "message": f"{error}; nothing was run.",
-        "available_tools": error.available,
-        "next_step": "Call one of the available tools with its exact name.",
-    }
+    return refusal(
+        error.reason,
+        f"{error}; nothing was run.",
+        tool=error.name,
+        available=error.available,
+        next_step=EXACT_NAME_STEP,
+    )
 
 
-def not_in_manifests(tool: str, available: Sequence[str]) -> dict[str, Any]:
+def not_in_manifests(tool: str, available: Sequence[str]) -> ErrorPayload:
     """A call to a tool outside the manifests this agent is bound to."""
-    hint = difflib.get_close_matches(tool, list(available), n=1, cutoff=0.6)
-    return {
-        "error": ErrorCode.TOOL_NOT_IN_MANIFEST,
-        "tool": tool,
-        "message": (
-            f"{tool!r} is not a tool of this agent's manifests"
-            + (f" (did you mean {hint[0]!r}?)" if hint else "")
-            + "; it was not run."
-        ),
-        "available_tools": list(available),
-        "next_step": "Call one of the available tools with its exact name.",
-    }
+    hint = did_you_mean_hint(tool, available)
+    return refusal(
+        ErrorCode.TOOL_NOT_IN_MANIFEST,
+        f"{tool!r} is not a tool of this agent's manifests{hint}; it was not run.",
+        tool=tool,
+        available=available,
+        next_step=EXACT_NAME_STEP,
+    )
 
 
 def invalid_arguments(error: ArgumentError) -> dict[str, Any]:

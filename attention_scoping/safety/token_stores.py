@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from attention_scoping.ledger.postgres_db import PgTx, PostgresDatabase, check_identifier
-from attention_scoping.ledger.retry import RetryPolicy
-from attention_scoping.ledger.sql import Database, Tx
-from attention_scoping.ledger.sqlite_db import SqliteDatabase, Synchronous
+from attention_scoping.storage.database import Database, Tx
+from attention_scoping.storage.postgres import PgTx, PostgresDatabase, check_identifier
+from attention_scoping.storage.retry import RetryPolicy
+from attention_scoping.storage.sqlite import SqliteDatabase, Synchronous
 
 __all__ = [
     "CodeRecord",

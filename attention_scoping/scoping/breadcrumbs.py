@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal
+from attention_scoping.core.limits import shorten
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 from attention_scoping.scoping.prompts import module_layer
 
@@ -62,10 +63,6 @@ def loaded_payload(
     return payload
 
 
-_SHOWN_CHARS = 200
-"""Longest rendering of a requested value echoed back to the model."""
-
-
 def shown_value(value: Any) -> str:
     """`value` as the model wrote it (JSON for non-strings), cut to a short line."""
     if isinstance(value, str):
@@ -75,10 +72,10 @@ def shown_value(value: Any) -> str:
             text = json.dumps(value, ensure_ascii=False)
         except (TypeError, ValueError, RecursionError):
             text = f"<{type(value).__name__}>"
-    return text if len(text) <= _SHOWN_CHARS else text[: _SHOWN_CHARS - 1] + "…"
+    return shorten(text)
 
 
-def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, Any]:
+def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> ErrorPayload:
     """Error for a `load_context` call with a name that is not a scope (or not a string)."""
     text = shown_value(requested)
     if isinstance(requested, str):
@@ -86,10 +83,10 @@ def unknown_context_payload(catalog: ScopeCatalog, requested: Any) -> dict[str, 
     else:
         kind = "null" if requested is None else type(requested).__name__
         problem = f"`name` must be one context name (a string), not {kind} {text}."
-    return {
-        "error": ErrorCode.UNKNOWN_CONTEXT,
-        "requested": text,
-        "message": problem,
-        "valid_contexts": list(catalog.names),
-        "next_step": f"Call {LOAD_CONTEXT} with one of the valid contexts.",
-    }
+    return refusal(
+        ErrorCode.UNKNOWN_CONTEXT,
+        problem,
+        requested=text,
+        valid_contexts=list(catalog.names),
+        next_step=f"Call {LOAD_CONTEXT} with one of the valid contexts.",
+    )

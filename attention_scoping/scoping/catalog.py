@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from attention_scoping.core.text import did_you_mean_hint
+from attention_scoping.core.text import did_you_mean_hint, listing
 from attention_scoping.core.tool import tool_object_name
 
 if TYPE_CHECKING:
@@ -41,9 +41,7 @@ def _closest(value: str, valid: Iterable[str]) -> str:
 
 def _listing(values: Iterable[str], limit: int = 40) -> str:
     """A sorted, bounded listing of `values` for error messages."""
-    items = sorted(values)
-    shown = ", ".join(repr(v) for v in items[:limit])
-    return shown + (f", … ({len(items) - limit} more)" if len(items) > limit else "")
+    return listing([repr(v) for v in sorted(values)], limit)
 
 
 @dataclass(frozen=True)
@@ -234,21 +232,17 @@ class ScopeCatalog:
             ScopeConfigError: naming the scope, the unknown tool and the registered tools.
         """
         known = set(registered) | {LOAD_CONTEXT}
-        for scope in self.scopes.values():
-            for tname in scope.tools:
-                if tname not in known:
-                    msg = (
-                        f"scope {scope.name!r} names unknown tool {tname!r}"
-                        f"{_closest(tname, known)}; registered tools: {_listing(known)}"
-                    )
-                    raise ScopeConfigError(msg)
-        for tname in self.always_on:
-            if tname not in known:
-                msg = (
-                    f"always-on tool {tname!r} is not registered{_closest(tname, known)}; "
-                    f"registered tools: {_listing(known)}"
-                )
-                raise ScopeConfigError(msg)
+        missing = [
+            (f"scope {scope.name!r} names unknown tool {tname!r}", tname)
+            for scope in self.scopes.values()
+            for tname in scope.tools
+        ]
+        missing += [(f"always-on tool {t!r} is not registered", t) for t in self.always_on]
+        missing = [(what, tname) for what, tname in missing if tname not in known]
+        if missing:
+            what, tname = missing[0]
+            msg = f"{what}{_closest(tname, known)}; registered tools: {_listing(known)}"
+            raise ScopeConfigError(msg)
         self.validated = True
 
     # -- queries used on every model / tool call -------------------------------------------

@@ -12,11 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from attention_scoping.core.blast_radius import Opener, may_open
-from attention_scoping.core.errors import ErrorCode
+from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal, unknown_tool
 from attention_scoping.core.messages import MessageLike, tool_calls_of
 from attention_scoping.core.text import did_you_mean_hint
 from attention_scoping.scoping.breadcrumbs import scope_tools, unknown_context_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
+
+UNKNOWN_TOOL_STEP = (
+    f"Call one of the available tools, or call {LOAD_CONTEXT} to switch to the context that "
+    "has what you need."
+)
+"""`unknown_tool`: what the model does next (the scope gate's refusal)."""
 
 
 def sibling_calls(messages: Sequence[MessageLike], call_id: str | None) -> list[dict[str, Any]]:
@@ -56,7 +62,7 @@ def _is_scope(catalog: ScopeCatalog, target: Any) -> bool:
 
 def review_load_context(
     catalog: ScopeCatalog, call: Mapping[str, Any], siblings: Sequence[Mapping[str, Any]]
-) -> dict[str, Any] | None:
+) -> ErrorPayload | None:
     """Refusal payload for a bad `load_context` call, or None to let it run.
 
     Refuses an unknown name, and every `load_context` of a step but the first valid one (two
@@ -67,18 +73,18 @@ def review_load_context(
         return unknown_context_payload(catalog, target)
     winner = accepted_switch(catalog, siblings)
     if winner is not None and winner.get("id") != call.get("id"):
-        return {
-            "error": ErrorCode.ONE_CONTEXT_PER_STEP,
-            "requested": target,
-            "message": (
+        return refusal(
+            ErrorCode.ONE_CONTEXT_PER_STEP,
+            (
                 f"{LOAD_CONTEXT}({_target(winner)!r}) is already switching context in this step; "
                 "only one context can be active."
             ),
-            "next_step": (
+            requested=target,
+            next_step=(
                 f"Use the tools of {_target(winner)!r} now; call {LOAD_CONTEXT}({target!r}) "
                 "later if the request still needs it."
             ),
-        }
+        )
     return None
 
 
@@ -100,24 +106,24 @@ def closed_writes(
 
 def closed_write_payload(
     catalog: ScopeCatalog, scope: str, name: str, hidden: frozenset[str]
-) -> dict[str, Any]:
+) -> ErrorPayload:
     """Refusal of a call to a writing tool of a scope that code opened for the model: the
     model opens writes itself, by loading the scope with `load_context`."""
-    return {
-        "error": ErrorCode.TOOL_NOT_IN_CONTEXT,
-        "tool": name,
-        "active_context": scope,
-        "message": (
+    return refusal(
+        ErrorCode.TOOL_NOT_IN_CONTEXT,
+        (
             f"{name!r} changes something and is not in view: context {scope!r} was opened for "
             "you, so only its tools that read are shown. It was not run."
         ),
-        "available_tools": [t for t in scope_tools(catalog, scope) if t not in hidden],
-        "contexts_with_tool": list(catalog.scopes_offering(name)),
-        "next_step": (
+        tool=name,
+        active_context=scope,
+        available=[t for t in scope_tools(catalog, scope) if t not in hidden],
+        contexts_with_tool=list(catalog.scopes_offering(name)),
+        next_step=(
             f"If the user asked for this change, call {LOAD_CONTEXT}({scope!r}) yourself, "
             f"then call {name} again."
         ),
-    }
+    )
 
 
 def review_call(
@@ -128,7 +134,7 @@ def review_call(
     *,
     extra_visible: frozenset[str] = frozenset(),
     hidden: frozenset[str] = frozenset(),
-) -> dict[str, Any] | None:
+) -> Mapping[str, Any] | None:
     """Refusal payload for a tool call outside what the model was shown, or None when it may
     run.
 
@@ -152,18 +158,18 @@ def review_call(
     if switch is not None:
         new_scope = _target(switch)
         if name in catalog.visible(new_scope):
-            return {
-                "error": ErrorCode.CONTEXT_SWITCHED_IN_SAME_STEP,
-                "tool": name,
-                "active_context": new_scope,
-                "message": (
+            return refusal(
+                ErrorCode.CONTEXT_SWITCHED_IN_SAME_STEP,
+                (
                     f"{name!r} was not run: it was called in the same step as "
                     f"{LOAD_CONTEXT}({new_scope!r}), before that context was loaded. "
                     f"Context {new_scope!r} is now loaded."
                 ),
-                "available_tools": scope_tools(catalog, new_scope),
-                "next_step": f"Call {name} again now, with the same arguments.",
-            }
+                tool=name,
+                active_context=new_scope,
+                available=scope_tools(catalog, new_scope),
+                next_step=f"Call {name} again now, with the same arguments.",
+            )
 
     if scope is not None and name in hidden:
         return closed_write_payload(catalog, scope, name, hidden)
@@ -177,29 +183,23 @@ def review_call(
         else:
             choices = ", ".join(repr(s) for s in offering)
             step = f"Call {LOAD_CONTEXT} with one of {choices} first, then call {name} again."
-        return {
-            "error": ErrorCode.TOOL_NOT_IN_CONTEXT,
-            "tool": name,
-            "active_context": scope,
-            "message": f"{name!r} is not available {_where(scope)}; it was not run.",
-            "available_tools": available,
-            "contexts_with_tool": list(offering),
-            "next_step": step,
-        }
-    hint = did_you_mean_hint(name, available)
-    return {
-        "error": ErrorCode.UNKNOWN_TOOL,
-        "tool": name,
-        "active_context": scope,
-        "message": (
-            f"There is no tool named {name!r} {_where(scope)}" + hint + "; nothing was run."
-        ),
-        "available_tools": available,
-        "next_step": (
-            "Call one of the available tools, or call "
-            f"{LOAD_CONTEXT} to switch to the context that has what you need."
-        ),
-    }
+        return refusal(
+            ErrorCode.TOOL_NOT_IN_CONTEXT,
+            f"{name!r} is not available {_where(scope)}; it was not run.",
+            tool=name,
+            active_context=scope,
+            available=available,
+            contexts_with_tool=list(offering),
+            next_step=step,
+        )
+    return unknown_tool(
+        name,
+        UNKNOWN_TOOL_STEP,
+        available=available,
+        where=f" {_where(scope)}",
+        hint=did_you_mean_hint(name, available),
+        active_context=scope,
+    )
 
 
 @dataclass(frozen=True)

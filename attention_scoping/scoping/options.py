@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
-from attention_scoping.core.option_groups import Moved, check_option, choices_text
+from attention_scoping.core.option_groups import Moved
+from attention_scoping.core.options import check_choice, choices_text
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeConfigError
 from attention_scoping.scoping.prompts import DEFAULT_CORE, INDEX_HEADER, PromptLayout
@@ -89,7 +90,7 @@ class Navigation:
     def __post_init__(self) -> None:
         """Refuse an unknown value or two fields that contradict each other."""
         for name, choices in self.CHOICES.items():
-            check_option(name, getattr(self, name), choices, ScopeConfigError)
+            check_choice(name, getattr(self, name), choices, ScopeConfigError)
         self._check_ranker()
         self._check_numbers()
         self._check_coupling()
@@ -203,9 +204,9 @@ class Layout:
 
     def __post_init__(self) -> None:
         """Refuse an unknown value, or an option the compact layout would override."""
-        check_option("prompt", self.prompt, self.CHOICES["prompt"], ScopeConfigError)
+        check_choice("prompt", self.prompt, self.CHOICES["prompt"], ScopeConfigError)
         if self.module_delivery is not None:
-            check_option(
+            check_choice(
                 "module_delivery",
                 self.module_delivery,
                 self.CHOICES["module_delivery"],

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from attention_scoping.adapters.tools import specs_from_tools
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.extras import GATE_EXTRA_HINT
+from attention_scoping.core.options import check_choice, choices_text
 from attention_scoping.core.text import lexical_tokens
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
@@ -100,7 +101,7 @@ class FusedRank:
 def _check_ranker(ranker: object) -> None:
     """Refuse a ranker that is neither a known name nor a callable."""
     if ranker not in RANKERS:
-        msg = f"ranker must be one of {', '.join(RANKERS)} or a callable, not {ranker!r}"
+        msg = f"ranker must be {choices_text(RANKERS)} or a callable, not {ranker!r}"
         raise ValueError(msg)
 
 
@@ -147,12 +148,8 @@ class ScopeStart:
         ranker: Any,
     ) -> None:
         """Validate the options; nothing is ranked or loaded yet."""
-        if preselect not in PRESELECT_MODES:
-            msg = f"preselect must be one of {', '.join(PRESELECT_MODES)}, not {preselect!r}"
-            raise ValueError(msg)
-        if start not in START_MODES:
-            msg = f"start must be one of {', '.join(START_MODES)}, not {start!r}"
-            raise ValueError(msg)
+        check_choice("preselect", preselect, PRESELECT_MODES)
+        check_choice("start", start, START_MODES)
         if margin is not None and not 0.0 <= margin < 1.0:
             msg = f"preselect_margin must be in [0, 1), not {margin!r}"
             raise ValueError(msg)

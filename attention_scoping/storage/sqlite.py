@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, Literal
 
-from attention_scoping.ledger.retry import RetryPolicy
+from attention_scoping.core.options import check_choice
+from attention_scoping.storage.retry import RetryPolicy
 
 __all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
 
@@ -61,9 +62,7 @@ class SqliteDatabase:
     ) -> None:
         """Keep the settings for the file at `path`; the first transaction (normally a
         retried `setup`) opens it, creating it if needed, in WAL mode."""
-        if synchronous not in ("FULL", "NORMAL"):
-            msg = f"synchronous must be 'FULL' or 'NORMAL', not {synchronous!r}"
-            raise ValueError(msg)
+        check_choice("synchronous", synchronous, Synchronous)
         self.path = os.fspath(path)
         self.busy_timeout = busy_timeout
         self.synchronous = synchronous

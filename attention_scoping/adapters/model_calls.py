@@ -1,0 +1,48 @@
+"""`ModelCallHooks`: the sync and async model-call hooks written once, around two steps.
+
+Many middlewares do something before the model call (narrow the tools, note what they are) and
+something after it (rewrite the reply); LangChain asks for both a `wrap_model_call` and an
+`awrap_model_call` that do the same. A subclass implements `prepare_request(request)` and/or
+`finish_reply(request, response)`; this mixin supplies the two hooks around them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware.types import ModelRequest, ModelResponse
+
+__all__ = ["ModelCallHooks"]
+
+
+class ModelCallHooks:
+    """Mixin (before `AgentMiddleware` in the bases): `wrap_model_call` and `awrap_model_call`
+    as `finish_reply(request, handler(prepare_request(request)))`."""
+
+    def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request the model gets (the given one unless a subclass changes it)."""
+        return request
+
+    def finish_reply(
+        self, request: ModelRequest[Any], response: ModelResponse[Any]
+    ) -> ModelResponse[Any]:
+        """The reply passed on (the model's unless a subclass rewrites it); `request` is the
+        one this middleware received."""
+        return response
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        """Call the model between `prepare_request` and `finish_reply`."""
+        return self.finish_reply(request, handler(self.prepare_request(request)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        """Async form of `wrap_model_call`."""
+        return self.finish_reply(request, await handler(self.prepare_request(request)))

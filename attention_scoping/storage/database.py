@@ -1,0 +1,43 @@
+"""What a SQL store needs of its database: transactions that run `?`-placeholder SQL, and a
+connection it can drop after a transient error. `SqliteDatabase` and `PostgresDatabase` are the
+two implementations; the task ledger and the token store are written against these protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+__all__ = ["Database", "Tx"]
+
+
+class Tx(Protocol):
+    """A transaction as the shared logic uses it (SQL written with `?` placeholders)."""
+
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Run a statement and return its rows."""
+        ...
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run a statement and return the number of rows it changed."""
+        ...
+
+
+class Database(Protocol):
+    """One shared connection as the SQL stores use it (`SqliteDatabase`, `PostgresDatabase`)."""
+
+    def write_tx(self) -> AbstractContextManager[Tx]:
+        """A write transaction (committed on exit, rolled back on error)."""
+        ...
+
+    def read_tx(self) -> AbstractContextManager[Tx]:
+        """A read-only snapshot."""
+        ...
+
+    def reset(self) -> None:
+        """Drop the connection after a transient error (the next transaction reconnects)."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection for good."""
+        ...
