@@ -1,7 +1,8 @@
 """Real MCP servers from PyPI (time, git, sqlite) as scopes, and the audit of a real set-up.
 
-The servers run from their own venvs (`tests/mcp_support.py` makes them on first use); without
-PyPI the tests are skipped with the reason.
+`mcp-server-time` and `mcp-server-git` run from the package's own environment (protocol
+2026-07-28); `mcp-server-sqlite` from a venv of its own with `mcp<2` (the 2025 handshake),
+made on first use by `tests/mcp_support.py`. Without them the tests are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -165,10 +166,10 @@ async def _independent_tools(server: dict[str, Any]) -> list[dict[str, Any]]:
             "function": {
                 "name": t.name,
                 "description": t.description or "",
-                "parameters": t.inputSchema,
+                "parameters": t.input_schema,
             },
         }
-        for t in listed.tools
+        for t in sorted(listed.tools, key=lambda t: t.name)
     ]
 
 
