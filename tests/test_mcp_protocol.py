@@ -29,7 +29,14 @@ from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddlewa
 from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.tool import approval_required
 from attention_scoping.hesitation.repeats import REPEAT_MARK, RepeatedCallMiddleware
-from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
+from attention_scoping.mcp import (
+    McpConnectMiddleware,
+    McpFault,
+    McpServers,
+    McpTool,
+    ServerDescription,
+    discover_servers,
+)
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
 from attention_scoping.mcp.faults import exception_text
@@ -268,3 +275,19 @@ def test_deeply_nested_structured_content_is_bounded_not_a_recursion_error() -> 
     assert isinstance(content, str) and content.startswith("[structured content omitted")
     flat = mcp_types.CallToolResult(content=[], structured_content={"n": 1})
     assert as_content("s", "t", flat) == '{"n": 1}'
+
+
+# -- server/discover ----------------------------------------------------------------------------
+
+
+def test_server_discover_describes_a_current_server_and_skips_a_2025_one() -> None:
+    found = discover_servers(
+        {"mcpServers": {"calc": CALC, "changing": CHANGING, "gone": {"command": "no-such-mcp"}}}
+    )
+    calc = found["calc"]
+    assert isinstance(calc, ServerDescription)
+    assert calc.versions == ("2026-07-28",) and calc.tools and calc.list_changed
+    assert (calc.instructions or "").startswith("Exact integer arithmetic")
+    assert found["changing"] is None  # no server/discover; no initialize was sent either
+    gone = found["gone"]
+    assert isinstance(gone, McpFault) and gone.code == "server_unavailable"

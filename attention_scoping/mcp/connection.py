@@ -223,7 +223,9 @@ class ServerConnection:
 
     # -- opening -------------------------------------------------------------------------
 
-    def _transport(self, errlog: StderrTail | None) -> Any:
+    def transport(self, errlog: StderrTail | None) -> Any:
+        """The SDK transport for this server (stdio's stderr into `errlog`): an async context
+        manager yielding the stream pair."""
         server = self.server
         if server.transport == "stdio":
             params = StdioServerParameters(
@@ -237,7 +239,7 @@ class ServerConnection:
     @contextlib.asynccontextmanager
     async def _open(self, errlog: StderrTail | None) -> AsyncIterator[Client]:
         client = Client(
-            self._transport(errlog),
+            self.transport(errlog),
             mode="auto",
             message_handler=self._on_message,
             cache=None,
@@ -292,7 +294,8 @@ class ServerConnection:
         shown = clip(redact(detail[:head]), FAULT_TEXT_CHARS) if detail else detail
         return McpFault(self.server.name, text, code=code, tool=tool, detail=shown)
 
-    def _start_fault(self, exc: BaseException, errlog: StderrTail | None) -> McpFault:
+    def start_fault(self, exc: BaseException, errlog: StderrTail | None) -> McpFault:
+        """The `server_unavailable` fault for a failed start, with the redacted stderr tail."""
         leaves = leaf_exceptions(exc)
         if any(isinstance(e, FileNotFoundError) for e in leaves):
             message = f"cannot start {self.server.command!r}: command not found"
@@ -346,7 +349,7 @@ class ServerConnection:
             raise
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(self._start_fault(exc, errlog))
+                ready.set_exception(self.start_fault(exc, errlog))
             else:
                 ended = self.server.redact(exception_text(exc))
                 logger.debug("MCP session %r ended: %s", self.server.name, ended)
