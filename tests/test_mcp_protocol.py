@@ -291,3 +291,17 @@ def test_server_discover_describes_a_current_server_and_skips_a_2025_one() -> No
     assert found["changing"] is None  # no server/discover; no initialize was sent either
     gone = found["gone"]
     assert isinstance(gone, McpFault) and gone.code == "server_unavailable"
+
+
+@pytest.mark.parametrize(("ttl", "relisted"), [(200, True), (0, False)])
+def test_an_expired_listing_is_read_again_at_the_next_turn(
+    tmp_path: Path, ttl: int, relisted: bool
+) -> None:
+    server = python_server("fastmcp_server.py", "--ttl", str(ttl), "--quiet")
+    with McpServers({"mcpServers": {"calc": server}}, cache_dir=str(tmp_path)) as servers:
+        assert servers.call("calc", "enable_history", {}) == "history enabled"  # unannounced
+        listing = servers.connections["calc"].listing
+        assert listing is not None and listing.ttl_ms == ttl
+        time.sleep(0.3)  # past a 200 ms ttlMs
+        assert servers.begin_turn() == (["calc"] if relisted else [])
+        assert ("history" in servers.listings["calc"].names) is relisted

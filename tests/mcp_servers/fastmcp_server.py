@@ -6,7 +6,8 @@ stdio or streamable HTTP.
     python fastmcp_server.py --sse PORT      # SSE on 127.0.0.1:PORT/sse
 
 `enable_history` adds a tool at run time and announces the change: to `subscriptions/listen`
-subscribers (protocol 2026-07-28) and as `notifications/tools/list_changed` (2025 sessions).
+subscribers (protocol 2026-07-28) and as `notifications/tools/list_changed` (2025 sessions);
+with `--quiet` it announces nothing. With `--ttl MS` its tool listings carry `ttlMs`.
 """
 
 from __future__ import annotations
@@ -14,12 +15,15 @@ from __future__ import annotations
 import contextlib
 import sys
 
+from mcp.server.caching import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.types import ToolAnnotations
 
+TTL = int(sys.argv[sys.argv.index("--ttl") + 1]) if "--ttl" in sys.argv else 0
 server = MCPServer(
     "calc",
     instructions="Exact integer arithmetic and a small notebook. Use it for sums and products.",
+    cache_hints={"tools/list": CacheHint(ttl_ms=TTL)},
 )
 _NOTES: list[str] = []
 READS = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
@@ -54,6 +58,8 @@ async def enable_history(ctx: Context) -> str:
         return "\n".join(_NOTES)
 
     server.add_tool(history, name="history")
+    if "--quiet" in sys.argv:
+        return "history enabled"
     await ctx.notify_tools_changed()
     with contextlib.suppress(Exception):  # a 2025 session: the spontaneous notification
         await ctx.request_context.session.send_tool_list_changed()
