@@ -248,6 +248,7 @@ class McpServers:
         Changed descriptions, schemas and annotations update the registered tools; a tool the
         server no longer lists is hidden (`withdrawn`) and its calls answer `tool_withdrawn`; a
         new tool is registered when the agent is next built (LangChain registers tools up front).
+        `McpConnectMiddleware` calls it before each agent run; without it, call it between turns.
         """
         stale = [n for n, c in self.connections.items() if c.connected and c.stale]
         if stale and not self._loop.in_loop():
