@@ -177,7 +177,8 @@ def tool_metadata(server: str, record: dict[str, Any]) -> dict[str, Any]:
     `risk` is `"read"` only when the server says `readOnlyHint: true` (and not
     `destructiveHint: true`): missing annotations mean "may write", the spec's default, so
     approval (`core.tool.approval_required`), the blast-radius rule and the repeat guard treat an
-    unannotated tool as a write. `idempotentHint` is kept for the repeat guard.
+    unannotated tool as a write. The annotations are kept (`idempotentHint` informs the repeat
+    guard, `hesitation.repeats`).
     """
     hints = record.get("annotations")
     hints = dict(hints) if isinstance(hints, dict) else {}
@@ -189,8 +190,6 @@ def tool_metadata(server: str, record: dict[str, Any]) -> dict[str, Any]:
     }
     if hints:
         metadata["annotations"] = hints
-    if hints.get("idempotentHint") is True:
-        metadata["idempotent"] = True
     return metadata
 
 
