@@ -1,12 +1,12 @@
-"""Real MCP servers for the tests and benchmarks: virtual environments of PyPI servers, made once.
+"""Real MCP servers for the tests and benchmarks: PyPI servers beside the package, and one venv.
 
-Servers run in their own environments, as `uvx`/`pipx` run them, never in the client's:
-`mcp-server-time` and `mcp-server-git` require `mcp>=2.3`, which the client side (`mcp<2`, for
-langchain-mcp-adapters) cannot share an environment with, and `mcp-server-sqlite` 2025.4.25 does
-not start with `mcp` 2.x at all (it uses the removed low-level `Server.list_resources`), so it
-gets `mcp<2`. The venvs are created on first use under `.attention_scoping_cache/mcp-servers/`
-in the repository (ignored by git), or where `$ATTENTION_SCOPING_MCP_SERVERS` points, and reused
-while their marker names the same pins.
+`mcp-server-time` and `mcp-server-git` (protocol 2026-07-28, `mcp>=2.3`) run from the package's
+own environment: the `dev` extra installs them beside `attention-scoping[mcp]`, as a user would.
+`mcp-server-sqlite` 2025.4.25 does not start with `mcp` 2.x (it uses the removed low-level
+`Server.list_resources`), so it runs from a venv of its own with `mcp<2`: the server on an older
+protocol revision (the `initialize` handshake). That venv is created on first use under
+`.attention_scoping_cache/mcp-servers/` in the repository (ignored by git), or where
+`$ATTENTION_SCOPING_MCP_SERVERS` points, and reused while its marker names the same pins.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SERVERS_DIR = Path(__file__).resolve().parent / "mcp_servers"
 SERVER_VENVS: dict[str, tuple[str, ...]] = {
-    "mcp2": ("mcp-server-time==2026.10.19", "mcp-server-git==2026.10.19"),
     "sqlite": ("mcp-server-sqlite==2025.4.25", "mcp<2"),
 }
 """Venv name -> pinned requirements (pins keep the tool lists, so the token counts, still)."""
-COMMANDS = {"mcp-server-time": "mcp2", "mcp-server-git": "mcp2", "mcp-server-sqlite": "sqlite"}
+COMMANDS = {"mcp-server-sqlite": "sqlite"}
+"""Servers run from a venv of their own."""
+BESIDE = ("mcp-server-time", "mcp-server-git")
+"""Servers installed in the package's own environment (the `dev` extra)."""
 INSTALL_TIMEOUT = 900
 
 
@@ -84,7 +86,11 @@ def server_commands() -> dict[str, str] | str:
     missing = [n for n, p in found.items() if not Path(p).exists()]
     if missing:
         return f"servers missing from {root}: {', '.join(missing)}"
-    return found
+    beside = {cmd: str(Path(sys.executable).parent / cmd) for cmd in BESIDE}
+    absent = [n for n, p in beside.items() if not Path(p).exists()]
+    if absent:
+        return f"{', '.join(absent)} not installed beside the package (the 'dev' extra)"
+    return {**beside, **found}
 
 
 def python_server(script: str, *args: str) -> dict[str, object]:

@@ -216,12 +216,12 @@ def test_any_mcp_tool_result_becomes_content_or_a_structured_error(raw: dict[str
     try:
         content = as_content("srv", "a_tool", result)
     except ToolException as exc:
-        assert result.isError
+        assert result.is_error
         payload = json.loads(str(exc))
         assert payload["error"] == "tool_error" and payload["server"] == "srv"
         assert payload["tool"] == "a_tool" and isinstance(payload["next_step"], str)
         return
-    assert not result.isError
+    assert not result.is_error
     if isinstance(content, list):
         assert all(isinstance(b, dict) and b["type"] in ("text", "image") for b in content)
         json.dumps(content, ensure_ascii=False)

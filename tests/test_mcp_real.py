@@ -1,15 +1,18 @@
 """Real MCP servers from PyPI (time, git, sqlite) as scopes, and the audit of a real set-up.
 
-The servers run from their own venvs (`tests/mcp_support.py` makes them on first use); without
-PyPI the tests are skipped with the reason.
+`mcp-server-time` and `mcp-server-git` run from the package's own environment (protocol
+2026-07-28); `mcp-server-sqlite` from a venv of its own with `mcp<2` (the 2025 handshake),
+made on first use by `tests/mcp_support.py`. Without them the tests are skipped with the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,13 +24,14 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from attention_scoping import AttentionScopingMiddleware
+from attention_scoping.core.tool import approval_required
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.observe.tax import get_counter
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from attention_scoping_lab.audit import audit, load_target
 from attention_scoping_lab.cli import main
 from tests.conftest import NAVIGATION_ONLY
-from tests.mcp_support import child_pids, python_server, server_commands, wait_for
+from tests.mcp_support import ROOT, child_pids, python_server, server_commands, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -165,10 +169,10 @@ async def _independent_tools(server: dict[str, Any]) -> list[dict[str, Any]]:
             "function": {
                 "name": t.name,
                 "description": t.description or "",
-                "parameters": t.inputSchema,
+                "parameters": t.input_schema,
             },
         }
-        for t in listed.tools
+        for t in sorted(listed.tools, key=lambda t: t.name)
     ]
 
 
@@ -209,3 +213,44 @@ def test_audit_names_a_server_that_does_not_start(tmp_path: Path) -> None:
     target = load_target(str(path))
     assert [s.server for s in target.specs] == ["calc"] * 4
     assert any("'broken' left out" in note and "refusing to start" in note for note in target.notes)
+
+
+def test_current_servers_speak_2026_07_28_and_sqlite_the_2025_handshake(hub: McpServers) -> None:
+    for server in ("time", "git", "sqlite"):
+        hub.connect(server)
+    assert hub.connections["time"].protocol_version == "2026-07-28"
+    assert hub.connections["git"].protocol_version == "2026-07-28"
+    # mcp-server-sqlite runs on mcp<2: it does not know server/discover, the handshake follows
+    assert hub.connections["sqlite"].protocol_version in ("2025-06-18", "2025-11-25")
+
+
+def test_the_real_servers_annotations_decide_reads_and_approvals(hub: McpServers) -> None:
+    risk = {t.name: t.metadata["risk"] for t in hub.tools if t.metadata}
+    approval = {t.name for t in hub.tools if approval_required(t.metadata)}
+    assert risk["get_current_time"] == risk["git_status"] == risk["git_log"] == "read"
+    assert "git_reset" in approval and "git_commit" in approval  # readOnlyHint: false
+    assert not {"get_current_time", "convert_time", "git_status", "git_diff"} & approval
+    # mcp-server-sqlite declares no annotations: every tool may write, so asks for approval
+    assert {"read_query", "write_query", "create_table"} <= approval
+    reset = next(t for t in hub.tools if t.name == "git_reset")
+    assert reset.metadata is not None and reset.metadata["annotations"]["destructiveHint"] is True
+
+
+def test_audit_and_example_agent_run_with_the_servers_beside_the_package(
+    commands: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """The goal of issue 28: one environment holds the package and today's servers, and
+    `attention-scoping audit mcp.json` and `example_agent.py --mcp mcp.json` work in it."""
+    servers = real_servers(commands, workspace)
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {k: servers[k] for k in ("time", "git")}}))
+    env = {**os.environ, "ATTENTION_SCOPING_MCP_CACHE": str(tmp_path / "cache")}
+    cli = [sys.executable, "-m", "attention_scoping.measure.cli", "audit", str(path)]
+    audited = subprocess.run(
+        [*cli, "--suggest", "0"], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
+    )
+    assert audited.returncode == 0, audited.stderr[-2000:]
+    assert "tools listed live from 2 MCP server(s): time 2, git 12" in audited.stdout
+    agent = [sys.executable, "example_agent.py", "--demo", "--mcp", str(path)]
+    ran = subprocess.run(agent, capture_output=True, text=True, timeout=300, env=env, cwd=ROOT)
+    assert ran.returncode == 0, (ran.stdout[-2000:], ran.stderr[-2000:])

@@ -21,6 +21,8 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import ToolException
 
 from attention_scoping import AttentionScopingMiddleware, ToolGateway
+from attention_scoping.core.tool import approval_required
+from attention_scoping.gateway.catalog import GatewayConfigError
 from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
@@ -82,9 +84,10 @@ def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
     try:
         assert set(child_pids()) <= before  # listed, then stopped: nothing left running
         assert [s.name for s in servers.scopes] == ["calc", "raw"]
-        assert servers.scopes[0].tools == ("add", "multiply", "take_note", "enable_history")
+        # sorted by name, whatever order the server lists in (one tools array on every run)
+        assert servers.scopes[0].tools == ("add", "enable_history", "multiply", "take_note")
         # the index line is ours (server name, tool names); the server's text is not a prompt
-        line = "MCP server calc; tools: add, multiply, take_note, enable_history"
+        line = "MCP server calc; tools: add, enable_history, multiply, take_note"
         assert (servers.scopes[0].description, servers.scopes[0].prompt) == (line, "")
         instructions = servers.listings["calc"].instructions or ""
         assert instructions.startswith("Exact integer arithmetic and a small notebook.")
@@ -141,7 +144,7 @@ def test_an_agent_calls_mcp_tools_after_loading_the_scope(calc: McpServers) -> N
     result = agent.invoke({"messages": [("user", "What is 2 + 40?")]})
     assert model.recorded[0]["tools"] == ["load_context"]
     assert "- calc: MCP server calc; tools: add" in (model.recorded[0]["system"] or "")
-    assert model.recorded[1]["tools"][1:] == ["add", "multiply", "take_note", "enable_history"]
+    assert model.recorded[1]["tools"][1:] == ["add", "enable_history", "multiply", "take_note"]
     # the server's instructions never reach a system prompt: they come fenced and labelled in
     # the result of the load_context call that loaded its scope
     assert not any("Exact integer" in (r["system"] or "") for r in model.recorded)
@@ -298,7 +301,8 @@ def test_list_changed_invalidates_the_cache_and_relists(calc: McpServers) -> Non
     server = calc.config.servers["calc"]
     assert calc.cache.path(server).exists()
     assert tools["enable_history"].invoke({}) == "history enabled"
-    assert not calc.cache.path(server).exists()  # list_changed arrived before the result
+    # the change event (subscriptions/listen on 2026-07-28) travels beside the result
+    assert wait_for(lambda: not calc.cache.path(server).exists())
     assert tools["add"].invoke({"a": 1, "b": 2}) == "3"  # re-listed before this call
     cached = calc.cache.get(server)
     assert cached is not None and "history" in cached.names
@@ -377,7 +381,10 @@ def test_the_gateway_searches_describes_and_executes_mcp_tools(calc: McpServers)
         scored = [(e.name, len(words & set(e.description.lower().split()))) for e in entries]
         return sorted(scored, key=lambda p: -p[1])
 
-    gateway = ToolGateway(calc.tools, ranker=ranker)
+    with pytest.raises(GatewayConfigError, match="require approval"):
+        ToolGateway(calc.tools, ranker=ranker)  # unannotated MCP tools may write
+    reads = [t for t in calc.tools if not approval_required(t.metadata)]
+    gateway = ToolGateway(reads, ranker=ranker)
     starts = calc.connections["raw"].starts
     found = gateway.search("multiply two integers")
     assert found["candidates"][0]["name"] == "multiply"

@@ -199,7 +199,7 @@ def test_a_tool_error_text_is_redacted() -> None:
     from attention_scoping.mcp.tools import as_content
 
     result = mcp_types.CallToolResult(
-        content=[mcp_types.TextContent(type="text", text=f"bad key {CANARY}")], isError=True
+        content=[mcp_types.TextContent(type="text", text=f"bad key {CANARY}")], is_error=True
     )
     with pytest.raises(ToolException) as info:
         as_content("db", "query", result, Redactor([CANARY]))

@@ -212,6 +212,13 @@ def repeat_answer(
     return refusal_message(call, repeat_payload(call, repeat, limit))
 
 
+def _not_idempotent(metadata: object) -> bool:
+    """Whether a tool's MCP annotations say `idempotentHint: false` (its answer may change
+    between identical calls, so only an idempotent read is answered from an earlier result)."""
+    hints = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return isinstance(hints, Mapping) and hints.get("idempotentHint") is False
+
+
 class RepeatedCallMiddleware(
     ModelCallHooks, RefusesToolCalls, AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]
 ):
@@ -224,7 +231,8 @@ class RepeatedCallMiddleware(
     error counts: retrying a failed call runs it. A read is forgotten once a write ran after it
     (`core.blast_radius.writes` on the tools the model was offered and those given as `tools`;
     a tool it does not know, a gateway `execute_tool` call of one included, counts as a write);
-    a write is never run twice. A new
+    a write is never run twice. A read whose MCP annotations say `idempotentHint: false` runs
+    again (only an idempotent read is answered from the earlier result). A new
     user turn starts afresh, and two identical calls in one model reply run once (the second gets
     a `repeated_call` error). Calls are matched by position in the thread, so servers that reuse
     ids (`call_0` in every reply) are handled. Put it before `ApprovalMiddleware`, so a repeated
@@ -267,6 +275,8 @@ class RepeatedCallMiddleware(
         self.result_chars = result_chars
         self._writes: dict[str, bool] = {}
         """Which tools write, by name (given, and learned from the model calls' tool lists)."""
+        self._varying: set[str] = set()
+        """Reads whose MCP annotations say `idempotentHint: false`: they run again."""
         self._learn(list(tools))
 
     def learn(self, tools: Iterable[Any]) -> None:
@@ -279,7 +289,10 @@ class RepeatedCallMiddleware(
             if isinstance(tool, ToolSpec):
                 self._writes[tool.name] = writes(tool)
             elif not isinstance(tool, Mapping):  # provider dicts carry no metadata
-                self._writes[tool_name(tool)] = writes(tool)
+                name = tool_name(tool)
+                self._writes[name] = writes(tool)
+                if not self._writes[name] and _not_idempotent(getattr(tool, "metadata", None)):
+                    self._varying.add(name)
 
     def writes_call(self, call: Mapping[str, Any]) -> bool:
         """Whether `call` may change something: its tool writes, or is not known to read."""
@@ -303,6 +316,8 @@ class RepeatedCallMiddleware(
             return None
         if request.tool is not None:
             self._learn([request.tool])
+        if call["name"] in self._varying:
+            return None
         messages = request.state.get("messages", []) if isinstance(request.state, Mapping) else []
         repeat = find_repeat(messages, call, self.writes_call)
         if repeat is None:

@@ -23,6 +23,7 @@ from attention_scoping._lazy import lazy_exports
 if TYPE_CHECKING:
     from attention_scoping.mcp.cache import ToolListCache, ToolListing
     from attention_scoping.mcp.config import McpConfig, McpConfigError, ServerConfig, load_config
+    from attention_scoping.mcp.discovery import ServerDescription, discover_servers
     from attention_scoping.mcp.faults import McpFault
     from attention_scoping.mcp.inventory import list_server_tools
     from attention_scoping.mcp.middleware import McpConnectMiddleware
@@ -37,8 +38,10 @@ _EXPORTS = {
     "McpServers": "servers",
     "McpTool": "tools",
     "ServerConfig": "config",
+    "ServerDescription": "discovery",
     "ToolListCache": "cache",
     "ToolListing": "cache",
+    "discover_servers": "discovery",
     "list_server_tools": "inventory",
     "load_config": "config",
 }
@@ -51,8 +54,10 @@ __all__ = [
     "McpServers",
     "McpTool",
     "ServerConfig",
+    "ServerDescription",
     "ToolListCache",
     "ToolListing",
+    "discover_servers",
     "list_server_tools",
     "load_config",
 ]

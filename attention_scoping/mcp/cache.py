@@ -3,44 +3,69 @@
 One small JSON file per server, named by a digest of the server's command line or URL
 (`ServerConfig.cache_id`; the file holds the full digest, never the command line or URL, which
 may embed a key): the tools as the server listed them (`name`, `description`,
-`inputSchema`), its instructions and its name. Written after every successful listing, deleted
-when the server announces `notifications/tools/list_changed`. Framework-free.
+`inputSchema`, `annotations`), its instructions, its name, and the listing's lifetime (`ttlMs`,
+`cacheScope` of protocol 2026-07-28). Written after every successful listing (a `"private"`
+listing readable by its user only), deleted when the server announces a tool-list change.
+Framework-free.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from attention_scoping.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
 
 CACHE_VERSION = 2
-"""Version 1 kept the plain command line or URL as the key; such files are ignored and replaced."""
+"""Version 1 kept the plain command line or URL as the key; such files are ignored and replaced.
+The lifetime fields (`ttl_ms`, `cache_scope`, `fetched_at`, `protocol`) are optional: a file
+without them reads as a listing with no stated lifetime."""
 DEFAULT_CACHE_DIR = Path("~/.cache/attention-scoping/mcp")
 """Where tool lists are kept unless `cache_dir=` or `$ATTENTION_SCOPING_MCP_CACHE` say otherwise."""
 
 
+CacheScope = Literal["public", "private"]
+"""A listing's `cacheScope` (protocol 2026-07-28): "private" may not be shared between users."""
+
+
 @dataclass(frozen=True)
 class ToolListing:
-    """What a server offers: its tools (raw MCP tool objects as dicts) and its instructions."""
+    """What a server offers: its tools (raw MCP tool objects as dicts, sorted by name so the
+    tools array is the same whatever order the server sent), its instructions, and the
+    listing's cache lifetime (`ttl_ms`, `cache_scope`; a 2025 server sends none: 0, private)."""
 
     tools: tuple[dict[str, Any], ...]
     instructions: str | None = None
     server_name: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    ttl_ms: int = field(default=0, compare=False)
+    """How long the listing may be served without asking the server (0: until it changes)."""
+    cache_scope: CacheScope = field(default="private", compare=False)
+    fetched_at: float = field(default_factory=time.time, compare=False)
+    """When the server listed it (seconds since the epoch)."""
+    protocol: str | None = field(default=None, compare=False)
+    """The protocol revision it was listed over (None when unknown)."""
 
     @property
     def names(self) -> tuple[str, ...]:
-        """Tool names in listing order."""
+        """Tool names in listing order (sorted)."""
         return tuple(str(t["name"]) for t in self.tools)
+
+    def expired(self, now: float | None = None) -> bool:
+        """Whether a positive `ttl_ms` has run out (a `ttl_ms` of 0 never expires on a timer)."""
+        if self.ttl_ms <= 0:
+            return False
+        return (time.time() if now is None else now) >= self.fetched_at + self.ttl_ms / 1000
 
     def tool(self, name: str) -> dict[str, Any] | None:
         """The raw tool record named `name`, if listed."""
@@ -101,10 +126,16 @@ class ToolListCache:
         ):
             return None
         try:
-            tools = tuple(tool_record(t) for t in data["tools"])
-        except (KeyError, TypeError, ValueError):
+            tools = sorted_records(tool_record(t) for t in data["tools"])
+            ttl = max(0, int(data.get("ttl_ms") or 0))
+            fetched = float(data.get("fetched_at") or 0.0)
+        except (KeyError, TypeError, ValueError, OverflowError):
             return None
-        return ToolListing(tools, data.get("instructions"), data.get("server_name"))
+        scope: CacheScope = "public" if data.get("cache_scope") == "public" else "private"
+        return ToolListing(
+            tools, data.get("instructions"), data.get("server_name"),
+            ttl_ms=ttl, cache_scope=scope, fetched_at=fetched, protocol=data.get("protocol"),
+        )  # fmt: skip
 
     def put(self, server: ServerConfig, listing: ToolListing) -> None:
         """Write `listing` atomically; a failure to write is logged, never raised."""
@@ -115,10 +146,16 @@ class ToolListCache:
             "server_name": listing.server_name,
             "instructions": listing.instructions,
             "tools": list(listing.tools),
+            "ttl_ms": listing.ttl_ms,
+            "cache_scope": listing.cache_scope,
+            "fetched_at": listing.fetched_at,
+            "protocol": listing.protocol,
         }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")
+            fd, tmp = tempfile.mkstemp(dir=self.directory, suffix=".tmp")  # mode 0600
+            if listing.cache_scope == "public":
+                os.chmod(tmp, 0o644)  # a "private" listing stays readable by its user only
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(payload, handle, ensure_ascii=False, sort_keys=True)
             Path(tmp).replace(self.path(server))
@@ -130,11 +167,26 @@ class ToolListCache:
         self.path(server).unlink(missing_ok=True)
 
 
+def sorted_records(records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    """`records` sorted by name (a server may list in any order; prompt caches need one)."""
+    return tuple(sorted(records, key=lambda r: str(r["name"])))
+
+
 def listing_from_tools(
-    tools: Sequence[Mapping[str, Any]], instructions: str | None, server_name: str | None
+    tools: Sequence[Mapping[str, Any]],
+    instructions: str | None,
+    server_name: str | None,
+    *,
+    ttl_ms: int = 0,
+    cache_scope: str = "private",
+    protocol: str | None = None,
 ) -> ToolListing:
-    """A `ToolListing` from raw tool dicts (as `tools/list` returns them)."""
-    return ToolListing(tuple(tool_record(t) for t in tools), instructions, server_name)
+    """A `ToolListing` from raw tool dicts (as `tools/list` returns them), sorted by name."""
+    scope: CacheScope = "public" if cache_scope == "public" else "private"
+    return ToolListing(
+        sorted_records(tool_record(t) for t in tools), instructions, server_name,
+        ttl_ms=max(0, ttl_ms), cache_scope=scope, protocol=protocol,
+    )  # fmt: skip
 
 
 def redacted_listing(listing: ToolListing, redact: Callable[[str], str]) -> ToolListing:
@@ -144,4 +196,4 @@ def redacted_listing(listing: ToolListing, redact: Callable[[str], str]) -> Tool
         {**t, "description": redact(str(t.get("description") or ""))} for t in listing.tools
     )
     instructions = redact(listing.instructions) if listing.instructions else listing.instructions
-    return ToolListing(tools, instructions, listing.server_name)
+    return dataclasses.replace(listing, tools=tools, instructions=instructions)

@@ -1,11 +1,17 @@
-"""One MCP server's session: opened on first use, kept for later calls, restarted after a crash.
+"""One MCP server's connection: opened on first use, kept for later calls, restarted after a crash.
 
-Runs on the `BackgroundLoop`. A dedicated owner task opens the transport and the session and
-holds them until the connection is retired (anyio requires a session to be closed by the task
-that opened it). Every failure is raised as an `McpFault`: start failure, crash, timeout,
-malformed result, a JSON-RPC error, or a tool the server no longer lists. Every fault's text,
-every log line and the relayed stderr pass the server's redaction (`ServerConfig.redact`), and
-the stderr is capped (`STDERR_LINES` lines, `STDERR_CHARS` characters).
+Our own thin client on the `mcp` 2.x SDK's `Client`: it probes `server/discover` at the newest
+protocol revision (2026-07-28) and falls back to the `initialize` handshake of older revisions
+(`mode="auto"`). Runs on the `BackgroundLoop`. A dedicated owner task opens the transport and the
+client and holds them until the connection is retired (anyio requires a session to be closed by
+the task that opened it). Every failure is raised as an `McpFault`: start failure, crash,
+timeout, malformed result, a JSON-RPC error, or a tool the server no longer lists. Every fault's
+text, every log line and the relayed stderr pass the server's redaction (`ServerConfig.redact`),
+and the stderr is capped (`STDERR_LINES` lines, `STDERR_CHARS` characters).
+
+A tool-list change (`notifications/tools/list_changed` on a 2025 session, a `subscriptions/listen`
+event on a 2026-07-28 one) or an expired listing (`ttlMs`) marks the listing stale; it is read
+again at the next `ensure()` (`McpServers` calls that at the start of a user turn).
 """
 
 from __future__ import annotations
@@ -17,32 +23,35 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
-from datetime import timedelta
 from typing import IO, Any, TextIO
+
+from pydantic import ValidationError
 
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.limits import clip
-
-try:
-    import anyio
-    from mcp import ClientSession, McpError, StdioServerParameters
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    msg = f"attention_scoping.mcp needs the 'mcp' extra: {install_hint('mcp')} ({exc})"
-    raise ImportError(msg) from exc
-from mcp import types as mcp_types
-from mcp.client.stdio import stdio_client
-from pydantic import ValidationError
-
 from attention_scoping.mcp.cache import ToolListing, listing_from_tools, redacted_listing
 from attention_scoping.mcp.config import ServerConfig
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, leaf_exceptions
 from attention_scoping.mcp.logs import guard_logs
 
+try:  # the 2.x SDK: `Client`, `MCPError` and the `mcp_types` package are new in 2.0
+    import anyio
+    from mcp import Client, MCPError, StdioServerParameters
+    from mcp import types as mcp_types
+    from mcp.client.stdio import stdio_client
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    from attention_scoping.mcp.transports import remote_transport
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    msg = f"attention_scoping.mcp needs mcp>=2.3 (the 'mcp' extra): {install_hint('mcp')} ({exc})"
+    raise ImportError(msg) from exc
+
 logger = logging.getLogger(__name__)
 
-REQUEST_TIMEOUT_CODE = 408
-"""The JSON-RPC error code the MCP client uses for a request that timed out."""
+REQUEST_TIMEOUT_CODES = frozenset({mcp_types.REQUEST_TIMEOUT, 408})
+"""JSON-RPC error codes of a request that timed out (2.x SDK; 408 from 1.x-era proxies)."""
 _NOT_SENT = (anyio.ClosedResourceError, anyio.BrokenResourceError)
 """Raised when the request could not even be written: the server was already gone."""
 _MAX_PAGES = 100
@@ -63,29 +72,55 @@ def _keep(text: str) -> str:
 
 
 def _tool_dict(tool: mcp_types.Tool) -> dict[str, Any]:
-    """The raw MCP tool as a plain dict (the fields a provider is sent, plus annotations)."""
+    """The raw MCP tool as a plain dict in wire (camelCase) form: the fields a provider is sent,
+    plus annotations."""
     record: dict[str, Any] = {
         "name": tool.name,
         "description": tool.description or "",
-        "inputSchema": tool.inputSchema,
+        "inputSchema": tool.input_schema,
     }
     if tool.annotations is not None:
-        record["annotations"] = tool.annotations.model_dump(exclude_none=True)
+        record["annotations"] = tool.annotations.model_dump(by_alias=True, exclude_none=True)
     return record
 
 
-async def list_all_tools(session: ClientSession) -> list[dict[str, Any]]:
-    """Every tool of `session`, following pagination cursors."""
+class Page:
+    """What `list_all_tools` read: the tools and the listing's cache directives."""
+
+    def __init__(self, tools: list[dict[str, Any]], ttl_ms: int, cache_scope: str) -> None:
+        """Keep the tools, the smallest `ttlMs` of the pages and the strictest `cacheScope`."""
+        self.tools = tools
+        self.ttl_ms = ttl_ms
+        self.cache_scope = cache_scope
+
+
+async def list_all_tools(client: Client) -> Page:
+    """Every tool of `client`'s server, following pagination cursors, read from the server (not
+    the SDK's response cache: our listing has its own lifetime)."""
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
+    ttl: int | None = None
+    scope = "public"
     for _ in range(_MAX_PAGES):
-        page = await session.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
         tools.extend(_tool_dict(t) for t in page.tools)
-        cursor = page.nextCursor
+        ttl = page.ttl_ms if ttl is None else min(ttl, page.ttl_ms)
+        scope = "private" if page.cache_scope == "private" else scope
+        cursor = page.next_cursor
         if not cursor:
-            return tools
+            return Page(tools, ttl or 0, scope)
     msg = f"tools/list returned more than {_MAX_PAGES} pages"
     raise RuntimeError(msg)
+
+
+def _tools_capability(client: Client) -> mcp_types.ToolsCapability | None:
+    caps = client.server_capabilities
+    return caps.tools if caps is not None else None
+
+
+def _is_list_change(message: Any) -> bool:
+    root = getattr(message, "root", message)
+    return isinstance(root, mcp_types.ToolListChangedNotification)
 
 
 class StderrTail:
@@ -133,7 +168,7 @@ class StderrTail:
 
 
 class ServerConnection:
-    """The lazily opened session of one server (lives on the background loop).
+    """The lazily opened connection of one server (lives on the background loop).
 
     Args:
         server: The server's configuration.
@@ -160,24 +195,37 @@ class ServerConnection:
         self.on_listing = on_listing
         self.on_invalidate = on_invalidate
         self.starts = 0
-        """How many times a session was opened (1 + restarts)."""
+        """How many times a connection was opened (1 + restarts)."""
         self.listing: ToolListing | None = None
-        self._session: ClientSession | None = None
+        self.protocol_version: str | None = None
+        """The protocol revision the open connection speaks (None before the first)."""
+        self._client: Client | None = None
         self._owner: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._retiring: set[asyncio.Task[None]] = set()
         self._lock: asyncio.Lock | None = None
         self._stale = False
+        self._expires: float | None = None
 
     @property
     def connected(self) -> bool:
-        """Whether a session is open now."""
-        return self._session is not None
+        """Whether a connection is open now."""
+        return self._client is not None
+
+    @property
+    def stale(self) -> bool:
+        """Whether the listing must be read again: the server announced a change, or the
+        listing's `ttlMs` ran out (a `ttlMs` of 0 is never re-read on a timer: only a change
+        announcement or a new connection refreshes it, so an unchanging server is not asked
+        again before every turn)."""
+        expired = self._expires is not None and time.monotonic() >= self._expires
+        return self._stale or expired
 
     # -- opening -------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def _open(self, errlog: StderrTail | None) -> AsyncIterator[ClientSession]:
+    def transport(self, errlog: StderrTail | None) -> Any:
+        """The SDK transport for this server (stdio's stderr into `errlog`): an async context
+        manager yielding the stream pair."""
         server = self.server
         if server.transport == "stdio":
             params = StdioServerParameters(
@@ -185,31 +233,56 @@ class ServerConnection:
                 cwd=server.cwd,
             )  # fmt: skip
             stderr = errlog.writer if errlog is not None else sys.stderr
-            async with (
-                stdio_client(params, errlog=stderr) as (read, write),
-                ClientSession(read, write, message_handler=self._on_message) as session,
-            ):
-                yield session
-            return
-        from langchain_mcp_adapters.sessions import create_session
+            return stdio_client(params, errlog=stderr)
+        return remote_transport(server.transport, str(server.url), server.headers)
 
-        connection: dict[str, Any] = {
-            "transport": server.transport,
-            "url": server.url,
-            "session_kwargs": {"message_handler": self._on_message},
-        }
-        if server.headers:
-            connection["headers"] = dict(server.headers)
-        async with create_session(connection) as session:  # type: ignore[arg-type]
-            yield session
+    @contextlib.asynccontextmanager
+    async def _open(self, errlog: StderrTail | None) -> AsyncIterator[Client]:
+        client = Client(
+            self.transport(errlog),
+            mode="auto",
+            message_handler=self._on_message,
+            cache=None,
+            read_timeout_seconds=self.connect_timeout,
+        )
+        async with client:
+            yield client
 
     async def _on_message(self, message: Any) -> None:
-        """Note `notifications/tools/list_changed`: the listing is re-read before the next call."""
-        root = getattr(message, "root", None)
-        if isinstance(root, mcp_types.ToolListChangedNotification):
-            logger.info("MCP server %r changed its tool list", self.server.name)
-            self._stale = True
-            self.on_invalidate()
+        """Note `notifications/tools/list_changed`: the listing is re-read at the next turn."""
+        if _is_list_change(message):
+            self.mark_changed()
+
+    def mark_changed(self) -> None:
+        """The server's tool list changed: re-read it at the next `ensure()`."""
+        logger.info("MCP server %r changed its tool list", self.server.name)
+        self._stale = True
+        self.on_invalidate()
+
+    async def _subscribe(self, client: Client, stack: contextlib.AsyncExitStack) -> Any:
+        """On a 2026-07-28 connection whose server announces list changes, subscribe to them
+        (`subscriptions/listen`) before the first listing, so no change falls between the two.
+        The subscription, or None (not offered, refused: logged, never raised)."""
+        tools = _tools_capability(client)
+        if tools is None or not tools.list_changed:
+            return None
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return None  # a 2025 server sends notifications/tools/list_changed unasked
+        try:
+            return await stack.enter_async_context(client.listen(tools_list_changed=True))
+        except Exception as exc:  # the listing still refreshes on reconnect and on expiry
+            ended = self.server.redact(exception_text(exc))
+            logger.debug("MCP server %r refused a list subscription: %s", self.server.name, ended)
+            return None
+
+    async def _watch(self, subscription: Any) -> None:
+        """Mark the listing stale on every change event; a lost subscription is logged."""
+        try:
+            async for _event in subscription:
+                self.mark_changed()
+        except Exception as exc:
+            ended = self.server.redact(exception_text(exc))
+            logger.debug("MCP server %r list subscription ended: %s", self.server.name, ended)
 
     def fault(
         self, message: str, *, code: FaultCode, tool: str | None = None, detail: str | None = None
@@ -221,7 +294,8 @@ class ServerConnection:
         shown = clip(redact(detail[:head]), FAULT_TEXT_CHARS) if detail else detail
         return McpFault(self.server.name, text, code=code, tool=tool, detail=shown)
 
-    def _start_fault(self, exc: BaseException, errlog: StderrTail | None) -> McpFault:
+    def start_fault(self, exc: BaseException, errlog: StderrTail | None) -> McpFault:
+        """The `server_unavailable` fault for a failed start, with the redacted stderr tail."""
         leaves = leaf_exceptions(exc)
         if any(isinstance(e, FileNotFoundError) for e in leaves):
             message = f"cannot start {self.server.command!r}: command not found"
@@ -236,35 +310,52 @@ class ServerConnection:
         detail = exception_text(exc) + (f"; server stderr: {stderr}" if stderr else "")
         return self.fault(message, code="server_unavailable", detail=detail)
 
+    def _listing(self, page: Page, instructions: str | None, name: str | None) -> ToolListing:
+        """The redacted listing of `page`, its lifetime noted."""
+        listing = redacted_listing(
+            listing_from_tools(
+                page.tools, instructions, name,
+                ttl_ms=page.ttl_ms, cache_scope=page.cache_scope,
+                protocol=self.protocol_version,
+            ),
+            self.server.redact_values,
+        )  # fmt: skip
+        self._stale = False
+        self._expires = time.monotonic() + page.ttl_ms / 1000 if page.ttl_ms > 0 else None
+        return listing
+
     async def _serve(self, ready: asyncio.Future[ToolListing], stop: asyncio.Event) -> None:
-        """Owner task: open the session, list the tools, hold the session until `stop`."""
+        """Owner task: open the connection, list the tools, hold it until `stop`."""
         stdio = self.server.transport == "stdio"
         errlog = StderrTail(self.server.name, redact=self.server.redact) if stdio else None
         try:
-            async with self._open(errlog) as session:
-                init = await session.initialize()
-                tools = await list_all_tools(session)
-                listing = redacted_listing(
-                    listing_from_tools(tools, init.instructions, init.serverInfo.name),
-                    self.server.redact_values,
-                )
-                self._session, self.listing, self._stale = session, listing, False
+            async with self._open(errlog) as client, contextlib.AsyncExitStack() as stack:
+                self.protocol_version = client.protocol_version
+                subscription = await self._subscribe(client, stack)
+                page = await list_all_tools(client)
+                info = client.server_info
+                listing = self._listing(page, client.instructions, info.name if info else None)
+                self._client, self.listing = client, listing
                 ready.set_result(listing)
                 self.on_listing(listing)
-                await stop.wait()
+                async with anyio.create_task_group() as group:
+                    if subscription is not None:
+                        group.start_soon(self._watch, subscription)
+                    await stop.wait()
+                    group.cancel_scope.cancel()
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()
             raise
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(self._start_fault(exc, errlog))
+                ready.set_exception(self.start_fault(exc, errlog))
             else:
                 ended = self.server.redact(exception_text(exc))
                 logger.debug("MCP session %r ended: %s", self.server.name, ended)
         finally:
             if self._stop is stop:
-                self._session = None
+                self._client = None
             if errlog is not None:
                 errlog.close()
 
@@ -290,21 +381,24 @@ class ServerConnection:
             raise
 
     async def ensure(self) -> ToolListing:
-        """Open the session if needed (re-listing tools after `list_changed`); its listing."""
+        """Open the connection if needed (re-listing tools when the listing is `stale`); its
+        listing."""
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if self._session is None:
+            if self._client is None:
                 return await self._start()
-            if self._stale or self.listing is None:
-                self._stale = False
-                tools = await list_all_tools(self._session)
+            if self.stale or self.listing is None:
                 old = self.listing
-                self.listing = redacted_listing(
-                    listing_from_tools(
-                        tools, old.instructions if old else None, old.server_name if old else None
-                    ),
-                    self.server.redact_values,
+                try:
+                    page = await list_all_tools(self._client)
+                except (MCPError, ValidationError, RuntimeError, *_NOT_SENT) as exc:
+                    self._retire()
+                    message = "the server failed to list its tools again"
+                    detail = exception_text(exc)
+                    raise self.fault(message, code="server_crashed", detail=detail) from None
+                self.listing = self._listing(
+                    page, old.instructions if old else None, old.server_name if old else None
                 )
                 self.on_listing(self.listing)
             return self.listing
@@ -327,11 +421,11 @@ class ServerConnection:
             if tool not in listing.names:
                 message = f"the server no longer offers tool {tool!r}"
                 raise self.fault(message, code="tool_withdrawn", tool=tool)
-            session = self._session
-            if session is None:  # closed between ensure() and now
+            client = self._client
+            if client is None:  # closed between ensure() and now
                 continue
             try:
-                return await self._call(session, tool, arguments)
+                return await self._call(client, tool, arguments)
             except _NOT_SENT:
                 self._retire()
                 if attempt == 2:
@@ -340,24 +434,29 @@ class ServerConnection:
         message = "no session"
         raise self.fault(message, code="server_crashed", tool=tool)
 
+    def _mcp_fault(self, exc: MCPError, tool: str) -> McpFault:
+        code = exc.error.code
+        if code in REQUEST_TIMEOUT_CODES:
+            self._retire()
+            message = f"no answer within {self.call_timeout:g} s"
+            return self.fault(message, code="timeout", tool=tool)
+        if code == mcp_types.CONNECTION_CLOSED:
+            self._retire()
+            message = "the server closed the connection during the call"
+            return self.fault(message, code="server_crashed", tool=tool)
+        return self.fault(exc.error.message, code="server_error", tool=tool)
+
     async def _call(
-        self, session: ClientSession, tool: str, arguments: dict[str, Any]
+        self, client: Client, tool: str, arguments: dict[str, Any]
     ) -> mcp_types.CallToolResult:
         try:
-            return await session.call_tool(
-                tool, arguments, read_timeout_seconds=timedelta(seconds=self.call_timeout)
-            )
-        except McpError as exc:
-            code = exc.error.code
-            if code == REQUEST_TIMEOUT_CODE:
-                self._retire()
-                message = f"no answer within {self.call_timeout:g} s"
-                raise self.fault(message, code="timeout", tool=tool) from None
-            if code == mcp_types.CONNECTION_CLOSED:
-                self._retire()
-                message = "the server closed the connection during the call"
-                raise self.fault(message, code="server_crashed", tool=tool) from None
-            raise self.fault(exc.error.message, code="server_error", tool=tool) from None
+            return await client.call_tool(tool, arguments, read_timeout_seconds=self.call_timeout)
+        except MCPError as exc:
+            raise self._mcp_fault(exc, tool) from None
+        except TimeoutError:
+            self._retire()
+            message = f"no answer within {self.call_timeout:g} s"
+            raise self.fault(message, code="timeout", tool=tool) from None
         except ValidationError as exc:
             message = "the result is not a valid MCP tool result"
             detail = exception_text(exc)
@@ -377,10 +476,10 @@ class ServerConnection:
     # -- closing -------------------------------------------------------------------------
 
     def _retire(self, *, cancel: bool = False) -> None:
-        """Let the current owner close its session and process in the background."""
+        """Let the current owner close its connection and process in the background."""
         owner, stop = self._owner, self._stop
         self._owner = self._stop = None
-        self._session = None
+        self._client = None
         if stop is not None:
             stop.set()
         if owner is not None and not owner.done():
@@ -390,7 +489,7 @@ class ServerConnection:
             owner.add_done_callback(self._retiring.discard)
 
     async def close(self, timeout: float = 10.0) -> None:
-        """Close the session and wait (bounded) until its process has exited."""
+        """Close the connection and wait (bounded) until its process has exited."""
         self._retire()
         self._lock = None  # asyncio primitives bind to a loop; a reopened hub may run another
         pending = list(self._retiring)

@@ -90,6 +90,14 @@ def fault_payload(fault: McpFault) -> dict[str, Any]:
     return payload
 
 
+def _safe_str(exc: BaseException) -> str:
+    """`str(exc)`, or a placeholder when the exception's `__str__` itself raises."""
+    try:
+        return str(exc)
+    except Exception:
+        return "<the exception's message could not be read>"
+
+
 def exception_text(exc: BaseException, limit: int = 300) -> str:
     """`Type: message` of `exc`, unwrapping single-member exception groups, cut to `limit`."""
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
@@ -97,7 +105,7 @@ def exception_text(exc: BaseException, limit: int = 300) -> str:
     if isinstance(exc, BaseExceptionGroup):
         text = "; ".join(exception_text(e, limit) for e in exc.exceptions[:3])
     else:
-        message = " ".join(str(exc).split())
+        message = " ".join(_safe_str(exc).split())
         text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -1,9 +1,10 @@
 """The MCP client libraries' own log lines pass our redaction too.
 
 The MCP SDK logs the endpoint URL it connects to (`Connecting to StreamableHTTP endpoint: ...`,
-with its userinfo and query), and httpx logs every request URL: at DEBUG or INFO, a key in a
-configured URL would reach the application's logs. `guard_logs` adds one filter to those
-loggers that applies every live server's redaction (`ServerConfig.redact`) to each record.
+with its userinfo and query), and httpx (httpx2 under mcp 2.x) logs every request URL: at DEBUG
+or INFO, a key in a configured URL would reach the application's logs. `guard_logs` adds one
+filter to those loggers that applies every live server's redaction (`ServerConfig.redact`)
+to each record.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ CLIENT_LOGGERS = (
     "mcp.client.sse",
     "mcp.client.stdio",
     "mcp.client.auth.oauth2",
-    "client",  # mcp.client.session
-    "langchain_mcp_adapters.sessions",
+    "mcp.client.client",
+    "mcp.client.session",
+    "mcp.shared.jsonrpc_dispatcher",
+    "client",  # mcp 1.x's mcp.client.session
     "httpx",
+    "httpx2",
 )
 """The third-party loggers that may write a server's URL or a message carrying it."""
 

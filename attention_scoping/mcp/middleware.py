@@ -18,6 +18,7 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import ToolMessage
+from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
@@ -69,7 +70,8 @@ def with_server_text(
 
 
 class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
-    """Open the session of the MCP server whose tools this model call shows, in the background.
+    """Open the session of the MCP server whose tools this model call shows, in the background;
+    let tool-list changes reach the model at the start of the next user turn, never mid-turn.
 
     Placed after the scoping middleware (and after a gate, if any), it sees the tools the model
     is about to be sent. When they come from at most `max_servers` servers whose sessions are
@@ -78,6 +80,10 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
     loaded by `load_context`, a scope pre-selected from the user's message, and a gate's pick.
     A call that shows many servers' tools (an unscoped, eager agent) starts none of them; their
     sessions open on their first tool call. Servers whose tools are never shown never start.
+
+    At the start of each user turn (`before_agent`) it calls `McpServers.begin_turn`: servers
+    that announced a list change (or whose listing's `ttlMs` ran out) are listed again, and the
+    changes since the last turn are applied; within a turn the tools stay as the model saw them.
 
     The `load_context` call that loads a server's scope gets the server's instructions in its
     result, fenced and labelled as the server's text (`server_text`; not with
@@ -131,9 +137,28 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         wanted = list(dict.fromkeys(wanted))
         return wanted if len(wanted) <= self.max_servers else []
 
-    def _prefetch(self, request: ModelRequest[ContextT]) -> None:
+    def _prepare(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        """Start the shown server's session; hide the tools their servers withdrew."""
         for server in self.servers_to_start(request.tools):
             self.servers.prefetch(server)
+        shown = [t for t in request.tools if self.servers.shown(t)]
+        return request if len(shown) == len(request.tools) else request.override(tools=shown)
+
+    @override
+    def before_agent(
+        self, state: AgentState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """A new user turn: tool-list changes since the last one reach the model now."""
+        self.servers.begin_turn()
+        return None
+
+    @override
+    async def abefore_agent(
+        self, state: AgentState[ResponseT], runtime: Runtime[ContextT]
+    ) -> dict[str, Any] | None:
+        """Async form of `before_agent`."""
+        await self.servers.abegin_turn()
+        return None
 
     @override
     def wrap_model_call(
@@ -142,8 +167,7 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ModelResponse[ResponseT]:
         """Begin opening the shown server's session, then call the model (without waiting)."""
-        self._prefetch(request)
-        return handler(request)
+        return handler(self._prepare(request))
 
     @override
     async def awrap_model_call(
@@ -152,8 +176,7 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
-        self._prefetch(request)
-        return await handler(request)
+        return await handler(self._prepare(request))
 
     @override
     def wrap_tool_call(

@@ -151,6 +151,10 @@ class McpServers:
             for name, server in self.config.servers.items()
         }
         self._tools_by_server: dict[str, dict[str, McpTool]] = {}
+        self._pending: dict[str, ToolListing] = {}
+        """Fresh listings not yet shown to the model (applied by `begin_turn`)."""
+        self.withdrawn: dict[str, frozenset[str]] = {}
+        """Server -> remote names of registered tools its latest applied listing no longer has."""
         self.unavailable: dict[str, str] = {}
         """Servers left out (no cached list and discovery failed or was off), with the reason."""
         listings = self._initial_listings(discover)
@@ -174,8 +178,8 @@ class McpServers:
         missing: list[str] = []
         for name, server in self.config.servers.items():
             cached = self.cache.get(server)
-            if cached is not None:
-                listings[name] = cached
+            if cached is not None and not (discover == "connect" and cached.expired()):
+                listings[name] = cached  # an expired one is listed again when we may connect
             else:
                 missing.append(name)
         if missing and discover == "cache":
@@ -231,30 +235,84 @@ class McpServers:
             self.scopes.append(Scope(self.scope_names[server], line, tools=list(tools.values())))
 
     def _on_listing(self, server: str, listing: ToolListing) -> None:
-        """A fresh listing: cache it and refresh the registered tools' schemas."""
+        """A fresh listing: cache it now; what the model is shown changes at the next turn
+        (`begin_turn`), never in the middle of one."""
         self.cache.put(self.config.servers[server], listing)
-        registered = self._tools_by_server.get(server, {})
+        self._pending[server] = listing
+
+    def begin_turn(self) -> list[str]:
+        """At the start of a user turn: re-list the open servers whose listing is stale (a
+        change was announced, or its `ttlMs` ran out), then show the model every listing that
+        arrived since the last turn. Returns the servers whose tools changed.
+
+        Changed descriptions, schemas and annotations update the registered tools; a tool the
+        server no longer lists is hidden (`withdrawn`) and its calls answer `tool_withdrawn`; a
+        new tool is registered when the agent is next built (LangChain registers tools up front).
+        `McpConnectMiddleware` calls it before each agent run; without it, call it between turns.
+        """
+        stale = [n for n, c in self.connections.items() if c.connected and c.stale]
+        if stale and not self._loop.in_loop():
+            self._ensure_armed()
+            for server in stale:
+                conn = self.connections[server]
+                try:
+                    self._loop.run(conn.ensure(), timeout=conn.connect_timeout + 30.0)
+                except Exception as exc:  # the call that needs it reports the fault
+                    logger.info("MCP server %r could not be listed again: %s", server, exc)
+        return self.apply_pending()
+
+    async def abegin_turn(self) -> list[str]:
+        """Async form of `begin_turn`."""
+        return await asyncio.to_thread(self.begin_turn)
+
+    def apply_pending(self) -> list[str]:
+        """Show the model the listings that arrived since the last turn (see `begin_turn`)."""
+        pending, self._pending = self._pending, {}
+        changed: list[str] = []
+        for server, listing in pending.items():
+            if self._apply(server, listing):
+                changed.append(server)
+        return changed
+
+    def _apply(self, server: str, listing: ToolListing) -> bool:
+        registered = self._tools_by_server.get(server)
+        if registered is None:
+            return False
+        before = self.listings.get(server)
+        self.listings[server] = listing
         for record in listing.tools:
             tool = registered.get(record["name"])
             if tool is not None:
                 refresh_tool(tool, record, tool_description(record, server, self.server_text))
+        names = set(listing.names)
+        self.withdrawn[server] = frozenset(n for n in registered if n not in names)
         added = [n for n in listing.names if n not in registered]
-        if added and server in self._tools_by_server:
+        if added:
             logger.info(
                 "MCP server %r now offers %s; they are registered when the agent is next built",
                 server,
                 ", ".join(added),
             )
+        return before is None or before.tools != listing.tools
+
+    def shown(self, tool: Any) -> bool:
+        """Whether `tool` may be shown to the model (False for an MCP tool its server withdrew
+        as of this turn)."""
+        if not isinstance(tool, McpTool):
+            return True
+        return tool.remote_name not in self.withdrawn.get(tool.server, frozenset())
 
     # -- queries -------------------------------------------------------------------------
 
     @property
     def tools(self) -> list[McpTool]:
-        """Every MCP tool, in configuration and listing order."""
-        return [t for tools in self._tools_by_server.values() for t in tools.values()]
+        """Every MCP tool, sorted by exposed name (the same array on every run, whatever order
+        the servers list in)."""
+        every = [t for tools in self._tools_by_server.values() for t in tools.values()]
+        return sorted(every, key=lambda t: t.name)
 
     def tools_of(self, server: str) -> list[McpTool]:
-        """The tools of `server` (empty for an unavailable server)."""
+        """The tools of `server` sorted by name (empty for an unavailable server)."""
         return list(self._tools_by_server.get(server, {}).values())
 
     def server_for_scope(self, scope: str | None) -> str | None:

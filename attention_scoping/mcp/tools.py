@@ -19,7 +19,14 @@ from mcp import types as mcp_types
 from typing_extensions import override
 
 from attention_scoping.core.errors import render_payload
-from attention_scoping.core.limits import RESULT_MAX_CHARS, clip, clip_content, content_size
+from attention_scoping.core.limits import (
+    RESULT_MAX_CHARS,
+    JsonLimits,
+    clip,
+    clip_content,
+    content_size,
+    measure,
+)
 from attention_scoping.mcp.faults import McpFault, fault_payload
 
 Content = str | list[dict[str, Any]]
@@ -67,7 +74,7 @@ def _block(item: Any) -> dict[str, Any]:
     if isinstance(item, mcp_types.TextContent):
         return {"type": "text", "text": item.text}
     if isinstance(item, mcp_types.ImageContent):
-        return {"type": "image", "base64": item.data, "mime_type": item.mimeType}
+        return {"type": "image", "base64": item.data, "mime_type": item.mime_type}
     if isinstance(item, mcp_types.EmbeddedResource):
         resource = item.resource
         if isinstance(resource, mcp_types.TextResourceContents):
@@ -78,11 +85,30 @@ def _block(item: Any) -> dict[str, Any]:
     return {"type": "text", "text": f"[{getattr(item, 'type', 'unknown')} content omitted]"}
 
 
+STRUCTURED_LIMITS = JsonLimits(max_depth=64, max_chars=10_000_000)
+"""Bounds on a result's `structuredContent` before it is written as JSON text (a value built
+in-process can nest past the interpreter's recursion limit)."""
+
+
+def structured_text(value: Any) -> str:
+    """`value` (a result's `structuredContent`) as JSON text, or a marked notice when it nests
+    too deep or cannot be written (never a `RecursionError`)."""
+    problem = measure(value, STRUCTURED_LIMITS)
+    if problem is not None and problem.rule != "maxSize":
+        return f"[structured content omitted: {problem.message}]"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except RecursionError:
+        return "[structured content omitted: it nests too deep to write]"
+    except (TypeError, ValueError) as exc:
+        return f"[structured content omitted: {type(exc).__name__}]"
+
+
 def result_content(result: mcp_types.CallToolResult) -> Content:
     """The content of a successful result: plain text when it is all text, else blocks."""
     blocks = [_block(item) for item in result.content]
-    if not blocks and result.structuredContent is not None:
-        return json.dumps(result.structuredContent, ensure_ascii=False)
+    if not blocks and result.structured_content is not None:
+        return structured_text(result.structured_content)
     if all(b["type"] == "text" for b in blocks):
         return "\n".join(b["text"] for b in blocks)
     return blocks
@@ -124,7 +150,7 @@ def tool_error(
 ) -> ToolException:
     """The exception (turned into an error ToolMessage) for a result with `isError: true`."""
     content = result_content(result)
-    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    text = content if isinstance(content, str) else structured_text(content)
     head = ERROR_MAX_CHARS + REDACT_SLACK
     text = clip(redact(text[:head]), ERROR_MAX_CHARS, len(text) if len(text) > head else None)
     fault = McpFault(server, text or "the tool reported an error", code="tool_error", tool=tool)
@@ -140,9 +166,31 @@ def as_content(
 ) -> Content:
     """Content of `result`, bounded and redacted (`safe_content`), raising the error-ToolMessage
     exception for an `isError` result."""
-    if result.isError:
+    if result.is_error:
         raise tool_error(server, tool, result, redact)
     return safe_content(result_content(result), redact, limit)
+
+
+def tool_metadata(server: str, record: dict[str, Any]) -> dict[str, Any]:
+    """The metadata of the tool for `record`: its server, remote name, annotations and `risk`.
+
+    `risk` is `"read"` only when the server says `readOnlyHint: true` (and not
+    `destructiveHint: true`): missing annotations mean "may write", the spec's default, so
+    approval (`core.tool.approval_required`), the blast-radius rule and the repeat guard treat an
+    unannotated tool as a write. The annotations are kept (`idempotentHint` informs the repeat
+    guard, `hesitation.repeats`).
+    """
+    hints = record.get("annotations")
+    hints = dict(hints) if isinstance(hints, dict) else {}
+    reads = hints.get("readOnlyHint") is True and hints.get("destructiveHint") is not True
+    metadata: dict[str, Any] = {
+        "mcp_server": server,
+        "mcp_tool": str(record["name"]),
+        "risk": "read" if reads else "write",
+    }
+    if hints:
+        metadata["annotations"] = hints
+    return metadata
 
 
 def make_tool(
@@ -170,9 +218,6 @@ def make_tool(
         except McpFault as fault:
             raise fault_exception(fault) from None
 
-    metadata: dict[str, Any] = {"mcp_server": server, "mcp_tool": remote}
-    if record.get("annotations"):
-        metadata["annotations"] = record["annotations"]
     return McpTool(
         name=name,
         description=str(record.get("description") or "") if description is None else description,
@@ -180,14 +225,15 @@ def make_tool(
         func=run,
         coroutine=arun,
         handle_tool_error=True,
-        metadata=metadata,
+        metadata=tool_metadata(server, record),
         server=server,
         remote_name=remote,
     )
 
 
 def refresh_tool(tool: McpTool, record: dict[str, Any], description: str | None = None) -> None:
-    """Update a registered tool's description (default the record's) and schema from a fresh
-    listing."""
+    """Update a registered tool's description (default the record's), schema and annotations
+    from a fresh listing."""
     tool.description = str(record.get("description") or "") if description is None else description
     tool.args_schema = dict(record["inputSchema"])
+    tool.metadata = tool_metadata(tool.server, record)

@@ -1,8 +1,9 @@
 """A minimal MCP stdio server speaking raw JSON-RPC, to script faults a real SDK would not make.
 
-Tools: `echo` (answers), `crash` (the process exits mid-call), `hang` (never answers),
-`malformed` (a result that breaks the MCP schema), `fail` (an `isError` result). With
-`--fail-start` the process exits before the handshake. Uses only the standard library.
+Tools: `echo` (answers; annotated read-only), `crash` (the process exits mid-call), `hang`
+(never answers), `malformed` (a result that breaks the MCP schema), `fail` (an `isError`
+result; read-only). With `--fail-start` the process exits before the handshake. Uses only
+the standard library.
 """
 
 from __future__ import annotations
@@ -22,11 +23,17 @@ TOOLS: list[dict[str, Any]] = [
             "properties": {"text": {"type": "string", "description": "What to echo."}},
             "required": ["text"],
         },
+        "annotations": {"readOnlyHint": True, "idempotentHint": True},
     },
     {"name": "crash", "description": "Exit mid-call.", "inputSchema": {"type": "object"}},
     {"name": "hang", "description": "Never answer.", "inputSchema": {"type": "object"}},
     {"name": "malformed", "description": "Answer garbage.", "inputSchema": {"type": "object"}},
-    {"name": "fail", "description": "Report a tool error.", "inputSchema": {"type": "object"}},
+    {
+        "name": "fail",
+        "description": "Report a tool error.",
+        "inputSchema": {"type": "object"},
+        "annotations": {"readOnlyHint": True},
+    },
 ]
 
 
