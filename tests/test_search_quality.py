@@ -18,7 +18,13 @@ from attention_scoping.gating.exact import ExactNames
 from attention_scoping.gating.order import Ranking, top_rows
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog
-from attention_scoping.scoping.preselect import preselect, scope_documents
+from attention_scoping.scoping.preselect import (
+    choose,
+    preselect,
+    scope_documents,
+    scope_scores,
+    within_reach,
+)
 
 
 def _hybrid() -> HybridRanker:
@@ -142,3 +148,17 @@ def test_a_ranking_reads_like_the_full_sorted_list() -> None:
     assert ranking[:40] == full[:40]
     assert list(ranking) == full
     assert len(ranking) == 500
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_preselection_chooses_alike_on_the_documents_within_reach(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    scopes = [Scope(f"s{i}", f"scope {i}", tools=[f"t{i}_{j}" for j in range(5)]) for i in range(8)]
+    catalog = ScopeCatalog(scopes)
+    values = rng.uniform(-0.1, 0.4, size=40)
+    ranked = sorted(
+        ((f"t{i // 5}_{i % 5}", float(v)) for i, v in enumerate(values)), key=lambda p: -p[1]
+    )
+    full = choose(scope_scores(ranked, catalog), margin=0.03, min_score=0.2)
+    near = choose(scope_scores(within_reach(ranked, 0.17), catalog), margin=0.03, min_score=0.2)
+    assert (near.scope, near.reason) == (full.scope, full.reason)
