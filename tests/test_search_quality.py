@@ -86,11 +86,13 @@ def test_a_tool_named_exactly_stays_hidden_when_its_precondition_fails() -> None
     assert "get_current_weather" in gate.decide({**state, "located": True}, tools).shown
 
 
-def test_one_word_names_are_not_matched_by_every_mention() -> None:
-    names = ExactNames(["search", "send_email", "weather.get"])
+def test_short_names_count_only_when_written_as_identifiers() -> None:
+    names = ExactNames(["search", "send_email", "weather.get", "get_current_weather"])
     assert names.rows("please search my mail").tolist() == []
-    assert names.rows("Send email to Ana, then get the weather").tolist() == [1]
+    assert names.rows("Send email to Ana, then get the weather").tolist() == []
+    assert names.rows("use send_email, or sendEmail").tolist() == [1]
     assert names.rows("call weather.get").tolist() == [2]
+    assert names.rows("Get current weather for Ana").tolist() == [3]
 
 
 def test_the_gateway_search_returns_a_tool_named_exactly_first() -> None:
