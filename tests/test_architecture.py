@@ -43,6 +43,8 @@ PURE = (
     "attention_scoping.scoping.gate",
     "attention_scoping.gating.gate",
     "attention_scoping.gating.bm25",
+    "attention_scoping.gating.exact",
+    "attention_scoping.gating.order",
     "attention_scoping.gating.disclosure",
     "attention_scoping.gating.preconditions",
     "attention_scoping.gating.texts",

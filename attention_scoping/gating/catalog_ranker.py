@@ -1,23 +1,45 @@
 """`default_ranker()`: the gate's ranking as a plain `(query, entries) -> [(name, score)]` callable.
 
-The gateway (`ToolGateway.search_tool_catalog`) and other catalog searches use it, so search and
-gating rank with one implementation.
+The gateway (`ToolGateway.search_tool_catalog`) and scope pre-selection use it, so search and
+gating rank with one implementation. Tools the query names exactly come first, whatever their
+score (see `gating.exact`).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.gating.ranking import Ranker, RankerSpec, build_ranker, top_rows
+from attention_scoping.gating.exact import ExactNames
+from attention_scoping.gating.ranking import Ranker, RankerSpec, build_ranker
+
+if TYPE_CHECKING:
+    from attention_scoping.gating.cache import VectorCache
+    from attention_scoping.gating.encoders import Encoder
+
+
+def exact_first(scores: np.ndarray, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, scores): rows named exactly first (in row order, scored at least 1 and at least
+    the best score), then the others best first, ties in row order."""
+    if not exact.size:
+        return np.argsort(-scores, kind="stable"), scores
+    scores = scores.astype(np.float64, copy=True)
+    scores[exact] = max(1.0, float(scores.max()))
+    rest = np.ones(scores.size, dtype=bool)
+    rest[exact] = False
+    others = np.flatnonzero(rest)
+    order = others[np.argsort(-scores[others], kind="stable")]
+    return np.concatenate([exact, order]), scores
 
 
 class CatalogRanker:
     """Ranks any objects with `name`, `description` and `parameters` against a query.
 
-    The underlying ranker is refitted only when the set of entries changes (tool vectors come
+    The underlying ranker is refitted only when the list of entries changes (tool vectors come
     from the on-disk cache, so a refit embeds only new tools).
 
     Example:
@@ -27,30 +49,46 @@ class CatalogRanker:
         ```
     """
 
-    def __init__(self, ranker: RankerSpec = "default") -> None:
-        """`ranker`: anything `build_ranker` accepts (default: the MiniLM + BM25 hybrid)."""
-        self.ranker: Ranker = build_ranker(ranker)
+    def __init__(
+        self,
+        ranker: RankerSpec = "default",
+        *,
+        cache: VectorCache | None = None,
+        encoder: Encoder | None = None,
+    ) -> None:
+        """`ranker`: anything `build_ranker` accepts (default: the MiniLM + BM25 hybrid);
+        `cache`, `encoder`: as for `build_ranker`."""
+        self.ranker: Ranker = build_ranker(ranker, cache, encoder=encoder)
         self.__name__ = f"gating:{self.ranker.name}"
-        self._key: tuple[tuple[str, int], ...] = ()
-        self._names: list[str] = []
+        self._entries: list[Any] = []
+        self._key: tuple[int, ...] = ()
+        self._names: np.ndarray = np.zeros(0, dtype=object)
+        self._exact = ExactNames([])
         self._lock = threading.Lock()
 
+    def _fit(self, entries: Sequence[Any], key: tuple[int, ...]) -> None:
+        specs = [
+            ToolSpec(str(e.name), str(e.name), str(e.description), dict(e.parameters or {}))
+            for e in entries
+        ]
+        self.ranker.fit(specs)
+        names = [s.name for s in specs]
+        self._names = np.asarray(names, dtype=object)
+        self._exact = ExactNames(names)
+        self._entries = list(entries)  # held, so their ids cannot be reused while keyed
+        self._key = key
+
     def __call__(self, query: str, entries: Sequence[Any]) -> list[tuple[str, float]]:
-        """(name, score) for every entry, best first."""
-        key = tuple((str(e.name), id(e)) for e in entries)
+        """(name, score) for every entry, best first; entries named exactly lead."""
+        key = tuple(map(id, entries))
         with self._lock:
             if key != self._key:
-                specs = [
-                    ToolSpec(str(e.name), str(e.name), str(e.description), dict(e.parameters or {}))
-                    for e in entries
-                ]
-                self.ranker.fit(specs)
-                self._key, self._names = key, [s.name for s in specs]
-            if not self._names:
+                self._fit(entries, key)
+            if not len(self._names):
                 return []
-            scores = self.ranker.scores(query)
-            names = list(self._names)
-        return [(names[i], float(scores[i])) for i in top_rows(scores, len(names))]
+            order, scores = exact_first(self.ranker.scores(query), self._exact.rows(query))
+            names = self._names
+        return list(zip(names[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def default_ranker() -> CatalogRanker:

@@ -29,6 +29,7 @@ from attention_scoping.core.messages import (
     user_turn_starts,
 )
 from attention_scoping.core.text import identifier_tokens, split_identifier
+from attention_scoping.gating.order import Ranking
 from attention_scoping.gating.preconditions import Precondition, unmet
 
 NOT_AVAILABLE = ErrorCode.TOOL_NOT_AVAILABLE
@@ -105,12 +106,11 @@ class Decision:
         self.threshold = threshold
         self._candidates = list(candidates)
         self._fixed = fixed
-        self._ranked = list(ranked)
+        self._ranked = ranked if isinstance(ranked, Ranking) else list(ranked)
         self._slots = max(slots, 0)
-        taken = {name for name, value in self._ranked[: self._slots] if value >= threshold}
-        self.shown: tuple[str, ...] = tuple(
-            n for n in self._candidates if (n in fixed and fixed[n].shown) or n in taken
-        )
+        taken = [name for name, value in self._ranked[: self._slots] if value >= threshold]
+        picked = {n for n, verdict in fixed.items() if verdict.shown}.union(taken)
+        self.shown: tuple[str, ...] = tuple(sorted(picked, key=self._candidates.index))
         self._verdicts: dict[str, Verdict] | None = None
 
     @property
@@ -362,15 +362,14 @@ def decide(
             fixed[name] = Verdict(name, False, "writes")
     fixed = {n: v for n, v in fixed.items() if n in candidates}
 
-    rest = [n for n in inputs.candidates if n not in fixed]
-    ranked: list[tuple[str, float]] = []
+    rest = [n for n in inputs.candidates if n not in fixed] if fixed else inputs.candidates
+    ranked: Sequence[tuple[str, float]] = ()
     if len(rest) <= max(slots, 0):
         for name in rest:
             fixed[name] = Verdict(name, True, "all_fit")
     elif rest:
-        values = np.asarray(score(inputs.intent, rest), dtype=np.float64)
-        order = np.argsort(-values, kind="stable")  # best first, ties in candidate order
-        ranked = list(zip([rest[i] for i in order], values[order].tolist(), strict=True))
+        # best first, ties in candidate order; pairs are built only for the ranks read
+        ranked = Ranking(rest, np.asarray(score(inputs.intent, rest), dtype=np.float64))
     return Decision(
         inputs.intent, inputs.candidates, fixed, ranked, k=k, threshold=threshold, slots=slots
     )

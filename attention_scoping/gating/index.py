@@ -30,6 +30,7 @@ class ToolIndex:
         self._lock = threading.Lock()
         self._last: tuple[int, ...] = ()
         self._order: list[str] = []
+        self._row_memo: dict[tuple[str, ...], np.ndarray] = {}
         self.fits = 0
         """How many times the ranker was (re)fitted."""
 
@@ -58,6 +59,7 @@ class ToolIndex:
                 self.ranker.fit(list(self._specs.values()))
                 self._rows = {n: i for i, n in enumerate(self._specs)}
                 self._order = list(self._specs)
+                self._row_memo.clear()
                 self.fits += 1
             self._last = signature
 
@@ -73,6 +75,7 @@ class ToolIndex:
             self.ranker.fit(list(self._specs.values()))
             self._rows = {key: i for i, key in enumerate(self._specs)}
             self._order = list(self._specs)
+            self._row_memo.clear()
             self.fits += 1
 
     def rows(self, names: Sequence[str]) -> np.ndarray | None:
@@ -80,7 +83,14 @@ class ToolIndex:
         order, so rankers score the catalog without gathering rows."""
         if len(names) == len(self._order) and list(names) == self._order:
             return None
-        return np.fromiter((self._rows[n] for n in names), dtype=np.int64, count=len(names))
+        key = tuple(names)
+        found = self._row_memo.get(key)
+        if found is None:
+            found = np.fromiter((self._rows[n] for n in key), dtype=np.int64, count=len(key))
+            if len(self._row_memo) >= 16:
+                self._row_memo.clear()
+            self._row_memo[key] = found
+        return found
 
     def spec(self, name: str) -> ToolSpec | None:
         """The indexed definition of `name` (an id for catalogs indexed by `fit_catalog`)."""

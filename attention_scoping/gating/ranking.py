@@ -28,7 +28,9 @@ from attention_scoping.gating.encoders import (
     LangChainEncoder,
     shared_minilm,
 )
+from attention_scoping.gating.exact import ExactNames, exact_mask
 from attention_scoping.gating.intents import split_intents
+from attention_scoping.gating.order import top_rows as top_rows  # re-exported
 
 logger = logging.getLogger(__name__)
 
@@ -228,9 +230,11 @@ class DenseRanker:
 PART_WEIGHT = 0.9
 """Weight of a part's scores against the whole request's when merging (see `HybridRanker`)."""
 
-CONFIDENT_COSINE = 0.3
-"""Best raw cosine at or above which a request is taken to be served by some tool: about the
-5th percentile of real requests on BFCL (1st on Seal-Tools); small talk scores 0.17-0.33."""
+CONFIDENT_COSINE = 0.25
+"""Best raw cosine at or above which a request is taken to be served by some tool. Short
+requests score lower than long ones: 0.25 is about the 3rd percentile of short single-intent
+requests over 150-250-tool catalogs (`benchmarks/search_quality.py`, tuning half), where 0.3
+was the 10th and cut their tools below k; small talk scores 0.13-0.33."""
 
 RELEVANCE_THRESHOLD = 0.5
 """The gate's default threshold over calibrated hybrid scores: no recall@5 lost on either dev
@@ -260,6 +264,7 @@ class HybridRanker:
         part_weight: float = PART_WEIGHT,
         adaptive: bool = False,
         confident_cosine: float | None = CONFIDENT_COSINE,
+        exact_names: bool = True,
     ) -> None:
         """Fuse `dense` with `lexical` (default: BM25 over the same representation).
 
@@ -275,6 +280,9 @@ class HybridRanker:
                 over the candidates is below this, every score is scaled by best / this, so
                 the gate's threshold (`default_threshold`) drops tools for a request no tool
                 serves. None: scores stay relative to the best candidate.
+            exact_names: A tool the request names exactly (`gating.exact`) scores 1, the
+                top of the scale, and every other tool less, so no threshold within [0, 1]
+                and no k >= 1 can leave it out.
         """
         if not 0.0 <= alpha <= 1.0 or not 0.0 <= part_weight <= 1.0:
             msg = f"alpha and part_weight must be within [0, 1], not {alpha}, {part_weight}"
@@ -286,6 +294,8 @@ class HybridRanker:
         self.part_weight = part_weight
         self.adaptive = adaptive
         self.confident_cosine = confident_cosine
+        self.exact_names = exact_names
+        self._exact = ExactNames([])
         self._memo = _Memo(8)
 
     @property
@@ -304,6 +314,7 @@ class HybridRanker:
         """Fit both rankers."""
         self.dense.fit(specs)
         self.lexical.fit(specs)
+        self._exact = ExactNames([s.name for s in specs])
         self._memo.clear()
 
     def texts(self, query: str) -> list[str]:
@@ -350,16 +361,28 @@ class HybridRanker:
             result = np.maximum(result, self.part_weight * np.max(np.stack(fused[1:]), axis=0))
         if self.confident_cosine and dense.size:
             result = result * min(1.0, float(dense.max()) / self.confident_cosine)
+        if self.exact_names:
+            result = named_first(result, self._exact.rows(query), rows)
         self._memo.put(key, result)
         return result
 
 
-def top_rows(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the `k` best scores, best first (ties keep catalog order)."""
-    if k <= 0 or scores.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    order = np.argsort(-scores, kind="stable")
-    return order[:k]
+NAMED_SCORE = 1.0
+"""The score of a tool the request names exactly; every other tool scores below it."""
+
+
+def named_first(scores: np.ndarray, exact: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """`scores` with the tools at catalog rows `exact` (where scored) raised to `NAMED_SCORE`
+    and every other one kept just below it."""
+    if not exact.size:
+        return scores
+    mask = exact_mask(exact, rows, scores.size)
+    if not mask.any():
+        return scores
+    below = np.nextafter(np.float32(NAMED_SCORE), np.float32(0.0))
+    out = np.minimum(scores, below).astype(np.float32)
+    out[mask] = NAMED_SCORE
+    return out
 
 
 RankerSpec = Ranker | Encoder | Any | str

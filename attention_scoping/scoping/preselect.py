@@ -12,6 +12,7 @@ words), not normalised per query.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -127,13 +128,26 @@ def preselect(
     """Rank `documents` against `intent` and choose a scope (see `choose`)."""
     if not intent.strip():
         return ScopeChoice(None, "no_intent")
-    ranked = list(rank(intent, documents))
+    ranked = within_reach(list(rank(intent, documents)), min_score - margin)
     choice = choose(scope_scores(ranked, catalog), margin=margin, min_score=min_score)
     if choice.reason == "confident":
         return replace(choice, tools=matched_tools(ranked, catalog, choice.scope))
     if choice.reason == "close_call":  # no scope wins, but these tools match the message
         return replace(choice, tools=matched_tools(ranked, catalog, None, min_score=min_score))
     return choice
+
+
+def within_reach(ranked: list[tuple[str, float]], floor: float) -> list[tuple[str, float]]:
+    """The head of `ranked` (best first) scoring at least `floor`, when `floor` > 0.
+
+    A document below `min_score - margin` cannot change the choice: it cannot be the chosen
+    scope's best, and as the runner-up it trails any choosable best by more than the margin.
+    Dropping the tail keeps pre-selection's per-document work to the documents that matter
+    (thousands of tools, a few dozen within reach); the record lists only scopes within reach.
+    """
+    if floor <= 0 or not ranked or ranked[-1][1] >= floor:
+        return ranked
+    return ranked[: bisect.bisect_right(ranked, -floor, key=lambda pair: -pair[1])]
 
 
 def matched_tools(

@@ -1,0 +1,189 @@
+"""Benchmark: the search's latency at scale, side by side with the bare encoder, in one run.
+
+    python benchmarks/search_latency.py [--sizes 1000,5000,20000] [--queries 150]
+
+For each catalog size, over the same requests (BFCL and Seal-Tools dev queries, alternating):
+
+- `encoder`: the bare encoder on the texts the gate embeds for the request (the request, or
+  its parts), called directly (no memo): the floor every search pays;
+- `gate`: the gate decision (`ToolAttentionMiddleware.decide_names`: name detection, hybrid
+  scores over every tool, threshold, top k), the request never seen before;
+- `first call`: what the first model call of a user turn pays with scopes: scope
+  pre-selection (`AttentionScopingMiddleware`'s ranking over every scoped tool, scopes of 10
+  tools) and then the gate decision, the request never seen before;
+- `preselect`: the pre-selection alone.
+
+Catalogs: BFCL's and Seal-Tools' tools (5,108 real tools) cut to the size, or repeated under new
+names to reach it (a repeated tool reuses its original's vector: only its name differs, and the
+timing does not depend on the vector's values). Tool vectors come from the on-disk cache; run
+`attention-scoping bench` (or this script) once to fill it. Prints p50 / p95 in ms and the
+machine's load average, since other work on the machine moves every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import StructuredTool
+
+from attention_scoping.core.catalog import load_catalog, load_queries
+from attention_scoping.core.text import tool_text
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.gating.cache import VectorCache
+from attention_scoping.gating.catalog_ranker import CatalogRanker
+from attention_scoping.gating.encoders import Encoder, shared_minilm
+from attention_scoping.gating.ranking import DenseRanker, HybridRanker
+from attention_scoping.scoping.catalog import Scope, ScopeCatalog
+from attention_scoping.scoping.start import CALIBRATION, ScopeStart
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SCOPE_SIZE = 10
+
+
+class ReplicaCache(VectorCache):
+    """A vector cache that serves a repeated tool's text with its original's vector."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.origin: dict[str, str] = {}
+
+    def vectors(self, encoder: Encoder, texts: Sequence[str]) -> Any:
+        """Vectors of the original texts."""
+        return super().vectors(encoder, [self.origin.get(t, t) for t in texts])
+
+
+def catalog(size: int, cache: ReplicaCache) -> list[ToolSpec]:
+    """`size` tools: the real ones first, then renamed repeats."""
+    real = load_catalog(DATA / "catalog_bfcl.jsonl")
+    seen = {s.id for s in real}
+    real += [s for s in load_catalog(DATA / "catalog_sealtools.jsonl") if s.id not in seen]
+    out = real[:size]
+    copy = 1
+    while len(out) < size:
+        for spec in real[: size - len(out)]:
+            name = f"{spec.name}_r{copy}"
+            twin = ToolSpec(name, name, spec.description, spec.parameters, server=spec.server)
+            for representation in ("full",):
+                cache.origin[tool_text(twin, representation)] = tool_text(spec, representation)
+            out.append(twin)
+        copy += 1
+    return out
+
+
+def requests(count: int) -> list[str]:
+    """BFCL and Seal-Tools dev requests, alternating."""
+    bfcl = load_catalog(DATA / "catalog_bfcl.jsonl")
+    seal = load_catalog(DATA / "catalog_sealtools.jsonl")
+    a = [q.query for q in load_queries(DATA / "queries_bfcl_dev.jsonl", bfcl)]
+    b = [q.query for q in load_queries(DATA / "queries_sealtools_dev.jsonl", seal)]
+    mixed = [q for pair in zip(a, b, strict=False) for q in pair]
+    return mixed[:count]
+
+
+def as_tools(specs: Sequence[ToolSpec]) -> list[StructuredTool]:
+    """Light LangChain tools with the specs' JSON schemas (what the scoping middleware ranks)."""
+
+    def run(**kwargs: Any) -> str:
+        return "ok"
+
+    return [
+        StructuredTool(
+            name=s.name, description=s.description, args_schema=dict(s.parameters), func=run
+        )
+        for s in specs
+    ]
+
+
+def percentiles(samples: list[float]) -> str:
+    """'p50 / p95' in ms."""
+    ordered = sorted(samples)
+    p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
+    return f"{statistics.median(ordered):6.1f} / {p95:6.1f}"
+
+
+def measure(size: int, texts: list[str], encoder: Encoder) -> dict[str, list[float]]:
+    """Per-request timings (ms) of the encoder, the gate, pre-selection and the first call."""
+    cache = ReplicaCache()
+    specs = catalog(size, cache)
+    hybrid = HybridRanker(DenseRanker(encoder, cache=cache))
+    gate = ToolAttentionMiddleware(ranker=hybrid, summary_pool="off", emit_events=False)
+    gate.index.fit_catalog(specs)
+    keys = [s.id for s in specs]
+    tools = as_tools(specs)
+    scopes = [
+        Scope(
+            f"scope_{i // SCOPE_SIZE}",
+            f"tools {i} to {i + SCOPE_SIZE}",
+            tools=keys[i : i + SCOPE_SIZE],
+        )
+        for i in range(0, size, SCOPE_SIZE)
+    ]
+    floor, lead = CALIBRATION["dense"]
+    start = ScopeStart(
+        ScopeCatalog(scopes),
+        preselect="every_turn",
+        start="index",
+        margin=lead,
+        min_score=floor,
+        top_k=5,
+        ranker=CatalogRanker("dense", cache=cache, encoder=encoder),
+    )
+    start.choose("warm up the ranking", tools)
+    gate.decide_names({"messages": [HumanMessage("warm up the gate")]}, keys)
+    out: dict[str, list[float]] = {"encoder": [], "gate": [], "preselect": [], "first call": []}
+
+    def decide(text: str) -> None:
+        gate.decide_names({"messages": [HumanMessage(text)]}, keys)
+
+    def first_call(text: str) -> None:
+        start.choose(text, tools)
+        decide(text)
+
+    for number, text in enumerate(texts):
+        parts = hybrid.texts(text)
+        timed(out["encoder"], encoder.encode, parts[1:] if len(parts) > 1 else parts)
+        # a text never seen before, so nothing is memoized
+        timed(out["gate"], decide, f"{text} ({number} a)")
+        timed(out["preselect"], start.choose, f"{text} ({number} b)", tools)
+        timed(out["first call"], first_call, f"{text} ({number} c)")
+    return out
+
+
+def timed(into: list[float], work: Callable[..., Any], *args: Any) -> None:
+    """Run `work(*args)` and append its wall time in ms."""
+    started = time.perf_counter()
+    work(*args)
+    into.append((time.perf_counter() - started) * 1000.0)
+
+
+def main() -> None:
+    """Print p50 / p95 per catalog size."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sizes", default="1000,5000,20000")
+    parser.add_argument("--queries", type=int, default=150)
+    args = parser.parse_args()
+    encoder = shared_minilm()
+    texts = requests(args.queries)
+    print(f"{len(texts)} requests; p50 / p95 ms; load average before: {os.getloadavg()[0]:.1f}")
+    print(
+        "tools".rjust(7)
+        + "".join(c.rjust(18) for c in ("encoder", "gate", "preselect", "first call"))
+    )
+    for size in (int(s) for s in args.sizes.split(",")):
+        row = measure(size, texts, encoder)
+        cells = "".join(
+            percentiles(row[c]).rjust(18) for c in ("encoder", "gate", "preselect", "first call")
+        )
+        print(f"{size:7d}{cells}   (load {os.getloadavg()[0]:.1f})", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+"""Benchmark: the default gate's ranking against its simple peers on several kinds of catalog.
+
+    python benchmarks/search_quality.py [--half tune|report] [--subcatalogs 6] [--methods ...]
+
+Kinds of catalog, all from the shipped dev data (`data/`):
+
+- `bfcl-full`, `seal-full`: every tool of the catalog, every dev query (multi-gold included);
+- `bfcl-near`, `seal-near`: 150-250 tools made of the gold tools of 40 single-gold queries,
+  each with its nearest tools by MiniLM vector (hard distractors), then random tools;
+- `bfcl-small`, `seal-small`: 150-250 tools drawn at random (the gold tools of 40 single-gold
+  queries plus distractors), ranked for those single-gold queries: a small catalog of short,
+  single-intent requests;
+- `bfcl-short`, `seal-short`: as `-near`, with each single-gold request cut to its first
+  seven words (short requests that often lack their tool's words);
+- `seal-domains`: 150-250 tools made of whole Seal-Tools servers (near-duplicate tools of one
+  domain side by side), with the single-gold queries whose tool is among them.
+
+Queries are split in two fixed halves by a hash of their id: `--half tune` is where choices are
+made, `--half report` is the held-out figure. Sub-catalogs of a half are drawn only from that
+half's queries. Each row: recall@k of what the gate shows (name detection, threshold and all)
+and the mean number of ranked tools shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from attention_scoping.core.catalog import Query, load_catalog, load_queries
+from attention_scoping.core.text import tool_text
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.gating.cache import VectorCache
+from attention_scoping.gating.encoders import shared_minilm
+from attention_scoping.gating.ranking import BM25Ranker, DenseRanker, HybridRanker
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SMALL_QUERIES = 40
+SIZES = (150, 250)
+SHORT_WORDS = 7
+SMALL_TALK = (
+    "thanks, that's all",
+    "hello!",
+    "how are you today?",
+    "ok great",
+    "what did you just say?",
+    "never mind",
+    "can you explain that again more simply?",
+    "good morning",
+)
+"""Requests no tool serves (the same as `gate_ranking_study.py`'s)."""
+SMALL_TALK_SHOWN: list[float] = []
+
+
+@dataclass
+class Case:
+    """One catalog and the queries ranked over it."""
+
+    kind: str
+    specs: list[ToolSpec]
+    queries: list[Query]
+
+
+def half_of(query_id: str) -> str:
+    """'tune' or 'report', fixed by a hash of the query id."""
+    return "tune" if hashlib.sha256(query_id.encode()).digest()[0] % 2 == 0 else "report"
+
+
+def _small(kind: str, specs: list[ToolSpec], queries: list[Query], rng: random.Random) -> Case:
+    chosen = rng.sample(queries, min(SMALL_QUERIES, len(queries)))
+    gold = {g for q in chosen for g in q.gold_ids}
+    size = rng.randint(*SIZES)
+    others = [s for s in specs if s.id not in gold]
+    picked = gold | {s.id for s in rng.sample(others, max(size - len(gold), 0))}
+    return Case(kind, [s for s in specs if s.id in picked], chosen)
+
+
+def _near(
+    kind: str, specs: list[ToolSpec], queries: list[Query], rng: random.Random, vectors: Any
+) -> Case:
+    """The gold tools of 40 queries, each with its nearest tools (by MiniLM vector), then
+    random tools up to the size: hard distractors, as in a catalog of one domain."""
+    chosen = rng.sample(queries, min(SMALL_QUERIES, len(queries)))
+    row = {s.id: i for i, s in enumerate(specs)}
+    size = rng.randint(*SIZES)
+    picked: dict[str, None] = dict.fromkeys(g for q in chosen for g in q.gold_ids)
+    per_gold = max((size // 2) // max(len(picked), 1), 1)
+    for gold in list(picked):
+        near = (vectors @ vectors[row[gold]]).argsort()[::-1][1 : per_gold + 1]
+        picked.update(dict.fromkeys(specs[i].id for i in near))
+    others = [s.id for s in specs if s.id not in picked]
+    picked.update(dict.fromkeys(rng.sample(others, max(size - len(picked), 0))))
+    return Case(kind, [s for s in specs if s.id in picked], chosen)
+
+
+def _domains(specs: list[ToolSpec], queries: list[Query], rng: random.Random) -> Case:
+    """Whole Seal-Tools servers (those of 40 queries' gold tools first) up to the size."""
+    servers: dict[str, list[ToolSpec]] = {}
+    owner: dict[str, str] = {}
+    for spec in specs:
+        servers.setdefault(str(spec.server), []).append(spec)
+        owner[spec.id] = str(spec.server)
+    chosen = rng.sample(queries, min(SMALL_QUERIES, len(queries)))
+    names = list(dict.fromkeys(owner[q.gold_ids[0]] for q in chosen))
+    size = rng.randint(*SIZES)
+    picked: list[ToolSpec] = []
+    for name in names:
+        if len(picked) >= size:
+            break
+        picked += servers[name]
+    ids = {s.id for s in picked}
+    return Case("seal-domains", picked, [q for q in chosen if set(q.gold_ids) <= ids])
+
+
+def shortened(query: Query) -> Query:
+    """The query cut to its first `SHORT_WORDS` words: a short request, often without the
+    words of its tool's description."""
+    text = " ".join(query.query.split()[:SHORT_WORDS])
+    return Query(query.id, text, query.gold_ids, query.system, query.state)
+
+
+def cases(half: str, subcatalogs: int, kinds: Sequence[str]) -> list[Case]:
+    """The catalogs and queries of one half."""
+    out: list[Case] = []
+    for name, tag in (("bfcl", "bfcl"), ("sealtools", "seal")):
+        specs = load_catalog(DATA / f"catalog_{name}.jsonl")
+        queries = [
+            q
+            for q in load_queries(DATA / f"queries_{name}_dev.jsonl", specs)
+            if half_of(q.id) == half
+        ]
+        single = [q for q in queries if len(q.gold_ids) == 1]
+        if f"{tag}-full" in kinds:
+            out.append(Case(f"{tag}-full", specs, queries))
+        if f"{tag}-small" in kinds:
+            rng = random.Random(f"{tag}-small:{half}")
+            out += [_small(f"{tag}-small", specs, single, rng) for _ in range(subcatalogs)]
+        if f"{tag}-near" in kinds or f"{tag}-short" in kinds:
+            vectors = VectorCache().vectors(shared_minilm(), [tool_text(s) for s in specs])
+        if f"{tag}-near" in kinds:
+            rng = random.Random(f"{tag}-near:{half}")
+            out += [_near(f"{tag}-near", specs, single, rng, vectors) for _ in range(subcatalogs)]
+        if f"{tag}-short" in kinds:
+            short = [shortened(q) for q in single if len(q.query.split()) > SHORT_WORDS]
+            rng = random.Random(f"{tag}-short:{half}")
+            out += [_near(f"{tag}-short", specs, short, rng, vectors) for _ in range(subcatalogs)]
+        if tag == "seal" and "seal-domains" in kinds:
+            rng = random.Random(f"seal-domains:{half}")
+            out += [_domains(specs, single, rng) for _ in range(subcatalogs)]
+    return out
+
+
+def rankers(cache: VectorCache) -> dict[str, Callable[[], Any]]:
+    """The methods compared: the default gate and its simple peers (one shared encoder)."""
+    encoder = shared_minilm()
+
+    def dense() -> DenseRanker:
+        return DenseRanker(encoder, cache=cache)
+
+    return {
+        "default": lambda: HybridRanker(dense()),
+        "dense": dense,
+        "bm25": BM25Ranker,
+        # study variants (not shipped)
+        "no-exact": lambda: HybridRanker(dense(), exact_names=False),
+        "no-calib": lambda: HybridRanker(dense(), confident_cosine=None),
+        "no-parts": lambda: HybridRanker(dense(), multi_intent=False),
+        "calib-0.3": lambda: HybridRanker(dense(), confident_cosine=0.3),
+        "calib-0.2": lambda: HybridRanker(dense(), confident_cosine=0.2),
+        "alpha-0.8": lambda: HybridRanker(dense(), alpha=0.8),
+        "alpha-0.5": lambda: HybridRanker(dense(), alpha=0.5),
+    }
+
+
+def score_case(
+    case: Case, make: Callable[[], Any], k: int, threshold: float | None = None
+) -> tuple[list[float], list[int]]:
+    """Recall@k and tools shown per query for one method on one case."""
+    gate = ToolAttentionMiddleware(
+        ranker=make(), k=k, summary_pool="off", emit_events=False, threshold=threshold
+    )
+    gate.index.fit_catalog(case.specs)
+    keys = [s.id for s in case.specs]
+    recalls, shown = [], []
+    small_talk = [
+        len(gate.decide_names({"messages": [HumanMessage(t)]}, keys).shown) for t in SMALL_TALK
+    ]
+    SMALL_TALK_SHOWN.append(statistics.mean(small_talk))
+    for query in case.queries:
+        decision = gate.decide_names({"messages": [HumanMessage(query.query)]}, keys)
+        found = set(decision.shown)
+        recalls.append(sum(g in found for g in query.gold_ids) / len(query.gold_ids))
+        shown.append(len(decision.shown))
+    return recalls, shown
+
+
+def main() -> None:
+    """Print recall@k per kind of catalog and method."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--half", choices=("tune", "report"), default="tune")
+    parser.add_argument("--subcatalogs", type=int, default=6)
+    parser.add_argument("--k", type=int, default=5)
+    parser.add_argument(
+        "--methods", default="default,dense,bm25", help="names; name@T sets the threshold T"
+    )
+    parser.add_argument(
+        "--kinds",
+        default="bfcl-small,seal-small,bfcl-near,seal-near,seal-domains,bfcl-full,seal-full",
+    )
+    args = parser.parse_args()
+    cache = VectorCache()
+    makers = rankers(cache)
+    methods = args.methods.split(",")
+    kinds = args.kinds.split(",")
+    all_cases = cases(args.half, args.subcatalogs, kinds)
+    print(f"half: {args.half}; k={args.k}; recall@k (mean tools shown)")
+    print("kind".ljust(14) + "".join(m.rjust(16) for m in methods) + "  queries  tools")
+    for kind in kinds:
+        group = [c for c in all_cases if c.kind == kind]
+        if not group:
+            continue
+        row = kind.ljust(14)
+        talk: list[str] = []
+        started = time.perf_counter()
+        for method in methods:
+            recalls: list[float] = []
+            shown: list[int] = []
+            name, _, cut = method.partition("@")
+            for case in group:
+                r, s = score_case(case, makers[name], args.k, float(cut) if cut else None)
+                recalls += r
+                shown += s
+            row += f"{statistics.mean(recalls):.3f} ({statistics.mean(shown):.1f})".rjust(16)
+            talk.append(f"{statistics.mean(SMALL_TALK_SHOWN):.1f}")
+            SMALL_TALK_SHOWN.clear()
+        queries = sum(len(c.queries) for c in group)
+        tools = statistics.mean(len(c.specs) for c in group)
+        print(f"{row}  {queries:7d}  {tools:5.0f}  [{time.perf_counter() - started:.0f} s]")
+        print("  small talk".ljust(14) + "".join(t.rjust(16) for t in talk))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""The search behind the gate, the gateway and scope pre-selection: exact names always come
+back (preconditions still apply), and the vectorised ranking keeps the stable order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import BaseTool, tool
+
+from attention_scoping.core.tool import ToolSpec
+from attention_scoping.gateway import ToolGateway
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.gating.cache import VectorCache
+from attention_scoping.gating.catalog_ranker import CatalogRanker
+from attention_scoping.gating.encoders import HashingEncoder
+from attention_scoping.gating.exact import ExactNames
+from attention_scoping.gating.order import Ranking, top_rows
+from attention_scoping.gating.ranking import DenseRanker, HybridRanker
+from attention_scoping.scoping.catalog import Scope, ScopeCatalog
+from attention_scoping.scoping.preselect import (
+    choose,
+    preselect,
+    scope_documents,
+    scope_scores,
+    within_reach,
+)
+
+
+def _hybrid() -> HybridRanker:
+    return HybridRanker(DenseRanker(HashingEncoder(), cache=VectorCache(persist=False)))
+
+
+@tool
+def get_current_weather(city: str) -> str:
+    """Station readings."""
+    return city
+
+
+def _distractors() -> list[BaseTool]:
+    """Tools whose descriptions match weather requests better than the named tool's does."""
+    out: list[BaseTool] = []
+    for i in range(12):
+
+        @tool(
+            f"forecast_tool_{i}", description=f"Current weather forecast for a city, variant {i}."
+        )
+        def forecast(city: str) -> str:
+            return city
+
+        out.append(forecast)
+    return out
+
+
+REQUESTS = (
+    "what is the current weather forecast? use get_current_weather",
+    "what is the current weather forecast? use get current weather",
+    "what is the current weather forecast? use getCurrentWeather",
+)
+
+
+@pytest.mark.parametrize("request_text", REQUESTS)
+@pytest.mark.parametrize(("k", "threshold"), [(1, 1.0), (1, 0.0), (5, 0.99)])
+def test_the_gate_shows_a_tool_named_exactly_whatever_k_and_threshold(
+    request_text: str, k: int, threshold: float
+) -> None:
+    tools = [*_distractors(), get_current_weather]
+    gate = ToolAttentionMiddleware(
+        ranker=_hybrid(), k=k, threshold=threshold, detect_names=False, summary_pool="off"
+    )
+    decision = gate.decide({"messages": [HumanMessage(request_text)]}, tools)
+    assert "get_current_weather" in decision.shown
+    assert len(decision.shown) <= k
+
+
+def test_a_tool_named_exactly_stays_hidden_when_its_precondition_fails() -> None:
+    tools = [*_distractors(), get_current_weather]
+    gate = ToolAttentionMiddleware(
+        ranker=_hybrid(),
+        k=3,
+        preconditions={"get_current_weather": {"located": True}},
+        summary_pool="off",
+    )
+    state = {"messages": [HumanMessage(REQUESTS[1])]}
+    assert "get_current_weather" not in gate.decide(state, tools).shown
+    assert "get_current_weather" in gate.decide({**state, "located": True}, tools).shown
+
+
+def test_short_names_count_only_when_written_as_identifiers() -> None:
+    names = ExactNames(["search", "send_email", "weather.get", "get_current_weather"])
+    assert names.rows("please search my mail").tolist() == []
+    assert names.rows("Send email to Ana, then get the weather").tolist() == []
+    assert names.rows("use send_email, or sendEmail").tolist() == [1]
+    assert names.rows("call weather.get").tolist() == [2]
+    assert names.rows("Get current weather for Ana").tolist() == [3]
+
+
+def test_the_gateway_search_returns_a_tool_named_exactly_first() -> None:
+    gateway = ToolGateway(
+        [*_distractors(), get_current_weather], ranker=CatalogRanker(_hybrid()), limit=1
+    )
+    found = gateway.search(REQUESTS[1])
+    assert [c["name"] for c in found["candidates"]] == ["get_current_weather"]
+
+
+def test_the_gateway_search_keeps_a_named_tool_the_caller_may_not_see_hidden() -> None:
+    gateway = ToolGateway(
+        [*_distractors(), get_current_weather],
+        ranker=CatalogRanker(_hybrid()),
+        allow=lambda spec, state: spec.name != "get_current_weather",
+    )
+    found = gateway.search(REQUESTS[1], state={})
+    assert "get_current_weather" not in [c["name"] for c in found["candidates"]]
+
+
+def test_scope_preselection_picks_the_scope_of_a_tool_named_exactly() -> None:
+    tools = [*_distractors(), get_current_weather]
+    catalog = ScopeCatalog(
+        [
+            Scope("forecasts", "weather forecasts", tools=[t.name for t in tools[:-1]]),
+            Scope("conditions", "live readings", tools=["get_current_weather"]),
+        ]
+    )
+    specs = [
+        ToolSpec(t.name, t.name, t.description, {"type": "object", "properties": {}}) for t in tools
+    ]
+    docs = scope_documents(catalog, specs)
+    rank = CatalogRanker("dense", cache=VectorCache(persist=False), encoder=HashingEncoder())
+    choice = preselect(REQUESTS[1], catalog, docs, rank, margin=0.03, min_score=0.2)
+    assert choice.scope == "conditions"
+    assert choice.tools[0] == "get_current_weather"
+
+
+@pytest.mark.parametrize("k", [1, 3, 10, 40, 200])
+def test_top_rows_is_the_head_of_a_stable_descending_sort(k: int) -> None:
+    scores = np.random.default_rng(7).integers(0, 20, size=200).astype(np.float64)
+    expected = np.argsort(-scores, kind="stable")[:k]
+    assert top_rows(scores, k).tolist() == expected.tolist()
+
+
+def test_a_ranking_reads_like_the_full_sorted_list() -> None:
+    scores = np.random.default_rng(3).integers(0, 9, size=500).astype(np.float64)
+    names = [f"t{i}" for i in range(500)]
+    order = np.argsort(-scores, kind="stable")
+    full = [(names[i], float(scores[i])) for i in order]
+    ranking = Ranking(names, scores)
+    assert ranking[:5] == full[:5]
+    assert ranking[3] == full[3]
+    assert ranking[-1] == full[-1]
+    assert ranking[:40] == full[:40]
+    assert list(ranking) == full
+    assert len(ranking) == 500
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_preselection_chooses_alike_on_the_documents_within_reach(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    scopes = [Scope(f"s{i}", f"scope {i}", tools=[f"t{i}_{j}" for j in range(5)]) for i in range(8)]
+    catalog = ScopeCatalog(scopes)
+    values = rng.uniform(-0.1, 0.4, size=40)
+    ranked = sorted(
+        ((f"t{i // 5}_{i % 5}", float(v)) for i, v in enumerate(values)), key=lambda p: -p[1]
+    )
+    full = choose(scope_scores(ranked, catalog), margin=0.03, min_score=0.2)
+    near = choose(scope_scores(within_reach(ranked, 0.17), catalog), margin=0.03, min_score=0.2)
+    assert (near.scope, near.reason) == (full.scope, full.reason)
