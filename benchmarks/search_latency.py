@@ -33,7 +33,6 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import StructuredTool
 
-from attention_scoping.core.catalog import load_catalog, load_queries
 from attention_scoping.core.text import tool_text
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
@@ -43,6 +42,7 @@ from attention_scoping.gating.encoders import Encoder, shared_minilm
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog
 from attention_scoping.scoping.start import CALIBRATION, ScopeStart
+from attention_scoping_lab.catalog import load_catalog, load_queries
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SCOPE_SIZE = 10

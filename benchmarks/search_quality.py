@@ -35,13 +35,13 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage
 
-from attention_scoping.core.catalog import Query, load_catalog, load_queries
 from attention_scoping.core.text import tool_text
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import shared_minilm
 from attention_scoping.gating.ranking import BM25Ranker, DenseRanker, HybridRanker
+from attention_scoping_lab.catalog import Query, load_catalog, load_queries
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 SMALL_QUERIES = 40

@@ -245,7 +245,7 @@ def test_audit_and_example_agent_run_with_the_servers_beside_the_package(
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {k: servers[k] for k in ("time", "git")}}))
     env = {**os.environ, "ATTENTION_SCOPING_MCP_CACHE": str(tmp_path / "cache")}
-    cli = [sys.executable, "-m", "attention_scoping.measure.cli", "audit", str(path)]
+    cli = [sys.executable, "-m", "attention_scoping_lab.cli", "audit", str(path)]
     audited = subprocess.run(
         [*cli, "--suggest", "0"], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
     )
