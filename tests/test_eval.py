@@ -229,16 +229,18 @@ def test_hallucinated_names_and_invalid_arguments_are_counted() -> None:
     assert task.success  # it recovered: the check is on the calls that ran
 
 
-def test_scoped_strategy_skips_navigation_when_judging_the_first_tool() -> None:
-    def reply(body: Body) -> dict[str, Any]:
-        tool_results = [m for m in body["messages"] if m["role"] == "tool"]
-        if not tool_results:
-            return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
-        if len(tool_results) == 1:
-            return calc("47*83")
-        return {"content": "3901"}
+def load_math_then_calculate(body: Body) -> dict[str, Any]:
+    """A model that loads the math scope, calls `calculate`, then answers."""
+    tool_results = [m for m in body["messages"] if m["role"] == "tool"]
+    if not tool_results:
+        return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
+    if len(tool_results) == 1:
+        return calc("47*83")
+    return {"content": "3901"}
 
-    with OpenAIStub([reply] * 3) as stub:
+
+def test_scoped_strategy_skips_navigation_when_judging_the_first_tool() -> None:
+    with OpenAIStub([load_math_then_calculate] * 3) as stub:
         result = run(stub, ["math-multiply"], ["scoped"])
         assert "load_context" in offered(stub.requests[0])
         assert "calculate" in offered(stub.requests[1])
@@ -266,16 +268,7 @@ def test_scoped_compact_sends_the_suite_prompt_alone() -> None:
 def test_model_navigation_strategies_open_no_scope_for_the_model(strategy: str) -> None:
     """`navigation="model"`: the first call offers `load_context` alone (no pre-selection, no
     start set); the model's own `load_context` opens the scope, whose tools then follow."""
-
-    def reply(body: Body) -> dict[str, Any]:
-        tool_results = [m for m in body["messages"] if m["role"] == "tool"]
-        if not tool_results:
-            return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
-        if len(tool_results) == 1:
-            return calc("47*83")
-        return {"content": "3901"}
-
-    with OpenAIStub([reply] * 3) as stub:
+    with OpenAIStub([load_math_then_calculate] * 3) as stub:
         result = run(stub, ["math-multiply"], [strategy])
         assert offered(stub.requests[0]) == ["load_context"]
         assert "calculate" in offered(stub.requests[1])
