@@ -105,7 +105,8 @@ def test_the_cache_keeps_ttl_and_scope_and_a_private_listing_is_private(tmp_path
     assert not read.expired() and read.expired(now=read.fetched_at + 61)
     cache.put(server, dataclasses.replace(private, cache_scope="public"))
     assert stat.S_IMODE(os.stat(cache.path(server)).st_mode) == 0o644
-    assert not listing_from_tools(tools, None, None).expired(now=time.time() + 1e9)  # ttl 0
+    unstated = listing_from_tools(tools, None, None)  # ttl 0: no stated lifetime
+    assert not unstated.expired(now=unstated.fetched_at + 1e9)
 
 
 def test_an_expired_cached_listing_is_listed_again_when_connecting_is_allowed(
