@@ -11,7 +11,7 @@ without a key it runs an offline tour: the real middleware and tools, driven by 
     python example_agent.py --demo --tiers        # + always-on tools, a write tool behind approval
     python example_agent.py --demo --gateway      # the tools behind a ToolGateway instead
     langgraph dev                                 # the LangGraph server (see langgraph.json)
-    python example_agent.py --base-url URL --prompt-layout compact  # a small local model
+    python example_agent.py --base-url URL  # a local server (text tool calls converted)
     python example_agent.py --base-url URL --no-text-tool-calls   # leave text calls as text
     python example_agent.py --mcp mcp.json        # your MCP servers as more scopes (docs/mcp.md)
 """
@@ -125,10 +125,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--prompt-layout",
-        choices=("layered", "compact"),
-        default="layered",
-        help="compact: the agent's own prompt alone, scopes described in load_context "
-        "(for small local models; docs/scoping.md)",
+        choices=("compact", "layered"),
+        default="compact",
+        help="compact (default, measured best on a small local model): the agent's own prompt "
+        "alone, scopes described in load_context; layered: capability index, core and the "
+        "active module in the system prompt (docs/scoping.md)",
     )
     parser.add_argument(
         "--text-tool-calls",
@@ -431,7 +432,7 @@ def build_agent(
     tiers: bool = False,
     mcp: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
-    prompt_layout: PromptLayout = "layered",
+    prompt_layout: PromptLayout = "compact",
     record_requests: str | None = None,
     text_calls: bool = False,
 ) -> tuple[Any, AttentionScopingMiddleware]:
@@ -441,8 +442,8 @@ def build_agent(
     `checkpointer` replaces the in-memory one (`PostgresSaver`, say; docs/deploy.md);
     `in_memory=False` leaves persistence to the host (the LangGraph server brings its own);
     `tiers=True` adds the always-on tools and the write tool behind `ApprovalMiddleware`;
-    `prompt_layout="compact"` is the layout for small models; `record_requests` appends every
-    model request to that session file (`attention-scoping bill`); `text_calls=True` adds
+    `prompt_layout` is the system prompt's layout (default compact); `record_requests` appends
+    every model request to that session file (`attention-scoping bill`); `text_calls=True` adds
     `TextToolCallMiddleware` innermost, so a call written as text naming a tool the model was
     offered runs (and the radar judges the converted reply)."""
     scopes = tiered_scopes() if tiers else build_scopes()

@@ -10,7 +10,8 @@
 #   table  print one table per suite, tool count and run from the results files (no model call)
 # Environment: as benchmarks/local_model.sh (PYTHON, THREADS, PORT, ATTENTION_SCOPING_LLM_DIR);
 #   STRATEGIES (default below), SUITES (default "example example-heldout"), TOOLS ("9 49"),
-#   RUNS ("1 2"), OUT (default $ATTENTION_SCOPING_LLM_DIR/defaults, i.e. .cache/llm/defaults).
+#   RUNS ("1 2"), OUT (default $ATTENTION_SCOPING_LLM_DIR/defaults, i.e. .cache/llm/defaults),
+#   EXTRA (more eval options for every run, e.g. "--self-heal"; give each set its own OUT).
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,7 +37,7 @@ run_all() {
           # a fresh server per strategy: no strategy reads another's cached prompts
           SUITE="$suite" STRATEGIES="$strategy" CTX=16384 RESULTS="$results" \
             JSON="$OUT/$suite-$tools-run$run-$strategy.json" \
-            EVAL_ARGS="$(distractors "$tools") --resume" \
+            EVAL_ARGS="$(distractors "$tools") --resume ${EXTRA:-}" \
             bash "$REPO/benchmarks/local_model.sh" eval
         done
       done
@@ -56,7 +57,7 @@ tables() {
         # shellcheck disable=SC2046  # distractors is a list of options
         PYTHONPATH="$REPO" "$PY" -m attention_scoping_lab.cli eval --suite "$suite" \
           --strategies "$list" $(distractors "$tools") --model "$MODEL_NAME" \
-          --base-url http://127.0.0.1:1/v1 --results "$results" --resume --no-check --quiet
+          --base-url http://127.0.0.1:1/v1 --results "$results" --resume --no-check --quiet ${EXTRA:-}
       done
     done
   done

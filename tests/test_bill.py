@@ -181,7 +181,9 @@ def test_example_agent_records_its_session(
     import example_agent
 
     path = tmp_path / "tour.jsonl"
-    assert example_agent.main(["--demo", "--record-requests", str(path)]) == 0
+    # the layered prompt: a prefix above OpenAI's 1,024-token cache minimum
+    argv = ["--demo", "--prompt-layout", "layered", "--record-requests", str(path)]
+    assert example_agent.main(argv) == 0
     session = read_session(path)
     assert len(session) >= 6
     assert all(any(t["function"]["name"] == "load_context" for t in c.tools) for c in session)

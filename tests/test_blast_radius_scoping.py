@@ -431,3 +431,22 @@ async def test_the_async_path_keeps_the_rule(shop: Shop) -> None:
     assert shop.ran == [] and shop.changed == {}
     (refusal,) = refusals(result["messages"])
     assert "load_context('orders')" in refusal["next_step"]
+
+
+def test_a_state_that_lost_the_opening_record_fails_closed(shop: Shop) -> None:
+    """A graph state that kept `active_context` and the pre-selection record but dropped
+    `scope_opened` (a schema that does not declare it) shows the reading tools only: the
+    scope counts as opened by code, not by the application."""
+    agent, _ = agent_for(shop, [say("Let me look.")])
+    result = agent.invoke({"messages": [HumanMessage("Where is my order A-5001?")]})
+    scope = result["scope_selection"]["scope"]
+    assert scope is not None and result["scope_opened"]["by"] == "code"
+    scoping = AttentionScopingMiddleware(shop.scopes)
+    lost = {k: v for k, v in result.items() if k != "scope_opened"}
+    visible = scoping.visible_tool_names(lost, list(shop.tools.values()))
+    assert not set(visible) & shop.writers
+    assert set(visible) == set(shop.shown(scope, writes_too=False)) - {"load_context"}
+    application = {k: v for k, v in lost.items() if k != "scope_selection"}
+    assert set(shop.shown(scope, writes_too=True)) - {"load_context"} <= set(
+        scoping.visible_tool_names(application, list(shop.tools.values()))
+    )

@@ -73,7 +73,7 @@ def make_tools(ran: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def make_scoping(tools: dict[str, Any], **options: Any) -> AttentionScopingMiddleware:
-    options = {**NAVIGATION_ONLY, **options}
+    options = {"layout": "layered", **NAVIGATION_ONLY, **options}
     return AttentionScopingMiddleware(
         [
             Scope(

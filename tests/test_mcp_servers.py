@@ -69,10 +69,11 @@ def calc(warm_cache: Path, cache_dir: str) -> Iterator[McpServers]:
 
 
 def agent_for(servers: McpServers, script: list[Any]) -> tuple[Any, ScriptedChatModel]:
-    """An agent over the servers' scopes that navigates with `load_context` only."""
+    """An agent over the servers' scopes that navigates with `load_context` only (the layered
+    layout: the index lines are in the system prompt)."""
     model = ScriptedChatModel(script=script)
     middleware: list[Any] = [
-        AttentionScopingMiddleware(servers.scopes, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(servers.scopes, layout="layered", **NAVIGATION_ONLY),
         McpConnectMiddleware(servers),
     ]
     return create_agent(model, middleware=middleware), model

@@ -32,7 +32,9 @@ def run(scopes: list[Scope], script: list[Any], **kwargs: Any) -> tuple[Scripted
         model,
         system_prompt=kwargs.pop("system_prompt", None),
         middleware=[
-            AttentionScopingMiddleware(scopes, **{**NAVIGATION_ONLY, **kwargs.pop("mw", {})})
+            AttentionScopingMiddleware(
+                scopes, **{"layout": "layered", **NAVIGATION_ONLY, **kwargs.pop("mw", {})}
+            )
         ],
     )
     # The middleware's state keys (e.g. active_context) are agent input at run time; the
@@ -457,7 +459,9 @@ def test_compact_layout_layers_and_bad_values(scopes: list[Scope]) -> None:
     assert compact.module_delivery == "load_context"
     ruled = AttentionScopingMiddleware(scopes, prompt_layout="compact", core_prompt="Rules.")
     assert ruled.prompt_layers({}, "Be brief.").core == "Rules.\n\nBe brief."
-    layered = AttentionScopingMiddleware(scopes).load_context_tool.args["name"]["description"]
+    layered = AttentionScopingMiddleware(scopes, layout="layered").load_context_tool.args["name"][
+        "description"
+    ]
     assert "integer arithmetic" not in layered
     with pytest.raises(ValueError, match="prompt_layout must be 'layered' or 'compact'"):
         AttentionScopingMiddleware(scopes, prompt_layout="short")

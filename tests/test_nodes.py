@@ -215,6 +215,10 @@ NAVIGATION_SCRIPT = [
 ]
 
 
+LAYERED_NAVIGATION: dict[str, Any] = {**NAVIGATION_ONLY, "layout": "layered"}
+"""Navigation-only mode with the module in the system prompt (what `check_navigation` reads)."""
+
+
 def check_navigation(model: ScriptedChatModel, result: dict[str, Any], ledger: Ledger) -> None:
     assert [r["tools"] for r in model.recorded] == [
         ["load_context"],
@@ -237,7 +241,7 @@ def test_navigation_only_mode_in_a_graph_sync(scopes: list[Scope], ledger: Ledge
     `load_context`; a hidden tool and a call in the switching step are refused."""
     model = ScriptedChatModel(script=list(NAVIGATION_SCRIPT))
     app = build(
-        model, [AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)], system_prompt="Be brief."
+        model, [AttentionScopingMiddleware(scopes, **LAYERED_NAVIGATION)], system_prompt="Be brief."
     )
     result = app.invoke({"messages": [HumanMessage("6*7")]}, thread("g1"))
     check_navigation(model, result, ledger)
@@ -251,7 +255,7 @@ async def test_navigation_only_mode_in_a_graph_async(scopes: list[Scope], ledger
     """The same in an async run (navigation-only mode)."""
     model = ScriptedChatModel(script=list(NAVIGATION_SCRIPT))
     app = build(
-        model, [AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)], system_prompt="Be brief."
+        model, [AttentionScopingMiddleware(scopes, **LAYERED_NAVIGATION)], system_prompt="Be brief."
     )
     result = await app.ainvoke({"messages": [HumanMessage("6*7")]}, thread("g2"))
     check_navigation(model, result, ledger)

@@ -74,7 +74,8 @@ def test_constructors_take_at_most_ten_keyword_options(cls: type) -> None:
     assert 5 <= len(names) <= 10, names
 
 
-def test_the_defaults_are_those_of_0_1(scopes: list[Scope]) -> None:
+def test_the_defaults_are_the_measured_ones(scopes: list[Scope]) -> None:
+    """0.1's defaults, except the layout: compact, chosen by measurement (docs/scoping.md)."""
     scoping, warned = build(AttentionScopingMiddleware, scopes)
     assert warned == []
     assert (scoping.start.preselect, scoping.start.start, scoping.start.top_k) == (
@@ -83,9 +84,13 @@ def test_the_defaults_are_those_of_0_1(scopes: list[Scope]) -> None:
         5,
     )
     assert (scoping.start._ranker_spec, scoping.on_foreign_tool) == ("auto", "refuse")
-    assert (scoping.prompt_layout, scoping.module_delivery) == ("layered", "system_prompt")
-    assert scoping.core_prompt == DEFAULT_CORE
-    assert scoping.index.startswith(INDEX_HEADER)
+    assert (scoping.prompt_layout, scoping.module_delivery) == ("compact", "load_context")
+    assert scoping.core_prompt == ""
+    assert scoping.layout == scoping_options.LAYOUT_PRESETS["compact"]
+    layered, _ = build(AttentionScopingMiddleware, scopes, layout="layered")
+    assert (layered.prompt_layout, layered.module_delivery) == ("layered", "system_prompt")
+    assert layered.core_prompt == DEFAULT_CORE
+    assert layered.index.startswith(INDEX_HEADER)
     assert scoping.navigation == scoping_options.NAVIGATION_PRESETS["preselect"]
     gate, warned = build(ToolAttentionMiddleware, ranker="bm25")
     assert warned == []
@@ -344,3 +349,16 @@ def test_without_the_gate_extra_pre_selection_says_once_at_info_which_ranker_run
     assert len(said) == 1
     assert said[0].startswith("scope pre-selection ranks with lexical (fallback)")
     assert "gate" in said[0]
+
+
+def test_old_layout_keywords_keep_the_layout_they_were_written_for(scopes: list[Scope]) -> None:
+    """0.1's layout keywords without `prompt_layout` were written against its layered
+    default: they still build a layered layout (with the DeprecationWarning), not an error
+    from the compact default."""
+    scoping, warned = build(AttentionScopingMiddleware, scopes, index_header="# Tools")
+    assert warned and scoping.prompt_layout == "layered"
+    assert scoping.index.startswith("# Tools")
+    delivered, _ = build(AttentionScopingMiddleware, scopes, module_delivery="system_prompt")
+    assert (delivered.prompt_layout, delivered.module_delivery) == ("layered", "system_prompt")
+    with pytest.raises(ScopeConfigError, match="index_header"):
+        AttentionScopingMiddleware(scopes, layout=Layout(index_header="# Tools"))

@@ -47,7 +47,9 @@ def test_a_confident_message_gets_its_scope_on_the_first_call(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
     agent, model = agent_for(
-        scopes, [calls(tool_call("multiply", {"a": 47, "b": 83}, "c1")), say("3901")]
+        scopes,
+        [calls(tool_call("multiply", {"a": 47, "b": 83}, "c1")), say("3901")],
+        layout="layered",  # the module travels in the system prompt
     )
     result = agent.invoke({"messages": [HumanMessage("multiply 47 and 83 (integer arithmetic)")]})
     assert model.recorded[0]["tools"] == ["load_context", "add", "multiply"]

@@ -65,6 +65,7 @@ from attention_scoping.scoping.options import (
     LAYOUT_PRESETS,
     MOVED,
     NAVIGATION_PRESETS,
+    OLD_DEFAULT_LAYOUT,
     Layout,
     LayoutPreset,
     Navigation,
@@ -186,9 +187,11 @@ class AttentionScopingMiddleware(
                 message, else the best tools are offered) or `"model"` (the model navigates by
                 `load_context` alone). See `attention_scoping.scoping.options`.
             layout: How the system prompt is laid out: a `Layout(...)` (prompt layout, module
-                delivery, core prompt, index header) or a preset: `"layered"` (default),
-                `"compact"` (your prompt alone, for small models) or `"stable"` (layered, the
-                modules in `load_context` results so the system prompt never changes).
+                delivery, core prompt, index header) or a preset: `"compact"` (default: your
+                prompt alone, the scopes described by `load_context`, modules in its results),
+                `"layered"` (capability index, core and the active module in the system
+                prompt) or `"stable"` (layered, the modules in `load_context` results so the
+                system prompt never changes).
             unscoped_tools: Registered tools that no scope names: `"hide"` (refused if called;
                 one warning names the newly seen ones) or `"show"` (treated as always-on).
             invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
@@ -215,9 +218,12 @@ class AttentionScopingMiddleware(
             ),
             moved.get("navigation"),
         )
+        old_layout = moved.get("layout")
+        if old_layout and "prompt" not in old_layout and layout == DEFAULT_LAYOUT:
+            layout = OLD_DEFAULT_LAYOUT  # 0.1's keywords were written against its default
         lay = with_fields(
             resolve_group("layout", layout, Layout, LAYOUT_PRESETS, ScopeConfigError),
-            moved.get("layout"),
+            old_layout,
         )
         if isinstance(scopes, ScopeCatalog):
             if tools is not None or always_on or default_scope is not None:

@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 from attention_scoping.core.blast_radius import OPENERS, Opener
 from attention_scoping.scoping.breadcrumbs import STATE_KEY
+from attention_scoping.scoping.preselect import SELECTION_KEY
 
 OPENED_KEY = "scope_opened"
 """State key of the record of who opened the active scope (`ScopeOpened`)."""
@@ -38,15 +39,25 @@ def read_opener(state: Mapping[str, Any], scope: str | None) -> tuple[Opener, bo
     """Who opened `scope` (the scope in force for `state`), and whether the application has
     just named it in `active_context` (so it wins over pre-selection for this turn).
 
-    The record wins when it names `scope`; otherwise the application chose it: a value it put
-    in `active_context` (input, `update_state`, its own tools), or the default scope.
+    The record wins when it names `scope`. Without any record, a scope that pre-selection
+    chose (`scope_selection` names it) counts as opened by code: a state that dropped the
+    record fails closed. Otherwise the application chose it: a value it put in
+    `active_context` (input, `update_state`, its own tools), or the default scope.
     """
     record = state.get(OPENED_KEY)
     if isinstance(record, Mapping) and record.get("scope") == scope:
         by = record.get("by")
         if by in OPENERS:
             return by, False
+    if scope is not None and not isinstance(record, Mapping) and _selected(state, scope):
+        return "code", False
     return "application", scope is not None and state.get(STATE_KEY) == scope
+
+
+def _selected(state: Mapping[str, Any], scope: str) -> bool:
+    """Whether the pre-selection record in `state` chose `scope`."""
+    selection = state.get(SELECTION_KEY)
+    return isinstance(selection, Mapping) and selection.get("scope") == scope
 
 
 def same_opening(record: object, scope: str | None, by: Opener) -> bool:

@@ -179,11 +179,12 @@ class Layout:
         ```
     """
 
-    prompt: PromptLayout = "layered"
-    """`"layered"`: capability index, core (navigation rules, then your prompt) and the active
-    scope's module. `"compact"`: your prompt alone; `load_context` describes the scopes and
-    returns their modules, so the system prompt never changes (small models call tools under
-    it where the layered one makes them answer from memory, docs/scoping.md)."""
+    prompt: PromptLayout = "compact"
+    """`"compact"` (default): your prompt alone; `load_context` describes the scopes and
+    returns their modules, so the system prompt never changes (the measured default: small
+    models call tools under it where the layered one makes them answer from memory,
+    docs/scoping.md). `"layered"`: capability index, core (navigation rules, then your
+    prompt) and the active scope's module."""
     module_delivery: ModuleDelivery | None = None
     """`"system_prompt"` swaps the active scope's module into the system prompt;
     `"load_context"` returns it in the `load_context` result so the system prompt stays
@@ -271,8 +272,10 @@ LAYOUT_PRESETS: Mapping[str, Layout] = {
 
 DEFAULT_NAVIGATION: NavigationPreset = "preselect"
 """The navigation when `navigation=` is not given (a measurement may change it: one line)."""
-DEFAULT_LAYOUT: LayoutPreset = "layered"
-"""The layout when `layout=` is not given."""
+DEFAULT_LAYOUT: LayoutPreset = "compact"
+"""The layout when `layout=` is not given (chosen by measurement, docs/scoping.md)."""
+OLD_DEFAULT_LAYOUT: LayoutPreset = "layered"
+"""0.1's default layout: the base of its old layout keywords given without `prompt_layout`."""
 
 MOVED: Mapping[str, Moved] = {
     "preselect": Moved("navigation", "preselect", Navigation),

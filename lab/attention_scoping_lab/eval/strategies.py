@@ -5,8 +5,10 @@ tasks; the eval's `EvalRecorder` is appended last (innermost) so it sees what ea
 really carried. Other strategies plug in with `register_strategy` (e.g. the cache-stable one).
 
 - eager: every tool on every call.
-- scoped: `AttentionScopingMiddleware` (the suite's scopes + `load_context`).
-- scoped-compact: the same with `layout="compact"` (your prompt and a one-line index).
+- scoped: `AttentionScopingMiddleware` (the suite's scopes + `load_context`) with
+  `layout="layered"` (capability index, core and the active module in the system prompt).
+- scoped-compact: the same with `layout="compact"` (your prompt alone; the scopes described
+  by `load_context`): the package's default configuration.
 - scoped-model, scoped-compact-model: the two above with `navigation="model"`: no
   pre-selection and no start set; the model opens every scope itself with `load_context` (the
   candidates the default navigation is chosen against).
@@ -126,13 +128,13 @@ def scoped_builder(**scoping: Any) -> Builder:
     return build
 
 
-build_scoped = scoped_builder()
-"""The suite's scopes behind `load_context`."""
+build_scoped = scoped_builder(layout="layered")
+"""The suite's scopes behind `load_context`, the layered prompt layout."""
 
 build_scoped_compact = scoped_builder(layout="compact")
-"""The suite's scopes with the compact prompt layout (for small models)."""
+"""The suite's scopes with the compact prompt layout (the default configuration)."""
 
-build_scoped_model = scoped_builder(navigation="model")
+build_scoped_model = scoped_builder(navigation="model", layout="layered")
 """The suite's scopes, navigated by the model's own `load_context` calls only."""
 
 build_scoped_compact_model = scoped_builder(navigation="model", layout="compact")
