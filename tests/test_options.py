@@ -94,11 +94,7 @@ def test_the_defaults_are_those_of_0_1(scopes: list[Scope]) -> None:
     nudger, warned = build(HesitationMiddleware)
     assert warned == []
     assert (nudger.max_nudges, nudger.threshold, nudger.nudge_role) == (2, 2.0, "user")
-    assert (nudger.nudge_writes, nudger.approval_follows, nudger.hint_expected) == (
-        False,
-        False,
-        True,
-    )
+    assert (nudger.nudge_writes, nudger.hint_expected) == (False, True)
     assert nudger.expect_tool_call is not None
 
 
@@ -344,3 +340,18 @@ def test_without_the_gate_extra_pre_selection_says_once_at_info_which_ranker_run
     assert len(said) == 1
     assert said[0].startswith("scope pre-selection ranks with lexical (fallback)")
     assert "gate" in said[0]
+
+
+@pytest.mark.parametrize("cls", [HesitationMiddleware, HesitationNodeMiddleware])
+def test_approval_follows_changes_nothing_and_warns_at_the_callers_line(cls: Any) -> None:
+    """`approval_follows` never changed a nudge (the blast-radius rule keeps writes out of
+    them): it is deprecated, and a stack that passes it behaves as one that does not."""
+    with pytest.warns(DeprecationWarning, match="approval_follows does nothing") as record:
+        given = cls(approval_follows=True)
+    assert [w.filename for w in record if "approval_follows" in str(w.message)] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = cls()
+    assert not hasattr(given, "approval_follows")
+    keys = ("max_nudges", "nudge_writes", "hint_expected", "radar", "nudging", "grounding")
+    assert [getattr(given, k) for k in keys] == [getattr(plain, k) for k in keys]
