@@ -113,6 +113,23 @@ async def list_all_tools(client: Client) -> Page:
     raise RuntimeError(msg)
 
 
+def make_listing(
+    server: ServerConfig,
+    page: Page,
+    instructions: str | None,
+    name: str | None,
+    protocol: str | None,
+) -> ToolListing:
+    """The listing of `page` read from `server`, its configured secrets masked."""
+    return redacted_listing(
+        listing_from_tools(
+            page.tools, instructions, name,
+            ttl_ms=page.ttl_ms, cache_scope=page.cache_scope, protocol=protocol,
+        ),
+        server.redact_values,
+    )  # fmt: skip
+
+
 def _tools_capability(client: Client) -> mcp_types.ToolsCapability | None:
     caps = client.server_capabilities
     return caps.tools if caps is not None else None
@@ -312,14 +329,7 @@ class ServerConnection:
 
     def _listing(self, page: Page, instructions: str | None, name: str | None) -> ToolListing:
         """The redacted listing of `page`, its lifetime noted."""
-        listing = redacted_listing(
-            listing_from_tools(
-                page.tools, instructions, name,
-                ttl_ms=page.ttl_ms, cache_scope=page.cache_scope,
-                protocol=self.protocol_version,
-            ),
-            self.server.redact_values,
-        )  # fmt: skip
+        listing = make_listing(self.server, page, instructions, name, self.protocol_version)
         self._stale = False
         self._expires = time.monotonic() + page.ttl_ms / 1000 if page.ttl_ms > 0 else None
         return listing

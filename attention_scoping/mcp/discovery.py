@@ -5,6 +5,12 @@ capabilities (does it offer tools, does it announce list changes), its instructi
 the answer may be cached. A 2025 server does not know the method; it is then described as
 `None` (where a server offers it, and only then) and nothing else is sent: no `initialize`.
 The capability index and the audit can say what a server is before any session exists.
+
+`index_listing` is what `McpServers` builds a server's scope from when no cached listing
+serves: `server/discover`, then the stateless `tools/list` pages, and nothing held: no
+`initialize`, no `subscriptions/listen` stream, no session (one is opened when the model loads
+the scope or calls a tool). A server that does not offer `server/discover` is listed as before
+it existed: the `initialize` handshake, `tools/list`, closed.
 """
 
 from __future__ import annotations
@@ -14,13 +20,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp import ClientSession, MCPError
+from mcp import Client, ClientSession, MCPError
 from mcp import types as mcp_types
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import ValidationError
 
+from attention_scoping.mcp.cache import ToolListing
 from attention_scoping.mcp.config import ConfigInput, ServerConfig, load_config
-from attention_scoping.mcp.connection import ServerConnection, StderrTail
+from attention_scoping.mcp.connection import (
+    Page,
+    ServerConnection,
+    StderrTail,
+    list_all_tools,
+    make_listing,
+)
 from attention_scoping.mcp.faults import McpFault, leaf_exceptions
 from attention_scoping.mcp.loop import BackgroundLoop
 
@@ -77,6 +90,55 @@ async def discover_server(server: ServerConfig, timeout: float = 30.0) -> Server
     except Exception as exc:
         if all(isinstance(e, _NOT_OFFERED) for e in leaf_exceptions(exc)):
             return None  # it does not speak 2026-07-28: described by its handshake, if opened
+        raise conn.start_fault(exc, errlog) from None
+    finally:
+        if errlog is not None:
+            errlog.close()
+
+
+@dataclass(frozen=True)
+class IndexListing:
+    """What a server's scope is built from before any session: its tools and its description."""
+
+    listing: ToolListing
+    """Its tools (redacted), instructions and the listing's lifetime."""
+    description: ServerDescription | None
+    """Its `server/discover` answer; None when it does not offer the method (then the tools
+    were listed through the `initialize` handshake, as a 2025 client does)."""
+
+
+async def _list_for_index(client: Client, server: ServerConfig) -> IndexListing:
+    found = client.session.discover_result
+    if found is not None and found.capabilities.tools is None:
+        page = Page([], found.ttl_ms, found.cache_scope)  # it says it offers no tools
+    else:
+        page = await list_all_tools(client)
+    info = client.server_info
+    name = info.name if info else None
+    listing = make_listing(server, page, client.instructions, name, client.protocol_version)
+    return IndexListing(listing, describe(found) if found is not None else None)
+
+
+async def index_listing(server: ServerConfig, timeout: float = 30.0) -> IndexListing:
+    """`server`'s tools for the capability index, read without opening a session: where it
+    offers `server/discover`, that and the stateless `tools/list` (no `initialize`, no list
+    subscription); elsewhere the `initialize` handshake and `tools/list`. Closed after.
+
+    Raises:
+        McpFault: the server cannot be started, reached or listed (`server_unavailable`),
+            redacted.
+    """
+    conn = ServerConnection(server, connect_timeout=timeout, call_timeout=timeout)
+    errlog = StderrTail(server.name, redact=server.redact) if server.transport == "stdio" else None
+    try:
+        async with (
+            asyncio.timeout(timeout),
+            Client(
+                conn.transport(errlog), mode="auto", cache=None, read_timeout_seconds=timeout
+            ) as client,
+        ):
+            return await _list_for_index(client, server)
+    except Exception as exc:
         raise conn.start_fault(exc, errlog) from None
     finally:
         if errlog is not None:

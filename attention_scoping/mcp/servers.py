@@ -1,10 +1,13 @@
 """`McpServers`: the servers of an MCP configuration as scopes, with lazily opened sessions.
 
 Building it starts nothing for a server whose tool list is cached from an earlier run; a server
-seen for the first time is started once to list its tools (`discover="connect"`, the default)
-and stopped again, so the agent can register its tools up front. A session is opened by the
-first call to one of the server's tools, or earlier when its scope is loaded
-(`McpConnectMiddleware`), and kept for later calls until `close()`.
+seen for the first time is asked once for its tools (`discover="connect"`, the default) and
+stopped again, so the agent can register its tools up front. Where the server offers
+`server/discover` (protocol 2026-07-28) that asking opens no session: `server/discover` and the
+stateless `tools/list` (`discovery.index_listing`); a 2025 server is listed through its
+`initialize` handshake. A session is opened by the first call to one of the server's tools, or
+earlier when its scope is loaded (`McpConnectMiddleware`), and kept for later calls until
+`close()`.
 
 What each server wrote (its instructions, its tools' descriptions) never enters the system
 prompt (`servertext`); every result is bounded and redacted (`tools.safe_content`).
@@ -22,7 +25,8 @@ from typing import Any, Literal
 from attention_scoping.core.limits import RESULT_MAX_CHARS, check_result_limit
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
-from attention_scoping.mcp.connection import ServerConnection, list_once
+from attention_scoping.mcp.connection import ServerConnection
+from attention_scoping.mcp.discovery import IndexListing, ServerDescription, index_listing
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
 from attention_scoping.mcp.naming import Naming, exposed_names, server_names
@@ -157,6 +161,9 @@ class McpServers:
         """Server -> remote names of registered tools its latest applied listing no longer has."""
         self.unavailable: dict[str, str] = {}
         """Servers left out (no cached list and discovery failed or was off), with the reason."""
+        self.descriptions: dict[str, ServerDescription] = {}
+        """The `server/discover` answers of the servers listed at build that offer it (their
+        scopes were built without a session)."""
         listings = self._initial_listings(discover)
         self.listings: dict[str, ToolListing] = listings
         """The tool listing each server's tools were built from."""
@@ -188,16 +195,28 @@ class McpServers:
         elif missing:
             found = self._loop.run(self._discover(missing))
             for name, result in zip(missing, found, strict=True):
-                if isinstance(result, ToolListing):
-                    listings[name] = result
+                if isinstance(result, IndexListing):
+                    listings[name] = result.listing
+                    self.cache.put(self.config.servers[name], result.listing)
+                    if result.description is not None:
+                        self.descriptions[name] = result.description
                 else:
                     self.unavailable[name] = result.reason
                     logger.warning("MCP server %r left out: %s", name, result.reason)
         return {name: listings[name] for name in self.config.servers if name in listings}
 
-    async def _discover(self, names: list[str]) -> list[ToolListing | McpFault]:
-        """Start the servers `names` concurrently, list their tools, and stop them again."""
-        return list(await asyncio.gather(*(list_once(self.connections[n]) for n in names)))
+    async def _discover(self, names: list[str]) -> list[IndexListing | McpFault]:
+        """List the tools of the servers `names` concurrently, without a session where they
+        offer `server/discover` (`index_listing`), and stop them again."""
+
+        async def one(name: str) -> IndexListing | McpFault:
+            timeout = self.connections[name].connect_timeout
+            try:
+                return await index_listing(self.config.servers[name], timeout)
+            except McpFault as fault:
+                return fault
+
+        return list(await asyncio.gather(*(one(n) for n in names)))
 
     def _build(
         self, listings: Mapping[str, ToolListing], naming: Naming, reserved: Iterable[str]
