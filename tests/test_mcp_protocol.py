@@ -160,6 +160,35 @@ def test_a_list_change_reaches_the_next_turn_never_the_middle(changing: McpServe
     assert cached is not None and cached.names == ("echo", "fresh", "retire")
 
 
+def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServers) -> None:
+    """The capability index line of a server whose list changed (lookup withdrawn) is updated
+    with its tools: at the next turn's first model call, never in the middle of the turn."""
+    script = [
+        calls(tool_call("load_context", {"name": "changing"})),
+        calls(tool_call("retire", {})),
+        say("done"),
+        say("still here"),
+    ]
+    model = ScriptedChatModel(script=script)
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(changing.scopes, **NAVIGATION_ONLY),
+        McpConnectMiddleware(changing),
+    ]
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    old = "MCP server changing; tools: echo, lookup, retire"
+    new = "MCP server changing; tools: echo, retire"
+    agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
+    for recorded in model.recorded[:3]:  # before and after `retire` ran, in the same turn
+        assert f"- changing: {old}" in recorded["system"] and new not in recorded["system"]
+    assert changing.index_lines["changing"] == old
+    agent.invoke({"messages": [HumanMessage("and now?")]}, config)
+    system = model.recorded[3]["system"]
+    assert f"- changing: {new}" in system and old not in system  # the index and the module
+    assert changing.index_lines["changing"] == new
+    assert [s.description for s in changing.scopes] == [new]  # an agent built now gets it
+
+
 def test_a_withdrawn_tool_answers_tool_withdrawn(changing: McpServers) -> None:
     tools = {t.name: t for t in changing.tools}
     assert tools["retire"].invoke({}) == "retired lookup"

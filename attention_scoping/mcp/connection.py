@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
@@ -94,15 +94,29 @@ class Page:
         self.cache_scope = cache_scope
 
 
+ListPage = Callable[[str | None], Awaitable[mcp_types.ListToolsResult]]
+"""Reads one `tools/list` page at a cursor."""
+
+
 async def list_all_tools(client: Client) -> Page:
     """Every tool of `client`'s server, following pagination cursors, read from the server (not
     the SDK's response cache: our listing has its own lifetime)."""
+
+    async def fetch(cursor: str | None) -> mcp_types.ListToolsResult:
+        return await client.list_tools(cursor=cursor, cache_mode="bypass")
+
+    return await list_pages(fetch)
+
+
+async def list_pages(fetch: ListPage) -> Page:
+    """Every tool `fetch` reads, page after page (at most `_MAX_PAGES`), with the smallest
+    `ttlMs` and the strictest `cacheScope` of the pages."""
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
     ttl: int | None = None
     scope = "public"
     for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        page = await fetch(cursor)
         tools.extend(_tool_dict(t) for t in page.tools)
         ttl = page.ttl_ms if ttl is None else min(ttl, page.ttl_ms)
         scope = "private" if page.cache_scope == "private" else scope
@@ -510,13 +524,3 @@ class ServerConnection:
             task.cancel()
         if still:
             await asyncio.wait(still, timeout=timeout)
-
-
-async def list_once(conn: ServerConnection) -> ToolListing | McpFault:
-    """Open `conn`, list its tools and close it again: the listing, or why it failed."""
-    try:
-        return await conn.ensure()
-    except McpFault as fault:
-        return fault
-    finally:
-        await conn.close()

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcp import Client, ClientSession, MCPError
+from mcp import ClientSession, MCPError
 from mcp import types as mcp_types
-from mcp_types.version import LATEST_MODERN_VERSION
+from mcp_types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from attention_scoping.mcp.cache import ToolListing
@@ -31,14 +31,11 @@ from attention_scoping.mcp.connection import (
     Page,
     ServerConnection,
     StderrTail,
-    list_all_tools,
+    list_pages,
     make_listing,
 )
-from attention_scoping.mcp.faults import McpFault, leaf_exceptions
+from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
-
-_NOT_OFFERED = (MCPError, ValidationError)
-"""An error answer, or an answer that is not a `DiscoverResult`: the method is not offered."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +67,48 @@ def describe(result: mcp_types.DiscoverResult) -> ServerDescription:
     )
 
 
+async def probe(session: ClientSession) -> mcp_types.DiscoverResult | None:
+    """`server/discover` at the newest revision: the answer, or None when the server does not
+    offer it (an error answer, or one that is no `DiscoverResult` or names no 2026 revision).
+    A probe that timed out is sent again (the SDK gives it 10 s; a server slow to start has not
+    answered "no"): the caller's own timeout bounds the whole. An `unsupported protocol version`
+    answer naming a revision we speak is followed once at that revision.
+
+    Raises:
+        MCPError, ValidationError: never (not offered); other exceptions pass.
+    """
+    version, retried = LATEST_MODERN_VERSION, False
+    while True:
+        try:
+            raw = await session.send_discover(version)
+        except MCPError as exc:
+            if exc.code == mcp_types.REQUEST_TIMEOUT:
+                continue
+            mutual = _mutual(exc) if exc.code == mcp_types.UNSUPPORTED_PROTOCOL_VERSION else []
+            if mutual and not retried:
+                version, retried = mutual[-1], True
+                continue
+            return None
+        try:
+            result = mcp_types.DiscoverResult.model_validate(raw)
+        except ValidationError:
+            return None
+        return (
+            result
+            if any(v in MODERN_PROTOCOL_VERSIONS for v in result.supported_versions)
+            else None
+        )
+
+
+def _mutual(exc: MCPError) -> list[str]:
+    """The 2026 revisions we speak among those an `unsupported protocol version` error names."""
+    try:
+        data = mcp_types.UnsupportedProtocolVersionErrorData.model_validate(exc.error.data)
+    except ValidationError:
+        return []
+    return [v for v in MODERN_PROTOCOL_VERSIONS if v in (data.supported or ())]
+
+
 async def discover_server(server: ServerConfig, timeout: float = 30.0) -> ServerDescription | None:
     """Ask `server` `server/discover` at the newest revision: its description, or None when it
     does not offer the method (a 2025 server).
@@ -85,11 +124,10 @@ async def discover_server(server: ServerConfig, timeout: float = 30.0) -> Server
             conn.transport(errlog) as (read, write),
             ClientSession(read, write) as session,
         ):
-            raw = await session.send_discover(LATEST_MODERN_VERSION)
-        return describe(mcp_types.DiscoverResult.model_validate(raw))
+            found = await probe(session)
+        # None: it does not speak 2026-07-28: described by its handshake, if opened
+        return describe(found) if found is not None else None
     except Exception as exc:
-        if all(isinstance(e, _NOT_OFFERED) for e in leaf_exceptions(exc)):
-            return None  # it does not speak 2026-07-28: described by its handshake, if opened
         raise conn.start_fault(exc, errlog) from None
     finally:
         if errlog is not None:
@@ -107,15 +145,23 @@ class IndexListing:
     were listed through the `initialize` handshake, as a 2025 client does)."""
 
 
-async def _list_for_index(client: Client, server: ServerConfig) -> IndexListing:
-    found = client.session.discover_result
+async def _list_for_index(session: ClientSession, server: ServerConfig) -> IndexListing:
+    found = await probe(session)
+    if found is None:
+        await session.initialize()  # a 2025 server: listed through its handshake
+    else:
+        session.adopt(found)  # stateless from here: every request carries the revision
+
+    async def fetch(cursor: str | None) -> mcp_types.ListToolsResult:
+        return await session.list_tools(params=mcp_types.PaginatedRequestParams(cursor=cursor))
+
     if found is not None and found.capabilities.tools is None:
         page = Page([], found.ttl_ms, found.cache_scope)  # it says it offers no tools
     else:
-        page = await list_all_tools(client)
-    info = client.server_info
+        page = await list_pages(fetch)
+    info = session.server_info
     name = info.name if info else None
-    listing = make_listing(server, page, client.instructions, name, client.protocol_version)
+    listing = make_listing(server, page, session.instructions, name, session.protocol_version)
     return IndexListing(listing, describe(found) if found is not None else None)
 
 
@@ -133,11 +179,10 @@ async def index_listing(server: ServerConfig, timeout: float = 30.0) -> IndexLis
     try:
         async with (
             asyncio.timeout(timeout),
-            Client(
-                conn.transport(errlog), mode="auto", cache=None, read_timeout_seconds=timeout
-            ) as client,
+            conn.transport(errlog) as (read, write),
+            ClientSession(read, write, read_timeout_seconds=timeout) as session,
         ):
-            return await _list_for_index(client, server)
+            return await _list_for_index(session, server)
     except Exception as exc:
         raise conn.start_fault(exc, errlog) from None
     finally:

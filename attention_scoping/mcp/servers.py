@@ -234,7 +234,11 @@ class McpServers:
         """Server name -> scope name (for servers that have tools)."""
         self._server_of_scope = {v: k for k, v in self.scope_names.items()}
         self.scopes: list[Scope] = []
-        """One scope per server with tools, in configuration order."""
+        """One scope per server with tools, in configuration order (a list change replaces a
+        server's scope, new line and all, at the next turn: an agent built later gets it)."""
+        self.index_lines: dict[str, str] = {}
+        """Server -> its scope's line in the capability index as of this turn."""
+        self._built_lines: dict[str, str] = {}
         for server, listing in listings.items():
             tools = {
                 record["name"]: make_tool(
@@ -249,6 +253,7 @@ class McpServers:
             }
             self._tools_by_server[server] = tools
             line = index_line(self.config.servers[server], [t.name for t in tools.values()])
+            self.index_lines[server] = self._built_lines[server] = line
             # No prompt module: the server's instructions are its own text, not ours to put
             # in the system prompt (they travel with load_context's result instead).
             self.scopes.append(Scope(self.scope_names[server], line, tools=list(tools.values())))
@@ -305,6 +310,7 @@ class McpServers:
                 refresh_tool(tool, record, tool_description(record, server, self.server_text))
         names = set(listing.names)
         self.withdrawn[server] = frozenset(n for n in registered if n not in names)
+        self._reindex(server, [t.name for n, t in registered.items() if n in names])
         added = [n for n in listing.names if n not in registered]
         if added:
             logger.info(
@@ -313,6 +319,28 @@ class McpServers:
                 ", ".join(added),
             )
         return before is None or before.tools != listing.tools
+
+    def _reindex(self, server: str, shown: list[str]) -> None:
+        """Give `server`'s scope the index line of the tools it shows now (if it changed)."""
+        line = index_line(self.config.servers[server], shown)
+        if line == self.index_lines.get(server):
+            return
+        self.index_lines[server] = line
+        name = self.scope_names[server]
+        tools = list(self._tools_by_server[server].values())
+        self.scopes = [Scope(name, line, tools=tools) if s.name == name else s for s in self.scopes]
+
+    def index_text(self, text: str) -> str:
+        """`text`, a system prompt laid out from the scopes as built, with each MCP scope's
+        index line (and its module, the same line) as of this turn: a list change reaches the
+        capability index at the next turn, like the tools, never mid-turn."""
+        for server, built in self._built_lines.items():
+            now = self.index_lines.get(server, built)
+            if now != built:
+                scope = self.scope_names[server]
+                text = text.replace(f"{scope}: {built}", f"{scope}: {now}")
+                text = text.replace(f"{scope}\n{built}", f"{scope}\n{now}")
+        return text
 
     def shown(self, tool: Any) -> bool:
         """Whether `tool` may be shown to the model (False for an MCP tool its server withdrew
