@@ -425,11 +425,13 @@ class McpServers:
     # -- closing -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every session (stopping stdio server processes) and the background loop."""
+        """Close every session (stopping stdio server processes) and the background loop; a
+        later call reopens what it needs. From async code, `await aclose()`."""
         self._finalizer()
 
     async def aclose(self) -> None:
-        """Async form of `close` (runs the blocking part in a thread)."""
+        """Async form of `close`, the way to close from async code (`async with` calls it): the
+        sessions close on their own loop while the caller's loop goes on."""
         await asyncio.to_thread(self._finalizer)
 
     def __enter__(self) -> McpServers:
@@ -437,6 +439,12 @@ class McpServers:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> McpServers:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def __repr__(self) -> str:
         return (
