@@ -473,7 +473,7 @@ def build_agent(
             msg = f"--gate needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
             raise SetupError(msg) from exc
         middleware.append(ToolAttentionMiddleware(k=gate_k, summary_pool="scope"))
-    middleware += [HesitationMiddleware(approval_follows=tiers), RepeatedCallMiddleware()]
+    middleware += [HesitationMiddleware(), RepeatedCallMiddleware()]
     if tiers:
         middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
     middleware.extend(request_log(record_requests))
@@ -530,7 +530,7 @@ def gateway_middleware(
     `text_calls` (the one layer that does: catalog names and offered ones), then the request
     log."""
     return [
-        HesitationMiddleware(approval_follows=True),
+        HesitationMiddleware(),
         RepeatedCallMiddleware(tools=gateway.catalog.specs.values()),
         GatewayRoutingMiddleware(gateway, parse_text_calls=text_calls),
         *request_log(record_requests),

@@ -86,11 +86,18 @@ def server_commands() -> dict[str, str] | str:
     missing = [n for n, p in found.items() if not Path(p).exists()]
     if missing:
         return f"servers missing from {root}: {', '.join(missing)}"
+    beside = beside_commands()
+    return beside if isinstance(beside, str) else {**beside, **found}
+
+
+def beside_commands() -> dict[str, str] | str:
+    """`{command name: absolute path}` of the servers installed beside the package (the `dev`
+    extra), or why they are not; nothing is installed."""
     beside = {cmd: str(Path(sys.executable).parent / cmd) for cmd in BESIDE}
     absent = [n for n, p in beside.items() if not Path(p).exists()]
     if absent:
         return f"{', '.join(absent)} not installed beside the package (the 'dev' extra)"
-    return {**beside, **found}
+    return beside
 
 
 def python_server(script: str, *args: str) -> dict[str, object]:

@@ -114,15 +114,12 @@ def mailer(ledger: Ledger) -> BaseTool:
     return send_email
 
 
-@pytest.mark.parametrize("approval_follows", [False, True])
-def test_a_write_tool_is_never_hinted(mailer: BaseTool, approval_follows: bool) -> None:
+def test_a_write_tool_is_never_hinted(mailer: BaseTool) -> None:
     """Code names only tools that read (`core.blast_radius`): pre-selection chooses the mail
-    scope, but neither its matched tools nor the hint name `send_email`, with or without an
-    approval after it; the model opens the write by loading the scope itself."""
+    scope, but neither its matched tools nor the hint name `send_email`; the model opens the
+    write by loading the scope itself."""
     scopes = [Scope("mail", "send email messages", tools=[mailer])]
-    agent, model = scoped_agent(
-        scopes, [say("Done."), say("Done.")], approval_follows=approval_follows
-    )
+    agent, model = scoped_agent(scopes, [say("Done."), say("Done.")])
     agent.invoke({"messages": [HumanMessage("send an email message to bob")]}, CONFIG)
     state = agent.get_state(CONFIG).values
     assert state["active_context"] == "mail" and state["scope_selection"]["tools"] == []

@@ -282,3 +282,42 @@ def test_rankers_of_one_encoder_embed_a_query_once(tmp_path: Path) -> None:
     other = CountingEncoder()
     DenseRanker(other, cache=VectorCache(tmp_path)).query_vector("will it rain in Oslo")
     assert (encoder.encoded, other.encoded) == (before + 1, 1)  # vectors are per encoder
+
+
+NAMED = [
+    ToolSpec("r", "send_invoice_reminder", "Remind a customer of an unpaid bill.", {}),
+    ToolSpec(
+        "l",
+        "invoice_lookup",
+        "Find an invoice by its number: the invoice number is on the invoice; send a "
+        "reminder for an invoice from the invoice status.",
+        {"type": "object", "properties": {"invoice": {"type": "string"}}},
+    ),
+    ToolSpec("c", "get_weather", "Current weather for a city.", {}),
+]
+
+
+def test_the_bm25_fallback_ranks_a_tool_the_request_names_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the `gate` extra the default ranker is BM25: like the hybrid, it puts a tool the
+    request names exactly (`gating.exact`) above every other, whatever BM25 says."""
+
+    def unavailable() -> Path:
+        raise EncoderUnavailableError("the default encoder needs the 'gate' extra")
+
+    monkeypatch.setattr(MiniLMOnnxEncoder, "_packaged_model", staticmethod(unavailable))
+    fallback = build_ranker("default")
+    assert isinstance(fallback, BM25Ranker)
+    query = "send invoice reminder for invoice 42: the invoice number is on the invoice"
+    plain = BM25Ranker(exact_names=False)
+    for ranker in (fallback, plain):
+        ranker.fit(NAMED)
+    assert int(np.argmax(plain.scores(query))) == 1  # BM25 alone prefers invoice_lookup
+    scores = fallback.scores(query)
+    assert int(np.argmax(scores)) == 0 and scores[0] >= 1.0
+    assert scores[0] > scores[1] and scores[1] == plain.scores(query)[1]  # others unchanged
+    rows = np.asarray([1, 0])
+    assert fallback.scores(query, rows).tolist()[1] == scores[0]  # over a subset of rows too
+    unnamed = "which invoice is due"
+    assert fallback.scores(unnamed).tolist() == plain.scores(unnamed).tolist()

@@ -570,7 +570,6 @@ def test_a_write_tool_is_nudged_only_when_the_app_opts_in(
         form,
         builder,
         after=approval,
-        approval_follows=True,  # a human approves writes: that alone opens no write to nudges
         nudge_writes=opt_in,
     )
     request = HumanMessage("Email Bob that the meeting moved to 3pm.")

@@ -44,7 +44,7 @@ from attention_scoping.mcp.tools import as_content, make_tool, tool_metadata
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY
-from tests.mcp_support import python_server
+from tests.mcp_support import child_pids, python_server, wait_for
 
 CALC = python_server("fastmcp_server.py")
 CHANGING = python_server("changing_server.py")
@@ -158,6 +158,35 @@ def test_a_list_change_reaches_the_next_turn_never_the_middle(changing: McpServe
     assert changing.withdrawn["changing"] == frozenset({"lookup"})
     cached = changing.cache.get(changing.config.servers["changing"])
     assert cached is not None and cached.names == ("echo", "fresh", "retire")
+
+
+def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServers) -> None:
+    """The capability index line of a server whose list changed (lookup withdrawn) is updated
+    with its tools: at the next turn's first model call, never in the middle of the turn."""
+    script = [
+        calls(tool_call("load_context", {"name": "changing"})),
+        calls(tool_call("retire", {})),
+        say("done"),
+        say("still here"),
+    ]
+    model = ScriptedChatModel(script=script)
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(changing.scopes, **NAVIGATION_ONLY),
+        McpConnectMiddleware(changing),
+    ]
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    old = "MCP server changing; tools: echo, lookup, retire"
+    new = "MCP server changing; tools: echo, retire"
+    agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
+    for recorded in model.recorded[:3]:  # before and after `retire` ran, in the same turn
+        assert f"- changing: {old}" in recorded["system"] and new not in recorded["system"]
+    assert changing.index_lines["changing"] == old
+    agent.invoke({"messages": [HumanMessage("and now?")]}, config)
+    system = model.recorded[3]["system"]
+    assert f"- changing: {new}" in system and old not in system  # the index and the module
+    assert changing.index_lines["changing"] == new
+    assert [s.description for s in changing.scopes] == [new]  # an agent built now gets it
 
 
 def test_a_withdrawn_tool_answers_tool_withdrawn(changing: McpServers) -> None:
@@ -292,6 +321,63 @@ def test_server_discover_describes_a_current_server_and_skips_a_2025_one() -> No
     assert found["changing"] is None  # no server/discover; no initialize was sent either
     gone = found["gone"]
     assert isinstance(gone, McpFault) and gone.code == "server_unavailable"
+
+
+def requests(log: Path) -> list[tuple[int, str]]:
+    """(pid, method) of every request the stateless server received, in order."""
+    if not log.exists():
+        return []
+    return [(int(p), m) for p, m in (line.split() for line in log.read_text().splitlines())]
+
+
+def sessions(log: Path) -> int:
+    """How many sessions the stateless server saw opened (`subscriptions/listen`, `initialize`)."""
+    return sum(method in ("subscriptions/listen", "initialize") for _pid, method in requests(log))
+
+
+def test_a_server_offering_discover_is_indexed_without_a_session(tmp_path: Path) -> None:
+    """Its scope's index line (scope name, description, tool names) comes from `server/discover`
+    and the stateless `tools/list`: zero sessions until the model loads the scope; a 2025
+    server beside it is listed through its handshake, as before."""
+    log = tmp_path / "requests.log"
+    stateless = python_server("stateless_server.py", "--log", str(log))
+    config = {"mcpServers": {"plain": stateless, "changing": CHANGING}}
+    before = set(child_pids())
+    servers = McpServers(config, cache_dir=str(tmp_path / "cache"))
+    try:
+        plain = servers.descriptions["plain"]
+        assert plain.versions == ("2026-07-28",) and plain.tools and plain.list_changed
+        assert "changing" not in servers.descriptions and "changing" in servers.listings
+        scope = next(s for s in servers.scopes if s.name == servers.scope_names["plain"])
+        assert scope.description == "MCP server plain; tools: repeat, shout"
+        assert [m for _pid, m in requests(log)] == ["server/discover", "tools/list"]
+        assert servers.connections["plain"].starts == 0 and servers.connected() == []
+        assert wait_for(lambda: set(child_pids()) <= before)  # nothing left running
+        seen: list[int] = []
+
+        def first(messages: list[Any], tools: list[str]) -> Any:
+            seen.append(sessions(log))
+            return calls(tool_call("load_context", {"name": scope.name}, "l1"))
+
+        def after_load(messages: list[Any], tools: list[str]) -> Any:
+            wait_for(lambda: sessions(log) == 1)  # the load opened the session (prefetch)
+            seen.append(sessions(log))
+            return calls(tool_call("shout", {"text": "hi"}, "s1"))
+
+        model = ScriptedChatModel(script=[first, after_load, say("HI")])
+        middleware: list[Any] = [
+            AttentionScopingMiddleware(servers.scopes, **NAVIGATION_ONLY),
+            McpConnectMiddleware(servers),
+        ]
+        result = create_agent(model, middleware=middleware).invoke(
+            {"messages": [HumanMessage("shout hi")]}
+        )
+        assert seen == [0, 1]
+        shouted = [m for m in result["messages"] if isinstance(m, ToolMessage)][-1]
+        assert shouted.text == "HI" and servers.connections["plain"].starts == 1
+        assert sessions(log) == 1 and servers.connected() == ["plain"]
+    finally:
+        servers.close()
 
 
 @pytest.mark.parametrize(("ttl", "relisted"), [(200, True), (0, False)])

@@ -10,10 +10,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, ToolMessage
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from packaging.requirements import Requirement
 
 from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.core.tool import approval_required
@@ -31,7 +34,14 @@ from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from attention_scoping_lab.audit import audit, load_target
 from attention_scoping_lab.cli import main
 from tests.conftest import NAVIGATION_ONLY
-from tests.mcp_support import ROOT, child_pids, python_server, server_commands, wait_for
+from tests.mcp_support import (
+    ROOT,
+    beside_commands,
+    child_pids,
+    python_server,
+    server_commands,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -224,6 +234,26 @@ def test_current_servers_speak_2026_07_28_and_sqlite_the_2025_handshake(hub: Mcp
     assert hub.connections["sqlite"].protocol_version in ("2025-06-18", "2025-11-25")
 
 
+def test_a_real_server_offering_discover_is_indexed_without_a_session(
+    commands: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """mcp-server-time offers `server/discover`: its scope is built from it and the stateless
+    `tools/list`, no session; mcp-server-sqlite (mcp<2) does not: listed through its
+    `initialize` handshake, as before. No session stays open and no process runs after."""
+    servers = real_servers(commands, workspace)
+    config = {"mcpServers": {k: servers[k] for k in ("time", "sqlite")}}
+    before = set(child_pids())
+    with McpServers(config, cache_dir=str(tmp_path)) as built:
+        assert set(built.descriptions) == {"time"} and built.descriptions["time"].tools
+        assert built.listings["time"].protocol == "2026-07-28"
+        assert built.listings["sqlite"].protocol in ("2025-06-18", "2025-11-25")
+        assert "read_query" in built.listings["sqlite"].names
+        lines = {s.name: s.description for s in built.scopes}
+        assert lines["time"] == "MCP server time; tools: convert_time, get_current_time"
+        assert built.connected() == [] and [c.starts for c in built.connections.values()] == [0, 0]
+        assert wait_for(lambda: set(child_pids()) <= before)
+
+
 def test_the_real_servers_annotations_decide_reads_and_approvals(hub: McpServers) -> None:
     risk = {t.name: t.metadata["risk"] for t in hub.tools if t.metadata}
     approval = {t.name for t in hub.tools if approval_required(t.metadata)}
@@ -236,19 +266,71 @@ def test_the_real_servers_annotations_decide_reads_and_approvals(hub: McpServers
     assert reset.metadata is not None and reset.metadata["annotations"]["destructiveHint"] is True
 
 
-def test_audit_and_example_agent_run_with_the_servers_beside_the_package(
-    commands: dict[str, str], workspace: Path, tmp_path: Path
-) -> None:
-    """The goal of issue 28: one environment holds the package and today's servers, and
-    `attention-scoping audit mcp.json` and `example_agent.py --mcp mcp.json` work in it."""
-    servers = real_servers(commands, workspace)
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {k: servers[k] for k in ("time", "git")}}))
-    env = {**os.environ, "ATTENTION_SCOPING_MCP_CACHE": str(tmp_path / "cache")}
-    cli = [sys.executable, "-m", "attention_scoping_lab.cli", "audit", str(path)]
-    audited = subprocess.run(
-        [*cli, "--suggest", "0"], capture_output=True, text=True, timeout=300, env=env, cwd=ROOT
+def documented_install() -> list[str]:
+    """The arguments of docs/mcp.md's one-environment install line (after `pip install`)."""
+    doc = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+    line = next(
+        text
+        for text in doc.splitlines()
+        if text.startswith('pip install -e ".[mcp]"') and "mcp-server-time" in text
     )
+    return shlex.split(line)[2:]
+
+
+def unmet(requirements: list[str]) -> list[str]:
+    """The requirements (PEP 508 strings, markers for the `mcp` extra) this venv does not meet."""
+    out: list[str] = []
+    for text in requirements:
+        req = Requirement(text)
+        if req.marker is not None and not req.marker.evaluate({"extra": "mcp"}):
+            continue
+        try:
+            installed = metadata.version(req.name)
+        except metadata.PackageNotFoundError:
+            out.append(f"{text} (not installed)")
+            continue
+        if not req.specifier.contains(installed, prereleases=True):
+            out.append(f"{text} (installed {installed})")
+    return out
+
+
+@pytest.fixture(scope="module")
+def beside() -> dict[str, str]:
+    found = beside_commands()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+def test_the_documented_install_runs_the_audit_and_the_example_agent(
+    beside: dict[str, str], workspace: Path, tmp_path: Path
+) -> None:
+    """The goal of issue 28: docs/mcp.md's one line (`pip install -e ".[mcp]" -e ./lab` and
+    today's servers) describes this environment, and in it the `attention-scoping audit
+    mcp.json` command and `example_agent.py --mcp mcp.json` work. No venv is made: the test
+    venv was installed with the `dev` extra (the servers) and the lab."""
+    args = documented_install()
+    editable = [args[i + 1] for i, a in enumerate(args) if a == "-e"]
+    assert editable == [".[mcp]", "./lab"], args  # the command comes with the lab
+    pins = [a for a in args if a != "-e" and a not in editable]
+    assert [Requirement(p).name for p in pins] == ["mcp-server-time", "mcp-server-git"]
+    own = [r for r in metadata.requires("attention-scoping") or [] if "extra ==" in r]
+    assert unmet([*pins, *own]) == []  # the servers and the mcp extra's pins hold together
+    metadata.version("attention-scoping-lab")  # ./lab is installed
+    command = Path(sys.executable).parent / "attention-scoping"
+    assert command.exists(), f"{command}: the lab's console script"
+    repo = workspace / "repo"
+    servers = {
+        "time": {"command": beside["mcp-server-time"], "args": ["--local-timezone", "UTC"]},
+        "git": {"command": beside["mcp-server-git"], "args": ["--repository", str(repo)]},
+    }
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": servers}))
+    env = {**os.environ, "ATTENTION_SCOPING_MCP_CACHE": str(tmp_path / "cache")}
+    audited = subprocess.run(
+        [str(command), "audit", str(path), "--suggest", "0"],
+        capture_output=True, text=True, timeout=300, env=env, cwd=ROOT,
+    )  # fmt: skip
     assert audited.returncode == 0, audited.stderr[-2000:]
     assert "tools listed live from 2 MCP server(s): time 2, git 12" in audited.stdout
     agent = [sys.executable, "example_agent.py", "--demo", "--mcp", str(path)]

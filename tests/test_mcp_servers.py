@@ -412,6 +412,21 @@ def test_close_stops_every_server_and_later_calls_reconnect(calc: McpServers) ->
     assert set(child_pids()) <= before
 
 
+async def test_aclose_and_async_with_close_the_sessions_from_async_code(calc: McpServers) -> None:
+    """`await servers.aclose()` (what `async with` calls) stops every server from async code,
+    and a closed hub reopens on demand."""
+    before = set(child_pids())
+    add = next(t for t in calc.tools if t.name == "add")
+    assert await add.ainvoke({"a": 1, "b": 1}) == "2"
+    assert calc.connected() == ["calc"]
+    await calc.aclose()
+    assert calc.connected() == [] and set(child_pids()) <= before
+    async with calc as same:
+        assert await add.ainvoke({"a": 2, "b": 2}) == "4"  # reopened
+        assert same.connected() == ["calc"]
+    assert calc.connected() == [] and set(child_pids()) <= before
+
+
 def test_example_agent_adds_the_mcp_servers_as_scopes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -99,11 +99,7 @@ def test_the_defaults_are_the_measured_ones(scopes: list[Scope]) -> None:
     nudger, warned = build(HesitationMiddleware)
     assert warned == []
     assert (nudger.max_nudges, nudger.threshold, nudger.nudge_role) == (2, 2.0, "user")
-    assert (nudger.nudge_writes, nudger.approval_follows, nudger.hint_expected) == (
-        False,
-        False,
-        True,
-    )
+    assert (nudger.nudge_writes, nudger.hint_expected) == (False, True)
     assert nudger.expect_tool_call is not None
 
 
@@ -362,3 +358,18 @@ def test_old_layout_keywords_keep_the_layout_they_were_written_for(scopes: list[
     assert (delivered.prompt_layout, delivered.module_delivery) == ("layered", "system_prompt")
     with pytest.raises(ScopeConfigError, match="index_header"):
         AttentionScopingMiddleware(scopes, layout=Layout(index_header="# Tools"))
+
+
+@pytest.mark.parametrize("cls", [HesitationMiddleware, HesitationNodeMiddleware])
+def test_approval_follows_changes_nothing_and_warns_at_the_callers_line(cls: Any) -> None:
+    """`approval_follows` never changed a nudge (the blast-radius rule keeps writes out of
+    them): it is deprecated, and a stack that passes it behaves as one that does not."""
+    with pytest.warns(DeprecationWarning, match="approval_follows does nothing") as record:
+        given = cls(approval_follows=True)
+    assert [w.filename for w in record if "approval_follows" in str(w.message)] == [__file__]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plain = cls()
+    assert not hasattr(given, "approval_follows")
+    keys = ("max_nudges", "nudge_writes", "hint_expected", "radar", "nudging", "grounding")
+    assert [getattr(given, k) for k in keys] == [getattr(plain, k) for k in keys]

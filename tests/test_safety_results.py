@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 
+from attention_scoping.core.limits import RESULT_MAX_CHARS
 from attention_scoping.safety import (
     Capability,
     CapabilityManifest,
@@ -356,3 +357,33 @@ def test_an_agent_run_goes_on_when_the_store_is_locked_at_confirmation(tmp_path:
     assert refused[1] == "error" and refused[2]["error"] == "intent_refused"
     assert "store is unavailable" in refused[2]["message"] and done == []
     assert result["messages"][-1].content == "final: intent_refused"
+
+
+@pytest.mark.parametrize("shape", ["text", "object"])
+def test_a_huge_write_result_is_cut_in_its_result_field_and_stays_json(shape: str) -> None:
+    """The bound cuts only `result` of the executed payload: the message is valid JSON within
+    `RESULT_MAX_CHARS`, every other field whole, the cut marked with the full size."""
+    line = 'row "quoted" \\ and a newline\n'  # escapes make the JSON longer than the text
+    big = line * 10_000
+
+    def recompute(dashboard: int) -> Any:
+        return big if shape == "text" else {"dashboard": dashboard, "rows": big}
+
+    guard = IntentGuard(TokenIssuer(SECRET, store=MemoryTokenStore()))
+    model = ScriptedChatModel(policy=two_phase("metrics__recompute", {"dashboard": 7}))
+    agent = create_manifest_agent(model, [metrics_manifest(recompute)], guard=guard)
+    result = agent.invoke({"messages": [HumanMessage("recompute dashboard 7")]})
+    tm = [m for m in result["messages"] if isinstance(m, ToolMessage)][-1]
+    assert len(tm.text) <= RESULT_MAX_CHARS
+    body = json.loads(tm.text)  # still JSON: the cut is inside the field, not across the payload
+    assert body["status"] == "executed" and body["tool"] == "metrics__recompute"
+    assert body["next_step"].startswith("The change is applied.")
+    whole = (
+        big
+        if shape == "text"
+        else json.dumps({"dashboard": 7, "rows": big}, ensure_ascii=False, separators=(", ", ": "))
+    )
+    assert isinstance(body["result"], str) and f"cut: {len(whole):,} characters" in body["result"]
+    shown = body["result"].split("\n[... cut:")[0]
+    assert whole.startswith(shown) and len(shown) > RESULT_MAX_CHARS // 2
+    assert result["messages"][-1].content == "final: executed"

@@ -441,7 +441,7 @@ class ApprovalMiddleware(AgentMiddleware):
     Example:
         ```python
         approvals = ApprovalMiddleware(ApprovalGate(), tools=[refund, send_invoice])
-        hesitation = HesitationMiddleware(approval_follows=True)  # writes are approved below
+        hesitation = HesitationMiddleware()  # before the approvals: a write is approved below
         agent = create_agent(model, middleware=[scoping, hesitation, approvals],
                              checkpointer=InMemorySaver())
         ```

@@ -123,14 +123,24 @@ def query_memo(encoder: Encoder) -> _Memo:
 
 
 class BM25Ranker:
-    """Okapi BM25 over tool texts: no model, sub-millisecond, the fallback of everything."""
+    """Okapi BM25 over tool texts: no model, sub-millisecond, the fallback of everything.
 
-    def __init__(self, representation: Representation = "full") -> None:
-        """`representation`: which tool text to index (see `core.text.Representation`)."""
+    Like `HybridRanker`, a tool the request names exactly (`gating.exact`) ranks first: it
+    scores above every other tool (at least 1), so the fallback without the `gate` extra
+    keeps the tools the user named.
+    """
+
+    def __init__(
+        self, representation: Representation = "full", *, exact_names: bool = True
+    ) -> None:
+        """`representation`: which tool text to index (see `core.text.Representation`);
+        `exact_names`: tools the request names exactly score above every other one."""
         self.representation: Representation = representation
+        self.exact_names = exact_names
         self._index: BM25Index | None = None
         self._texts: list[str] | None = None
         self._memo = _Memo(MEMO_SIZE)
+        self._exact = ExactNames([])
 
     @property
     def name(self) -> str:
@@ -140,6 +150,7 @@ class BM25Ranker:
     def fit(self, specs: Sequence[ToolSpec]) -> None:
         """Build the BM25 index (kept as is when the tool texts did not change)."""
         texts = [tool_text(s, self.representation) for s in specs]
+        self._exact = ExactNames([s.name for s in specs])
         if texts != self._texts:
             self._index = BM25Index(texts)
             self._texts = texts
@@ -163,9 +174,10 @@ class BM25Ranker:
         return found
 
     def scores(self, query: str, rows: np.ndarray | None = None) -> np.ndarray:
-        """BM25 scores."""
+        """BM25 scores; a tool the query names exactly scores above all others (`exact_names`)."""
         values = self.all_scores(query)[0]
-        return values if rows is None else values[rows]
+        values = values if rows is None else values[rows]
+        return named_above(values, self._exact.rows(query), rows) if self.exact_names else values
 
 
 class DenseRanker:
@@ -382,6 +394,20 @@ def named_first(scores: np.ndarray, exact: np.ndarray, rows: np.ndarray | None) 
     below = np.nextafter(np.float32(NAMED_SCORE), np.float32(0.0))
     out = np.minimum(scores, below).astype(np.float32)
     out[mask] = NAMED_SCORE
+    return out
+
+
+def named_above(scores: np.ndarray, exact: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    """Unbounded `scores` (BM25's) with the tools at catalog rows `exact` (where scored) raised
+    just above the best other score and at least to `NAMED_SCORE`; the others unchanged."""
+    if not exact.size or not scores.size:
+        return scores
+    mask = exact_mask(exact, rows, scores.size)
+    if not mask.any():
+        return scores
+    best = float(scores[~mask].max()) if (~mask).any() else 0.0
+    out = scores.astype(np.float64, copy=True)
+    out[mask] = np.nextafter(max(NAMED_SCORE, best), np.inf)
     return out
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -53,7 +54,12 @@ from typing_extensions import override
 
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
-from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
+from attention_scoping.core.option_groups import (
+    DEPRECATED_PREFIX,
+    regroup,
+    resolve_group,
+    with_fields,
+)
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool
@@ -202,6 +208,16 @@ def default_nudge(pending: Sequence[Pending], verdict: Hesitation) -> str:
     return nudge_text(pending, verdict.tools)
 
 
+def warn_approval_follows(owner: str) -> None:
+    """The deprecation warning of `approval_follows`, an option that changes nothing."""
+    msg = (
+        f"{DEPRECATED_PREFIX} of {owner}: approval_follows does nothing (an approval tier never "
+        "opens writes to nudges; a nudge reads approval from the tool's metadata): drop it "
+        "(it will be removed in the next release)"
+    )
+    warnings.warn(msg, DeprecationWarning, stacklevel=3)
+
+
 class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, ResponseT]):
     """What both hesitation forms share: the radar's configuration, which stalls to nudge,
     the nudge message and the bound. Use `HesitationMiddleware` or `HesitationNodeMiddleware`."""
@@ -212,7 +228,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         self,
         *,
         max_nudges: int = DEFAULT_MAX_NUDGES,
-        approval_follows: bool = False,
+        approval_follows: bool | None = None,
         radar: Radar = DEFAULT_RADAR,
         nudging: Nudging = DEFAULT_NUDGING,
         grounding: Grounding | GroundingPreset = DEFAULT_GROUNDING,
@@ -225,11 +241,11 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         Args:
             max_nudges: Nudges per user turn before the model's answer stands (0 = never
                 nudge).
-            approval_follows: An approval tier (`ApprovalMiddleware`, `HumanInTheLoopMiddleware`)
-                comes after this middleware in the stack. Kept for compatibility; it no longer
-                changes anything: an approval tier does not let code nudge toward a write (the
-                blast-radius rule), and a nudge says "asks the user for approval" from the
-                tool's own metadata (`core.tool.approval_required`).
+            approval_follows: Deprecated, does nothing (a `DeprecationWarning` when given; to
+                be removed in the next release): an approval tier after this middleware does
+                not let code nudge toward a write (the blast-radius rule), and a nudge says
+                "asks the user for approval" from the tool's own metadata
+                (`core.tool.approval_required`), so there is nothing to tell it.
             radar: What counts as a stall: `Radar(threshold=, markers=, watch_bound_tools=,
                 ignore_tools=, skip_when_user_asks=)` (see `hesitation.options`).
             nudging: How a stall is nudged: `Nudging(role=, writes=, text=, give_up=)`; the
@@ -254,6 +270,8 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         """
         super().__init__()
         moved = regroup(type(self).__name__, deprecated, MOVED)
+        if approval_follows is not None:
+            warn_approval_follows(type(self).__name__)
         radar = with_fields(resolve_group("radar", radar, Radar, {}), moved.get("radar"))
         nudging = with_fields(resolve_group("nudging", nudging, Nudging, {}), moved.get("nudging"))
         expects = with_fields(
@@ -279,7 +297,6 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         self.give_up = nudging.give_up or honest_answer
         self.emit_events = emit_events
         self.nudge_writes = nudging.writes
-        self.approval_follows = approval_follows
         self.nudge_role: NudgeRole = nudging.role
         self.expect_tool_call = expects.expect_tool_call
         self.hint_expected = expects.hints
@@ -512,7 +529,7 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
     inside the model call (nothing of it reaches the state or the checkpoints).
 
     Place it after scoping and gating and before approval/HITL:
-    `[AttentionScopingMiddleware(...), <gating>, HesitationMiddleware(approval_follows=True),
+    `[AttentionScopingMiddleware(...), <gating>, HesitationMiddleware(),
     ApprovalMiddleware(...)]` (or `HumanInTheLoopMiddleware(..., interrupt_mode="per_call")`).
 
     Example:

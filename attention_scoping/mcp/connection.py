@@ -24,7 +24,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
@@ -94,15 +94,29 @@ class Page:
         self.cache_scope = cache_scope
 
 
+ListPage = Callable[[str | None], Awaitable[mcp_types.ListToolsResult]]
+"""Reads one `tools/list` page at a cursor."""
+
+
 async def list_all_tools(client: Client) -> Page:
     """Every tool of `client`'s server, following pagination cursors, read from the server (not
     the SDK's response cache: our listing has its own lifetime)."""
+
+    async def fetch(cursor: str | None) -> mcp_types.ListToolsResult:
+        return await client.list_tools(cursor=cursor, cache_mode="bypass")
+
+    return await list_pages(fetch)
+
+
+async def list_pages(fetch: ListPage) -> Page:
+    """Every tool `fetch` reads, page after page (at most `_MAX_PAGES`), with the smallest
+    `ttlMs` and the strictest `cacheScope` of the pages."""
     tools: list[dict[str, Any]] = []
     cursor: str | None = None
     ttl: int | None = None
     scope = "public"
     for _ in range(_MAX_PAGES):
-        page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+        page = await fetch(cursor)
         tools.extend(_tool_dict(t) for t in page.tools)
         ttl = page.ttl_ms if ttl is None else min(ttl, page.ttl_ms)
         scope = "private" if page.cache_scope == "private" else scope
@@ -111,6 +125,23 @@ async def list_all_tools(client: Client) -> Page:
             return Page(tools, ttl or 0, scope)
     msg = f"tools/list returned more than {_MAX_PAGES} pages"
     raise RuntimeError(msg)
+
+
+def make_listing(
+    server: ServerConfig,
+    page: Page,
+    instructions: str | None,
+    name: str | None,
+    protocol: str | None,
+) -> ToolListing:
+    """The listing of `page` read from `server`, its configured secrets masked."""
+    return redacted_listing(
+        listing_from_tools(
+            page.tools, instructions, name,
+            ttl_ms=page.ttl_ms, cache_scope=page.cache_scope, protocol=protocol,
+        ),
+        server.redact_values,
+    )  # fmt: skip
 
 
 def _tools_capability(client: Client) -> mcp_types.ToolsCapability | None:
@@ -312,14 +343,7 @@ class ServerConnection:
 
     def _listing(self, page: Page, instructions: str | None, name: str | None) -> ToolListing:
         """The redacted listing of `page`, its lifetime noted."""
-        listing = redacted_listing(
-            listing_from_tools(
-                page.tools, instructions, name,
-                ttl_ms=page.ttl_ms, cache_scope=page.cache_scope,
-                protocol=self.protocol_version,
-            ),
-            self.server.redact_values,
-        )  # fmt: skip
+        listing = make_listing(self.server, page, instructions, name, self.protocol_version)
         self._stale = False
         self._expires = time.monotonic() + page.ttl_ms / 1000 if page.ttl_ms > 0 else None
         return listing
@@ -500,13 +524,3 @@ class ServerConnection:
             task.cancel()
         if still:
             await asyncio.wait(still, timeout=timeout)
-
-
-async def list_once(conn: ServerConnection) -> ToolListing | McpFault:
-    """Open `conn`, list its tools and close it again: the listing, or why it failed."""
-    try:
-        return await conn.ensure()
-    except McpFault as fault:
-        return fault
-    finally:
-        await conn.close()

@@ -1,12 +1,13 @@
-"""List the tools of every configured MCP server now (connect, list, close), for audits."""
+"""List the tools of every configured MCP server now (connect, list, close), for audits: without
+a session where a server offers `server/discover` (`discovery.index_listing`)."""
 
 from __future__ import annotations
 
 import asyncio
 
 from attention_scoping.mcp.cache import ToolListing
-from attention_scoping.mcp.config import ConfigInput, load_config
-from attention_scoping.mcp.connection import ServerConnection, list_once
+from attention_scoping.mcp.config import ConfigInput, ServerConfig, load_config
+from attention_scoping.mcp.discovery import index_listing
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
 
@@ -28,12 +29,14 @@ def list_server_tools(
     servers = load_config(config).servers
     loop = BackgroundLoop("attention-scoping-mcp-inventory")
 
+    async def one(server: ServerConfig) -> ToolListing | McpFault:
+        try:
+            return (await index_listing(server, timeout)).listing
+        except McpFault as fault:
+            return fault
+
     async def every() -> list[ToolListing | McpFault]:
-        connections = [
-            ServerConnection(server, connect_timeout=timeout, call_timeout=timeout)
-            for server in servers.values()
-        ]
-        return list(await asyncio.gather(*(list_once(c) for c in connections)))
+        return list(await asyncio.gather(*(one(s) for s in servers.values())))
 
     try:
         results = loop.run(every())

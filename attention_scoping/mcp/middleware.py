@@ -17,7 +17,7 @@ from langchain.agents.middleware.types import (
     ResponseT,
     ToolCallRequest,
 )
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
@@ -69,6 +69,24 @@ def with_server_text(
     return Command(graph=result.graph, update=merged, resume=result.resume, goto=result.goto)
 
 
+def with_index(servers: McpServers, message: SystemMessage | None) -> SystemMessage | None:
+    """`message` with the MCP scopes' index lines as of this turn (`McpServers.index_text`);
+    the same object when nothing changed."""
+    if message is None:
+        return None
+    content = message.content
+    if isinstance(content, str):
+        text = servers.index_text(content)
+        return message if text == content else message.model_copy(update={"content": text})
+    blocks: list[Any] = [
+        {**b, "text": servers.index_text(b["text"])}
+        if isinstance(b, dict) and isinstance(b.get("text"), str)
+        else b
+        for b in content
+    ]
+    return message if blocks == content else message.model_copy(update={"content": blocks})
+
+
 class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Open the session of the MCP server whose tools this model call shows, in the background;
     let tool-list changes reach the model at the start of the next user turn, never mid-turn.
@@ -83,7 +101,9 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
 
     At the start of each user turn (`before_agent`) it calls `McpServers.begin_turn`: servers
     that announced a list change (or whose listing's `ttlMs` ran out) are listed again, and the
-    changes since the last turn are applied; within a turn the tools stay as the model saw them.
+    changes since the last turn are applied, to the tools and to the server's line in the
+    capability index (the system prompt it sees is rewritten with `McpServers.index_text`);
+    within a turn both stay as the model saw them.
 
     The `load_context` call that loads a server's scope gets the server's instructions in its
     result, fenced and labelled as the server's text (`server_text`; not with
@@ -138,11 +158,17 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         return wanted if len(wanted) <= self.max_servers else []
 
     def _prepare(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
-        """Start the shown server's session; hide the tools their servers withdrew."""
+        """Start the shown server's session; hide the tools their servers withdrew; give the
+        capability index the MCP scopes' lines as of this turn."""
         for server in self.servers_to_start(request.tools):
             self.servers.prefetch(server)
         shown = [t for t in request.tools if self.servers.shown(t)]
-        return request if len(shown) == len(request.tools) else request.override(tools=shown)
+        if len(shown) != len(request.tools):
+            request = request.override(tools=shown)
+        system = with_index(self.servers, request.system_message)
+        return (
+            request if system is request.system_message else request.override(system_message=system)
+        )
 
     @override
     def before_agent(

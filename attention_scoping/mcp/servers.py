@@ -1,10 +1,13 @@
 """`McpServers`: the servers of an MCP configuration as scopes, with lazily opened sessions.
 
 Building it starts nothing for a server whose tool list is cached from an earlier run; a server
-seen for the first time is started once to list its tools (`discover="connect"`, the default)
-and stopped again, so the agent can register its tools up front. A session is opened by the
-first call to one of the server's tools, or earlier when its scope is loaded
-(`McpConnectMiddleware`), and kept for later calls until `close()`.
+seen for the first time is asked once for its tools (`discover="connect"`, the default) and
+stopped again, so the agent can register its tools up front. Where the server offers
+`server/discover` (protocol 2026-07-28) that asking opens no session: `server/discover` and the
+stateless `tools/list` (`discovery.index_listing`); a 2025 server is listed through its
+`initialize` handshake. A session is opened by the first call to one of the server's tools, or
+earlier when its scope is loaded (`McpConnectMiddleware`), and kept for later calls until
+`close()`.
 
 What each server wrote (its instructions, its tools' descriptions) never enters the system
 prompt (`servertext`); every result is bounded and redacted (`tools.safe_content`).
@@ -22,7 +25,8 @@ from typing import Any, Literal
 from attention_scoping.core.limits import RESULT_MAX_CHARS, check_result_limit
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
-from attention_scoping.mcp.connection import ServerConnection, list_once
+from attention_scoping.mcp.connection import ServerConnection
+from attention_scoping.mcp.discovery import IndexListing, ServerDescription, index_listing
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
 from attention_scoping.mcp.naming import Naming, exposed_names, server_names
@@ -157,6 +161,9 @@ class McpServers:
         """Server -> remote names of registered tools its latest applied listing no longer has."""
         self.unavailable: dict[str, str] = {}
         """Servers left out (no cached list and discovery failed or was off), with the reason."""
+        self.descriptions: dict[str, ServerDescription] = {}
+        """The `server/discover` answers of the servers listed at build that offer it (their
+        scopes were built without a session)."""
         listings = self._initial_listings(discover)
         self.listings: dict[str, ToolListing] = listings
         """The tool listing each server's tools were built from."""
@@ -188,16 +195,28 @@ class McpServers:
         elif missing:
             found = self._loop.run(self._discover(missing))
             for name, result in zip(missing, found, strict=True):
-                if isinstance(result, ToolListing):
-                    listings[name] = result
+                if isinstance(result, IndexListing):
+                    listings[name] = result.listing
+                    self.cache.put(self.config.servers[name], result.listing)
+                    if result.description is not None:
+                        self.descriptions[name] = result.description
                 else:
                     self.unavailable[name] = result.reason
                     logger.warning("MCP server %r left out: %s", name, result.reason)
         return {name: listings[name] for name in self.config.servers if name in listings}
 
-    async def _discover(self, names: list[str]) -> list[ToolListing | McpFault]:
-        """Start the servers `names` concurrently, list their tools, and stop them again."""
-        return list(await asyncio.gather(*(list_once(self.connections[n]) for n in names)))
+    async def _discover(self, names: list[str]) -> list[IndexListing | McpFault]:
+        """List the tools of the servers `names` concurrently, without a session where they
+        offer `server/discover` (`index_listing`), and stop them again."""
+
+        async def one(name: str) -> IndexListing | McpFault:
+            timeout = self.connections[name].connect_timeout
+            try:
+                return await index_listing(self.config.servers[name], timeout)
+            except McpFault as fault:
+                return fault
+
+        return list(await asyncio.gather(*(one(n) for n in names)))
 
     def _build(
         self, listings: Mapping[str, ToolListing], naming: Naming, reserved: Iterable[str]
@@ -215,7 +234,11 @@ class McpServers:
         """Server name -> scope name (for servers that have tools)."""
         self._server_of_scope = {v: k for k, v in self.scope_names.items()}
         self.scopes: list[Scope] = []
-        """One scope per server with tools, in configuration order."""
+        """One scope per server with tools, in configuration order (a list change replaces a
+        server's scope, new line and all, at the next turn: an agent built later gets it)."""
+        self.index_lines: dict[str, str] = {}
+        """Server -> its scope's line in the capability index as of this turn."""
+        self._built_lines: dict[str, str] = {}
         for server, listing in listings.items():
             tools = {
                 record["name"]: make_tool(
@@ -230,6 +253,7 @@ class McpServers:
             }
             self._tools_by_server[server] = tools
             line = index_line(self.config.servers[server], [t.name for t in tools.values()])
+            self.index_lines[server] = self._built_lines[server] = line
             # No prompt module: the server's instructions are its own text, not ours to put
             # in the system prompt (they travel with load_context's result instead).
             self.scopes.append(Scope(self.scope_names[server], line, tools=list(tools.values())))
@@ -286,6 +310,7 @@ class McpServers:
                 refresh_tool(tool, record, tool_description(record, server, self.server_text))
         names = set(listing.names)
         self.withdrawn[server] = frozenset(n for n in registered if n not in names)
+        self._reindex(server, [t.name for n, t in registered.items() if n in names])
         added = [n for n in listing.names if n not in registered]
         if added:
             logger.info(
@@ -294,6 +319,28 @@ class McpServers:
                 ", ".join(added),
             )
         return before is None or before.tools != listing.tools
+
+    def _reindex(self, server: str, shown: list[str]) -> None:
+        """Give `server`'s scope the index line of the tools it shows now (if it changed)."""
+        line = index_line(self.config.servers[server], shown)
+        if line == self.index_lines.get(server):
+            return
+        self.index_lines[server] = line
+        name = self.scope_names[server]
+        tools = list(self._tools_by_server[server].values())
+        self.scopes = [Scope(name, line, tools=tools) if s.name == name else s for s in self.scopes]
+
+    def index_text(self, text: str) -> str:
+        """`text`, a system prompt laid out from the scopes as built, with each MCP scope's
+        index line (and its module, the same line) as of this turn: a list change reaches the
+        capability index at the next turn, like the tools, never mid-turn."""
+        for server, built in self._built_lines.items():
+            now = self.index_lines.get(server, built)
+            if now != built:
+                scope = self.scope_names[server]
+                text = text.replace(f"{scope}: {built}", f"{scope}: {now}")
+                text = text.replace(f"{scope}\n{built}", f"{scope}\n{now}")
+        return text
 
     def shown(self, tool: Any) -> bool:
         """Whether `tool` may be shown to the model (False for an MCP tool its server withdrew
@@ -378,11 +425,13 @@ class McpServers:
     # -- closing -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Close every session (stopping stdio server processes) and the background loop."""
+        """Close every session (stopping stdio server processes) and the background loop; a
+        later call reopens what it needs. From async code, `await aclose()`."""
         self._finalizer()
 
     async def aclose(self) -> None:
-        """Async form of `close` (runs the blocking part in a thread)."""
+        """Async form of `close`, the way to close from async code (`async with` calls it): the
+        sessions close on their own loop while the caller's loop goes on."""
         await asyncio.to_thread(self._finalizer)
 
     def __enter__(self) -> McpServers:
@@ -390,6 +439,12 @@ class McpServers:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    async def __aenter__(self) -> McpServers:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
     def __repr__(self) -> str:
         return (

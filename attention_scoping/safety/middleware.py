@@ -9,6 +9,7 @@ a confirmation code, a second call with the same arguments plus that code runs t
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -28,7 +29,7 @@ from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import bounded_result
 from attention_scoping.adapters.tools import tool_name
 from attention_scoping.core.errors import ErrorCode, render_payload
-from attention_scoping.core.limits import RESULT_MAX_CHARS
+from attention_scoping.core.limits import RESULT_MAX_CHARS, clip
 from attention_scoping.safety import payloads
 from attention_scoping.safety.adapters import manifest_tools
 from attention_scoping.safety.intents import (
@@ -99,6 +100,29 @@ class _WriteCall:
 
     def affected(self, result: Any) -> Iterable[str]:
         return self.spec.affected(self.args, result) if self.spec.affected else ()
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+def bounded_field(body: dict[str, Any], key: str, limit: int | None) -> dict[str, Any]:
+    """`body` whose rendered JSON fits `limit` by cutting only its `key` field (`clip`: the cut
+    marked, the full size reported; a non-text value is cut as its JSON text): the payload stays
+    valid JSON with every other field whole. `body` itself when it fits or has no `key`."""
+    if limit is None or key not in body or len(render_payload(body)) <= limit:
+        return body
+    text = _as_text(body[key])
+    room = limit - len(render_payload({**body, key: ""}))
+    while room > 0:
+        cut = {**body, key: clip(text, room, total=len(text))}
+        over = len(render_payload(cut)) - limit
+        if over <= 0:
+            return cut
+        room -= over  # escapes (quotes, newlines) made the text longer in JSON
+    return {**body, key: clip(text, 0, total=len(text))}
 
 
 class ManifestMiddleware(
@@ -260,6 +284,7 @@ class ManifestMiddleware(
 
     def _outcome_message(self, request: ToolCallRequest, outcome: Outcome) -> ToolMessage:
         body, is_error = payloads.outcome(request.tool_call["name"], outcome)
+        body = bounded_field(body, "result", self.result_max_chars)
         artifact = {"intent": payloads.record_summary(outcome.record)}
         return self._message(request, body, error=is_error, artifact=artifact)
 
