@@ -42,7 +42,8 @@ The contract a mode implements (`Disclosure`):
    names come from the middleware's decision, which already keeps writes code opened out of it.
 5. `check(tools, loaded)`: raise `ValueError` where the provider would refuse the array (e.g.
    more than `max_deferred` deferred tools, nothing loaded).
-6. `carries(model) -> str | None` (classmethod): why a chat model cannot carry the mode, or None.
+6. `carries(model) -> str | None` (classmethod): why a chat model cannot carry the mode, or None;
+   `create(model)` (classmethod): the instance for that model (default `cls()`).
 
 `resolve_disclosure(mode, model)` returns the mode's `Disclosure` for a chat model
 (`"auto"` resolved; `ValueError` naming the value and the valid ones), and `DisclosureSetting`
@@ -104,10 +105,13 @@ class Shaped:
     tool_choice: Any = None
 
 
-def stable_order(tools: Iterable[ToolEntry], loaded: Collection[str] = ()) -> list[ToolEntry]:
+def stable_order(
+    tools: Iterable[ToolEntry], loaded: Collection[str] = (), *, loaded_last: bool = False
+) -> list[ToolEntry]:
     """`tools` in the order the native modes send them, the same whatever order they were
     registered in: provider dicts first (as given), then loaded tools, then the rest, each by
-    name; one entry per name."""
+    name (`loaded_last`: the loaded ones last, where a cache breakpoint on the last tool may
+    go); one entry per name."""
     seen: set[str] = set()
     dicts: list[ToolEntry] = []
     named: list[BaseTool] = []
@@ -120,7 +124,7 @@ def stable_order(tools: Iterable[ToolEntry], loaded: Collection[str] = ()) -> li
             named.append(tool)
         else:
             dicts.append(tool)
-    named.sort(key=lambda t: (t.name not in loaded, t.name))
+    named.sort(key=lambda t: ((t.name in loaded) == loaded_last, t.name))
     return [*dicts, *named]
 
 
@@ -139,6 +143,11 @@ class Disclosure(ABC):
     def carries(cls, model: Any) -> str | None:
         """Why `model` cannot carry this mode (None: it can)."""
         return None
+
+    @classmethod
+    def create(cls, model: Any) -> Disclosure:
+        """The mode's instance for `model` (once `carries(model)` said it can)."""
+        return cls()
 
     @abstractmethod
     def shape(
@@ -244,7 +253,7 @@ def resolve_disclosure(mode: str, model: Any) -> Disclosure:
             f"use {choices_text(fits)}"
         )
         raise ValueError(msg)
-    return cls()
+    return cls.create(model)
 
 
 class DisclosureSetting:
@@ -258,12 +267,15 @@ class DisclosureSetting:
         self.requested: str = mode
         self.owner = owner
         self._resolved: dict[int, tuple[Any, Disclosure]] = {}
+        self.last: Disclosure | None = None
+        """The mode of the latest model call (what the tool hooks, which see no model, use)."""
 
     def for_model(self, model: Any) -> Disclosure:
         """The `Disclosure` for `model` (resolved once per model object)."""
         key = id(model)
         hit = self._resolved.get(key)
         if hit is not None and hit[0] is model:
+            self.last = hit[1]
             return hit[1]
         disclosure = resolve_disclosure(self.requested, model)
         if not self._resolved:
@@ -275,4 +287,5 @@ class DisclosureSetting:
                 type(model).__name__,
             )
         self._resolved[key] = (model, disclosure)
+        self.last = disclosure
         return disclosure
