@@ -26,7 +26,7 @@ from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.messages import intent_text
+from attention_scoping.core.messages import intent_text, is_user_turn
 from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
@@ -468,6 +468,13 @@ class ToolAttentionMiddleware(
         held += [n for n in candidates if n in asked and n not in held and self._runs(n, state)]
         loaded = set(self.pinned) | {t.name for t in named if is_pinned(t)}
         loaded |= upstream[1] if upstream is not None else set()
+        messages = request.messages
+        if messages and not is_user_turn(messages[-1]):
+            # inside a turn only what the model asked for is disclosed anew (a refused call);
+            # what ranking alone brings up waits for the next turn, or the model's search
+            requested = set(requested_tools(messages))
+            seen = disclosure.disclosed(messages) or frozenset()
+            held = [n for n in held if n in loaded or n in seen or n in requested]
         tools: list[BaseTool | dict[str, Any]] = list(request.tools)
         if disclosure.in_history:
             loaded.add(SEARCH_TOOL)
