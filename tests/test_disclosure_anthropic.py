@@ -5,6 +5,7 @@ implements deferred tools, `tool_reference` expansion and prefix caching."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -14,22 +15,26 @@ from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import SecretStr
 
 from attention_scoping import AttentionScopingMiddleware, SummaryPool, ToolAttentionMiddleware
 from attention_scoping.disclosure import SEARCH_TOOL
-from tests.anthropic_stub import AnthropicStub, segments, tokens
-from tests.disclosure_support import call, make_scopes, make_tools, turn
+from tests.anthropic_stub import AnthropicStub, ScriptEntry, segments, tokens
+from tests.disclosure_support import THREAD, call, make_scopes, make_tools, turn
 
 
 def chat_model(stub: AnthropicStub) -> ChatAnthropic:
     return ChatAnthropic(  # type: ignore[call-arg]
-        model="claude-stub", base_url=stub.base_url, api_key="test-key", max_retries=0
+        model="claude-stub",
+        base_url=stub.base_url,
+        api_key=SecretStr("test-key"),
+        max_retries=0,
     )
 
 
 def scoped_agent(stub: AnthropicStub, ran: list[str], **scoping: Any) -> Any:
     tools = make_tools(ran)
-    middleware = [
+    middleware: list[Any] = [
         AttentionScopingMiddleware(make_scopes(tools), navigation="model", **scoping),
         ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="auto")),
         AnthropicPromptCachingMiddleware(),
@@ -43,83 +48,140 @@ def scoped_agent(stub: AnthropicStub, ran: list[str], **scoping: Any) -> Any:
 
 
 SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
-    ("Please add 2 and 3.", {}, [
-        {"tool_calls": [call("load_context", "t1a", name="math")]},
-        {"tool_calls": [call("add", "t1b", a=2, b=3)]},
-        {"content": "5"},
-    ]),
-    ("Now multiply 4 by 5.", {}, [
-        {"tool_calls": [call("multiply", "t2a", a=4, b=5)]},
-        {"content": "20"},
-    ]),
-    ("Shout hello.", {}, [
-        {"tool_calls": [call("load_context", "t3a", name="text")]},
-        {"tool_calls": [call("shout", "t3b", text="hello")]},
-        {"content": "HELLO!"},
-    ]),
-    ("Reverse abc.", {}, [
-        {"tool_calls": [call("reverse", "t4a", text="abc")]},
-        {"content": "cba"},
-    ]),
-    ("Save a note called groceries.", {}, [
-        {"tool_calls": [call("load_context", "t5a", name="notes")]},
-        {"tool_calls": [call("save_note", "t5b", title="groceries")]},
-        {"content": "saved"},
-    ]),
-    ("List my notes.", {}, [
-        {"tool_calls": [call("list_notes", "t6a")]},
-        {"content": "groceries"},
-    ]),
-    ("Convert 5 km to miles.", {"active_context": "units"}, [
-        {"tool_calls": [call("convert_km", "t7a", km=5)]},
-        {"content": "3.1 miles"},
-    ]),
-    ("Add 1 and 1 again.", {}, [
-        {"tool_calls": [call("load_context", "t8a", name="math")]},
-        {"tool_calls": [call("add", "t8b", a=1, b=1)]},
-        {"content": "2"},
-    ]),
-    ("Shout bye.", {}, [
-        {"tool_calls": [call("shout", "t9a", text="bye")]},
-        {"tool_calls": [call("load_context", "t9b", name="text")]},
-        {"tool_calls": [call("shout", "t9c", text="bye")]},
-        {"content": "BYE!"},
-    ]),
+    (
+        "Please add 2 and 3.",
+        {},
+        [
+            {"tool_calls": [call("load_context", "t1a", name="math")]},
+            {"tool_calls": [call("add", "t1b", a=2, b=3)]},
+            {"content": "5"},
+        ],
+    ),
+    (
+        "Now multiply 4 by 5.",
+        {},
+        [
+            {"tool_calls": [call("multiply", "t2a", a=4, b=5)]},
+            {"content": "20"},
+        ],
+    ),
+    (
+        "Shout hello.",
+        {},
+        [
+            {"tool_calls": [call("load_context", "t3a", name="text")]},
+            {"tool_calls": [call("shout", "t3b", text="hello")]},
+            {"content": "HELLO!"},
+        ],
+    ),
+    (
+        "Reverse abc.",
+        {},
+        [
+            {"tool_calls": [call("reverse", "t4a", text="abc")]},
+            {"content": "cba"},
+        ],
+    ),
+    (
+        "Save a note called groceries.",
+        {},
+        [
+            {"tool_calls": [call("load_context", "t5a", name="notes")]},
+            {"tool_calls": [call("save_note", "t5b", title="groceries")]},
+            {"content": "saved"},
+        ],
+    ),
+    (
+        "List my notes.",
+        {},
+        [
+            {"tool_calls": [call("list_notes", "t6a")]},
+            {"content": "groceries"},
+        ],
+    ),
+    (
+        "Convert 5 km to miles.",
+        {"active_context": "units"},
+        [
+            {"tool_calls": [call("convert_km", "t7a", km=5)]},
+            {"content": "3.1 miles"},
+        ],
+    ),
+    (
+        "Add 1 and 1 again.",
+        {},
+        [
+            {"tool_calls": [call("load_context", "t8a", name="math")]},
+            {"tool_calls": [call("add", "t8b", a=1, b=1)]},
+            {"content": "2"},
+        ],
+    ),
+    (
+        "Shout bye.",
+        {},
+        [
+            {"tool_calls": [call("shout", "t9a", text="bye")]},
+            {"tool_calls": [call("load_context", "t9b", name="text")]},
+            {"tool_calls": [call("shout", "t9c", text="bye")]},
+            {"content": "BYE!"},
+        ],
+    ),
     ("Thanks.", {}, [{"content": "You are welcome."}]),
 ]
 """Ten user turns: the model loads math, text, notes, math and text itself, the application
 opens units, and one call to another scope's (already disclosed) tool is refused."""
 
 
-def run_session(stub: AnthropicStub, ran: list[str]) -> Any:
-    agent = scoped_agent(stub, ran)
-    contexts = []
-    for text, state, _ in SESSION:
-        contexts.append(turn(agent, text, **state).get("active_context"))
-    return agent, contexts
+@dataclass
+class Session:
+    """What one run of `SESSION` left: the stub's records, the thread, the runs."""
+
+    stub: AnthropicStub
+    messages: list[Any]
+    contexts: list[str | None]
+    ran: list[str]
+    replies: int
+    events: list[dict[str, Any]]
 
 
-def test_ten_turns_keep_tools_and_system_byte_identical() -> None:
+@pytest.fixture(scope="module")
+def session() -> Session:
+    """`SESSION` run once against the stub (the tests below read it)."""
     ran: list[str] = []
-    script = [reply for _, _, replies in SESSION for reply in replies]
+    script: list[ScriptEntry] = [reply for _, _, replies in SESSION for reply in replies]
     with AnthropicStub(script, min_cache_tokens=64) as stub:
-        _, contexts = run_session(stub, ran)
-    assert stub.remaining == 0 if hasattr(stub, "remaining") else not stub.script
+        agent = scoped_agent(stub, ran)
+        contexts, events = [], []
+        for text, state, _ in SESSION:
+            inputs = {"messages": [("user", text)], **state}
+            events += list(agent.stream(inputs, THREAD, stream_mode="custom"))
+            contexts.append(agent.get_state(THREAD).values.get("active_context"))
+        messages = agent.get_state(THREAD).values["messages"]
+    return Session(stub, messages, contexts, ran, len(script), events)
+
+
+def test_ten_turns_keep_tools_and_system_byte_identical(session: Session) -> None:
+    stub = session.stub
+    assert not stub.script and len(stub.requests) == session.replies
     assert stub.rejections == [] and stub.violations == []
-    assert contexts == ["math", "math", "text", "text", "notes", "notes", "units", "math",
-                        "text", "text"]
-    assert ran == ["add", "multiply", "shout", "reverse", "save_note", "list_notes",
-                   "convert_km", "add", "shout"]
+    assert session.contexts == [
+        "math", "math", "text", "text", "notes", "notes", "units", "math", "text", "text"
+    ]  # fmt: skip
+    assert session.ran == [
+        "add", "multiply", "shout", "reverse", "save_note", "list_notes", "convert_km", "add",
+        "shout",
+    ]  # fmt: skip
     first_tools = json.dumps(stub.requests[0]["tools"], sort_keys=True)
     first_system = json.dumps(stub.requests[0]["system"], sort_keys=True)
     for body in stub.requests:
         assert json.dumps(body["tools"], sort_keys=True) == first_tools
         assert json.dumps(body["system"], sort_keys=True) == first_system
-    assert len(stub.requests) == len(script)
     # every tool is sent; only load_context and the search tool are loaded, last
     assert stub.tool_names(0)[-2:] == ["load_context", SEARCH_TOOL]
     assert sorted(stub.deferred(0)) == sorted(make_tools([]).keys())
-    assert all("cache_control" not in t for t in stub.requests[0]["tools"] if t.get("defer_loading"))
+    deferred = [t for t in stub.requests[0]["tools"] if t.get("defer_loading")]
+    assert deferred and all("cache_control" not in t for t in deferred)
+    assert "cache_control" in stub.requests[0]["tools"][-1]  # the breakpoint on a loaded tool
     # the cached prefix (loaded tools and system prompt at least) is read on every later request
     parts, _ = segments(stub.requests[0])
     fixed = sum(tokens(p) for p in parts[: len(parts) - len(stub.requests[0]["messages"])])
@@ -129,14 +191,19 @@ def test_ten_turns_keep_tools_and_system_byte_identical() -> None:
     )
 
 
-def test_scopes_are_disclosed_by_load_context_results_and_a_pair() -> None:
-    ran: list[str] = []
-    script = [reply for _, _, replies in SESSION for reply in replies]
-    with AnthropicStub(script, min_cache_tokens=64) as stub:
-        agent, _ = run_session(stub, ran)
-        messages = agent.get_state({"configurable": {"thread_id": "disclosure"}}).values[
-            "messages"
-        ]
+def test_the_gate_decides_anew_while_the_tools_array_stays(session: Session) -> None:
+    gates = [e for e in session.events if e.get("type") == "gate"]
+    scopes = [e for e in session.events if e.get("type") == "scope"]
+    assert len(gates) == len(scopes) == session.replies
+    assert {e["disclosure"] for e in gates + scopes} == {"anthropic"}
+    assert len({tuple(e["shown"]) for e in gates}) >= 5
+    callable_ = [sorted(session.stub.callable(i)) for i in range(len(session.stub.requests))]
+    assert callable_[0] == ["load_context", SEARCH_TOOL]
+    assert callable_[-1] == sorted([*make_tools([]), "load_context", SEARCH_TOOL])
+
+
+def test_scopes_are_disclosed_by_load_context_results_and_a_pair(session: Session) -> None:
+    stub, messages = session.stub, session.messages
     results = stub.tool_results(len(stub.requests) - 1)
     refs = {
         cid: [b["tool_name"] for b in content if b.get("type") == "tool_reference"]
@@ -146,24 +213,34 @@ def test_scopes_are_disclosed_by_load_context_results_and_a_pair() -> None:
     assert refs["t1a"] == ["add", "multiply"]
     assert refs["t3a"] == ["shout", "reverse"]
     assert refs["t5a"] == ["save_note", "list_notes"]  # the model loaded it: its write too
-    text = [b["text"] for b in results["t1a"] if b.get("type") == "text"][0]
+    text = next(b["text"] for b in results["t1a"] if b.get("type") == "text")
     assert json.loads(text)["prompt_module"].endswith("M.")
     # the application opened units: a load_context pair in front of the model's reply
-    pairs = [m for m in messages if isinstance(m, AIMessage) and m.id is None and m.tool_calls]
-    pair_ids = [c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls
-                if c["id"].startswith("toolu_disclose_")]
+    pair_ids = [
+        str(c["id"])
+        for m in messages
+        if isinstance(m, AIMessage)
+        for c in m.tool_calls
+        if str(c["id"]).startswith("toolu_disclose_")
+    ]
     assert len(pair_ids) == 1 and refs[pair_ids[0]] == ["convert_km"]
-    assert pairs or pair_ids
+    pair_call = next(
+        m
+        for m in messages
+        if isinstance(m, AIMessage) and m.tool_calls and m.tool_calls[0]["id"] == pair_ids[0]
+    )
+    assert pair_call.tool_calls[0]["name"] == "load_context"
+    assert pair_call.tool_calls[0]["args"] == {"name": "units"}
     # the call to another scope's tool was refused by the scope gate and did not run
     refused = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "t9a"]
     assert refused[0].status == "error"
-    assert json.loads(refused[0].content)["error"] == "tool_not_in_context"
-    assert ran.count("shout") == 2
+    assert json.loads(str(refused[0].content))["error"] == "tool_not_in_context"
+    assert session.ran.count("shout") == 2
 
 
 def test_a_call_to_a_tool_never_disclosed_is_refused_and_not_run() -> None:
     ran: list[str] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "a", name="math")]},
         {"tool_calls": [call("convert_km", "b", km=1), call("add", "c", a=1, b=2)]},
         {"content": "done"},
@@ -173,7 +250,7 @@ def test_a_call_to_a_tool_never_disclosed_is_refused_and_not_run() -> None:
         result = turn(agent, "Add 1 and 2, and convert 1 km.")
     answers = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
     assert answers["b"].status == "error"
-    assert json.loads(answers["b"].content)["error"] == "tool_not_available"
+    assert json.loads(str(answers["b"].content))["error"] == "tool_not_available"
     assert ran == ["add"]
     assert [v["problem"] for v in stub.violations] == [
         "reply calls 'convert_km', which is not callable",
@@ -212,7 +289,7 @@ def gate_tools(ran: list[str]) -> list[Any]:
 
 def test_the_gate_alone_discloses_by_search_pairs_and_its_search_tool() -> None:
     ran: list[str] = []
-    script = [
+    script: list[ScriptEntry] = [
         {"tool_calls": [call("get_weather", "w", city="Paris")]},
         {"tool_calls": [call(SEARCH_TOOL, "s1", query="money currency convert")]},
         {"tool_calls": [call("convert_currency", "c", amount=3, to="EUR")]},
@@ -240,11 +317,13 @@ def test_the_gate_alone_discloses_by_search_pairs_and_its_search_tool() -> None:
     assert ran == ["get_weather", "convert_currency", "send_email", "get_forecast"]
     assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
     assert len({json.dumps(b["system"]) for b in stub.requests}) == 1
-    results = {m.tool_call_id: m for m in first["messages"] if isinstance(m, ToolMessage)}
+    results: dict[str, Any] = {
+        m.tool_call_id: m.content for m in first["messages"] if isinstance(m, ToolMessage)
+    }
     pair = [cid for cid in results if cid.startswith("toolu_disclose_")]
     assert len(pair) == 1
-    assert results[pair[0]].content[0] == {"type": "tool_reference", "tool_name": "get_weather"}
-    found = {cid: json.loads(results[cid].content[-1]["text"]) for cid in ("s1", "s2", "s3")}
+    assert results[pair[0]][0] == {"type": "tool_reference", "tool_name": "get_weather"}
+    found = {cid: json.loads(results[cid][-1]["text"]) for cid in ("s1", "s2", "s3")}
     assert found["s1"]["loaded"] == ["convert_currency"]
     assert found["s2"]["loaded"] == [] and found["s2"]["writes_not_loaded"] == ["send_email"]
     assert found["s3"]["loaded"] == ["send_email"]  # a write loads by its exact name only
@@ -258,7 +337,7 @@ def test_openai_mode_on_chat_anthropic_is_a_value_error() -> None:
         scoping = AttentionScopingMiddleware(
             make_scopes(make_tools([])), navigation="model", disclosure="openai"
         )
-        agent = create_agent(chat_model(stub), middleware=[scoping])
+        agent: Any = create_agent(chat_model(stub), middleware=[scoping])
         expected = (
             r"disclosure='openai' cannot be used with ChatAnthropic: .*; "
             r"use one of 'auto', 'rewrite' or 'anthropic'"

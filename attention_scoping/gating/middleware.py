@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
@@ -254,9 +254,15 @@ class ToolAttentionMiddleware(
         return found if callable(found) or isinstance(found, Mapping) else None
 
     def decide(
-        self, state: Mapping[str, Any], tools: Sequence[BaseTool | dict[str, Any]]
+        self,
+        state: Mapping[str, Any],
+        tools: Sequence[BaseTool | dict[str, Any]],
+        *,
+        opened: Collection[str] = (),
     ) -> Decision:
-        """The gate's decision for `state` over candidate `tools` (no model call made)."""
+        """The gate's decision for `state` over candidate `tools` (no model call made);
+        `opened`: tools that write which the model or the application already opened (a scope
+        it loaded): they rank like tools that read."""
         candidates = [t for t in tools if not isinstance(t, dict)]
         if self._eager:
             self.index.update(self._eager)
@@ -264,7 +270,9 @@ class ToolAttentionMiddleware(
         if len(self._tools) > 4 * len(candidates) + 1024:
             self._tools.clear()
         self._tools.update((t.name, t) for t in candidates)
-        return self.decide_names(state, [tool_name(t) for t in candidates], candidates)
+        return self.decide_names(
+            state, [tool_name(t) for t in candidates], candidates, opened=opened
+        )
 
     def decide_names(
         self,
@@ -272,12 +280,14 @@ class ToolAttentionMiddleware(
         names: Sequence[str],
         tools: Sequence[Any] | None = None,
         asked: Sequence[str] = (),
+        opened: Collection[str] = (),
     ) -> Decision:
         """The decision over already indexed tools named `names` (benchmarks and audits index a
         catalog once with `index.fit_catalog` and call this per query). The blast-radius rule
         reads the tool objects: pass `tools` for it (`decide` does); over names alone, the
         decision measures the ranking only. `asked`: tools the model asked for besides the
-        ones refused this turn (promoted as requested)."""
+        ones refused this turn (promoted as requested); `opened`: writes already opened by the
+        model or the application (they rank like reads)."""
         messages = list(state.get("messages", []))
         intent = intent_text(messages, self.intent_turns)
         present = set(names)
@@ -301,7 +311,8 @@ class ToolAttentionMiddleware(
                 tool_name(t)
                 for t in tools or ()
                 if not may_open(t, "code") and tool_name(t) in present
-            ),
+            )
+            - frozenset(opened),
         )
         return decide(inputs, self.index.scores, k=self.k, threshold=self.threshold)
 
@@ -463,7 +474,8 @@ class ToolAttentionMiddleware(
         pool = [t for t in named if upstream is None or t.name in upstream[0]]
         asked = turn_disclosed(disclosure, request.messages)
         candidates = [t.name for t in pool]
-        decision = self.decide(state, pool)
+        # what a scoping middleware before this one shows was opened within the blast-radius rule
+        decision = self.decide(state, pool, opened=upstream[0] if upstream is not None else ())
         held = self.held_tools(state, decision, candidates)
         held += [n for n in candidates if n in asked and n not in held and self._runs(n, state)]
         loaded = set(self.pinned) | {t.name for t in named if is_pinned(t)}
