@@ -481,7 +481,7 @@ class ToolAttentionMiddleware(
         loaded = set(self.pinned) | {t.name for t in named if is_pinned(t)}
         loaded |= upstream[1] if upstream is not None else set()
         messages = request.messages
-        if messages and not is_user_turn(messages[-1]):
+        if disclosure.in_history and messages and not is_user_turn(messages[-1]):
             # inside a turn only what the model asked for is disclosed anew (a refused call);
             # what ranking alone brings up waits for the next turn, or the model's search
             requested = set(requested_tools(messages))
