@@ -73,6 +73,25 @@ class AnthropicDisclosure(Disclosure):
     mode: ClassVar[ResolvedMode] = "anthropic"
     max_deferred: ClassVar[int | None] = MAX_DEFERRED
 
+    def __init__(self) -> None:
+        """An empty cache of deferred copies."""
+        self._copies: dict[tuple[int, str], tuple[BaseTool, BaseTool]] = {}
+
+    def _copy(self, tool: BaseTool, extras: Mapping[str, Any]) -> BaseTool:
+        """`tool` with `extras`: the same copy every call (indexes keyed by identity stay
+        warm, and 10,000 tools are not copied per request)."""
+        if _extras(tool) == dict(extras):
+            return tool
+        key = (id(tool), repr(sorted(extras.items())))
+        hit = self._copies.get(key)
+        if hit is not None and hit[0] is tool:
+            return hit[1]
+        if len(self._copies) > 2 * MAX_DEFERRED:
+            self._copies.clear()
+        copy = _with_extras(tool, extras)
+        self._copies[key] = (tool, copy)
+        return copy
+
     @classmethod
     def carries(cls, model: Any) -> str | None:
         """Only `ChatAnthropic` sends `defer_loading` and `tool_reference` blocks."""
@@ -104,7 +123,7 @@ class AnthropicDisclosure(Disclosure):
             else:
                 extras[DEFER] = True
                 moved = extras.pop(CACHE, moved)
-            shaped.append(_with_extras(tool, extras))
+            shaped.append(self._copy(tool, extras))
         if moved is not None:
             shaped = _breakpoint_on_last_loaded(shaped, moved)
         self.check(shaped, loaded)
