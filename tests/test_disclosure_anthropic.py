@@ -17,7 +17,12 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
-from attention_scoping import AttentionScopingMiddleware, SummaryPool, ToolAttentionMiddleware
+from attention_scoping import (
+    AttentionScopingMiddleware,
+    Navigation,
+    SummaryPool,
+    ToolAttentionMiddleware,
+)
 from attention_scoping.disclosure import SEARCH_TOOL
 from tests.anthropic_stub import AnthropicStub, ScriptEntry, segments, tokens
 from tests.disclosure_support import THREAD, call, make_scopes, make_tools, turn
@@ -345,3 +350,34 @@ def test_openai_mode_on_chat_anthropic_is_a_value_error() -> None:
         with pytest.raises(ValueError, match=expected):
             agent.invoke({"messages": [("user", "hi")]})
     assert stub.requests == []
+
+
+def test_a_scope_code_opens_discloses_only_its_tools_that_read() -> None:
+    ran: list[str] = []
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("list_notes", "a")]},
+        {"tool_calls": [call("save_note", "b", title="x")]},
+        {"content": "done"},
+    ]
+    tools = make_tools(ran)
+    scoping = AttentionScopingMiddleware(
+        make_scopes(tools),
+        navigation=Navigation(preselect="every_turn", ranker="lexical"),
+        disclosure="anthropic",
+    )
+    with AnthropicStub(script) as stub:
+        agent = create_agent(chat_model(stub), middleware=[scoping], checkpointer=InMemorySaver())
+        result = turn(agent, "List the saved notes, please.")
+    assert result["scope_opened"]["by"] == "code" and result["active_context"] == "notes"
+    pair = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert str(pair.tool_call_id).startswith("toolu_disclose_")
+    blocks: list[Any] = list(pair.content)
+    assert [b for b in blocks if b["type"] == "tool_reference"] == [
+        {"type": "tool_reference", "tool_name": "list_notes"}
+    ]
+    assert "save_note" not in stub.callable(1)
+    refused = next(
+        m for m in result["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "b"
+    )
+    assert refused.status == "error" and ran == ["list_notes"]
+    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1

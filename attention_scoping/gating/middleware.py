@@ -86,6 +86,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+SEARCHABLE = "searchable"
+"""Key of `gate_trace` holding, in a native mode with the search tool, what it may load."""
+
 TRACE_DEPTH = 3
 """The stored trace keeps every shown tool and hidden ones ranked up to TRACE_DEPTH x k."""
 
@@ -523,9 +526,9 @@ class ToolAttentionMiddleware(
         searchable: list[str] | None = None,
     ) -> Command[Any]:
         trace = decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1))
+        if searchable is not None:  # what the search tool may load (the call's candidates)
+            trace = {**trace, SEARCHABLE: searchable}
         update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
-        if searchable is not None:
-            update["gate_searchable"] = searchable
         if self.decide_per == "turn":
             messages: list[Any] = list(request.state.get("messages", []))
             update["gate_turn"] = {
@@ -618,7 +621,8 @@ class ToolAttentionMiddleware(
         state = request.state if isinstance(request.state, Mapping) else {}
         args = call.get("args")
         query = str(args.get("query") or "") if isinstance(args, Mapping) else ""
-        names = list(state.get("gate_searchable") or self.index.names)
+        trace = state.get("gate_trace")
+        names = list((trace or {}).get(SEARCHABLE) or self.index.names)
         names = [n for n in names if n not in self.pinned and self._runs(n, state)]
         found, held_back = search_tools(
             self.index,

@@ -16,6 +16,3 @@ class GateState(AgentState[ResponseT]):
     gate_trace: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     gate_turn: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     """With `decide_per="turn"`: the user turn the held decision belongs to, and its tools."""
-    gate_searchable: NotRequired[Annotated[list[str] | None, PrivateStateAttr]]
-    """In a native disclosure mode with the search tool: the names its search may load (the
-    last call's candidates)."""

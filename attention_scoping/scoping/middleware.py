@@ -537,7 +537,8 @@ class AttentionScopingMiddleware(
         layers = self._layers(self.catalog.resolve(None), user_prompt)
         self._emit(request, plan, kept, disclosure.mode)
         view = {"mode": disclosure.mode, "visible": visible, "loaded": sorted(loaded)}
-        state = {**request.state, **plan.updates, VISIBLE_KEY: view}
+        base = request.state if isinstance(request.state, Mapping) else {}
+        state = {**base, **plan.updates, VISIBLE_KEY: view}
         overrides: dict[str, Any] = {"state": state}
         if pair:
             overrides["messages"] = [*request.messages, *pair]
