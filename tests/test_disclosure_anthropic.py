@@ -381,3 +381,23 @@ def test_a_scope_code_opens_discloses_only_its_tools_that_read() -> None:
     )
     assert refused.status == "error" and ran == ["list_notes"]
     assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
+
+
+async def test_the_async_path_discloses_and_searches_the_same_way() -> None:
+    ran: list[str] = []
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call(SEARCH_TOOL, "s", query="convert currency money")]},
+        {"tool_calls": [call("convert_currency", "c", amount=1, to="EUR")]},
+        {"content": "done"},
+    ]
+    gate = ToolAttentionMiddleware(
+        ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="anthropic")
+    )
+    with AnthropicStub(script) as stub:
+        agent: Any = create_agent(chat_model(stub), tools=gate_tools(ran), middleware=[gate])
+        result = await agent.ainvoke({"messages": [("user", "What is the weather in Paris?")]})
+    assert stub.rejections == [] and stub.violations == []
+    assert ran == ["convert_currency"]
+    pair = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert str(pair.tool_call_id).startswith("toolu_disclose_")
+    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
