@@ -120,3 +120,37 @@ def test_ten_turns_send_one_tools_array_and_the_scope_in_tool_choice() -> None:
         "add", "multiply", "shout", "reverse", "save_note", "list_notes", "convert_km", "add",
         "reverse",
     ]  # fmt: skip
+
+
+def test_a_per_turn_gate_holds_its_allowed_set_for_the_turn() -> None:
+    ran: list[str] = []
+    tools = make_tools(ran)
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("add", "a", a=2, b=3)]},
+        {"tool_calls": [call("multiply", "b", a=2, b=3)]},
+        {"tool_calls": [call("multiply", "c", a=2, b=3)]},
+        {"content": "done"},
+    ]
+    with OpenAIStub(script) as stub:
+        model = ChatOpenAI(
+            model="stub-model", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
+        )
+        middleware: list[Any] = [
+            AttentionScopingMiddleware(
+                make_scopes(tools), default_scope="math", disclosure="allowed_tools"
+            ),
+            ToolAttentionMiddleware(
+                ranker="bm25",
+                k=1,
+                promotion="per_turn",
+                summary_pool=SummaryPool(disclosure="allowed_tools"),
+            ),
+        ]
+        agent: Any = create_agent(model, middleware=middleware)
+        agent.invoke({"messages": [("user", "Please add 2 and 3.")]})
+    allowed = [allowed_tool_names(b) for b in stub.requests]
+    assert allowed[0] == allowed[1] == {"load_context", "add"}
+    assert allowed[2] == {"load_context", "add", "multiply"}  # refused once, so promoted
+    assert [v["request"] for v in stub.violations] == [1]
+    assert ran == ["add", "multiply"]
+    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1

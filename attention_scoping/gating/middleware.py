@@ -533,9 +533,7 @@ class ToolAttentionMiddleware(
             messages: list[Any] = list(request.state.get("messages", []))
             update["gate_turn"] = {
                 "turn": turn_key(messages),
-                "candidates": _fingerprint(
-                    [tool_name(t) for t in request.tools if not isinstance(t, dict)]
-                ),
+                "candidates": _fingerprint(decision.candidate_names),
                 "shown": shown,
             }
         return Command(update=update)
