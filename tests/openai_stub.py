@@ -36,7 +36,9 @@ malformed reply).
 Requests are validated the way the real API does where it matters for a tool-calling client
 (message order around tool calls, tool message content types, tool schemas, `tool_choice` and
 `parallel_tool_calls` without tools, ...). An invalid request gets HTTP 400 in OpenAI's error
-format, is recorded in `rejections`, and does not consume a script entry.
+format, is recorded in `rejections`, and does not consume a script entry. A `tool_choice` of type
+`allowed_tools` must name sent tools; a scripted reply calling outside it (which the real API
+cannot produce) is sent and recorded in `violations`.
 """
 
 from __future__ import annotations
