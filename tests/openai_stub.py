@@ -36,7 +36,9 @@ malformed reply).
 Requests are validated the way the real API does where it matters for a tool-calling client
 (message order around tool calls, tool message content types, tool schemas, `tool_choice` and
 `parallel_tool_calls` without tools, ...). An invalid request gets HTTP 400 in OpenAI's error
-format, is recorded in `rejections`, and does not consume a script entry.
+format, is recorded in `rejections`, and does not consume a script entry. A `tool_choice` of type
+`allowed_tools` must name sent tools; a scripted reply calling outside it (which the real API
+cannot produce) is sent and recorded in `violations`.
 """
 
 from __future__ import annotations
@@ -356,6 +358,9 @@ def validate_tools(body: Mapping[str, Any]) -> list[str]:
                 param=option,
             )
     choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "allowed_tools":
+        validate_allowed_tools(choice, names)
+        return names
     if isinstance(choice, str) and choice not in TOOL_CHOICE_MODES:
         raise RequestError(
             f"Invalid value: {choice!r}. Supported values are: 'none', 'auto', and 'required'.",
@@ -370,6 +375,62 @@ def validate_tools(body: Mapping[str, Any]) -> list[str]:
                 param="tool_choice",
             )
     return names
+
+
+# -- allowed_tools (tool_choice) --------------------------------------------------------------
+
+
+def allowed_tool_names(body: Mapping[str, Any]) -> set[str] | None:
+    """Tools an `allowed_tools` tool choice lets the model call (None: no such choice)."""
+    choice = body.get("tool_choice")
+    if not isinstance(choice, dict) or choice.get("type") != "allowed_tools":
+        return None
+    inner = choice.get("allowed_tools") or {}
+    return {
+        str((t.get("function") or {}).get("name"))
+        for t in inner.get("tools") or []
+        if isinstance(t, dict)
+    }
+
+
+def validate_allowed_tools(choice: Mapping[str, Any], names: Sequence[str]) -> None:
+    """Chat Completions' `{"type": "allowed_tools", "allowed_tools": {"mode": "auto" |
+    "required", "tools": [{"type": "function", "function": {"name": ...}}]}}`: every tool named
+    must be among `tools`."""
+    inner = choice.get("allowed_tools")
+    if not isinstance(inner, dict) or inner.get("mode") not in ("auto", "required"):
+        raise RequestError(
+            "Invalid value for 'tool_choice.allowed_tools.mode': expected 'auto' or 'required'.",
+            param="tool_choice.allowed_tools.mode",
+        )
+    listed = inner.get("tools")
+    if not isinstance(listed, list) or not listed:
+        raise RequestError(
+            "Invalid 'tool_choice.allowed_tools.tools': empty array.",
+            param="tool_choice.allowed_tools.tools",
+        )
+    for j, tool in enumerate(listed):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        name = fn.get("name") if isinstance(fn, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or name not in names:
+            raise RequestError(
+                f"Invalid value for 'tool_choice.allowed_tools.tools[{j}]': tool {name!r} is "
+                "not among the tools.",
+                param=f"tool_choice.allowed_tools.tools[{j}]",
+            )
+
+
+def allowed_tools_violations(body: Mapping[str, Any], spec: Mapping[str, Any]) -> list[str]:
+    """Calls of a scripted reply to tools outside the request's `allowed_tools` (the real API
+    cannot produce them; the stub sends them and records this)."""
+    allowed = allowed_tool_names(body)
+    if allowed is None:
+        return []
+    return [
+        f"reply calls {c['name']!r} outside allowed_tools"
+        for c in spec.get("tool_calls") or []
+        if c.get("name") not in allowed
+    ]
 
 
 def validate_request(body: Any) -> None:
@@ -443,6 +504,9 @@ class OpenAIStub:
         self.rejections: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.errors: list[BaseException] = []
+        self.violations: list[dict[str, Any]] = []
+        """`{"request", "problem"}` of scripted replies the real API could not produce (a call
+        outside `allowed_tools`)."""
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
@@ -556,6 +620,9 @@ class OpenAIStub:
             entry = self.script.pop(0)
             usage = self._cached_usage(body) if self._cache is not None else None
         spec = entry(body) if callable(entry) else entry
+        with self._lock:
+            for problem in allowed_tools_violations(body, spec):
+                self.violations.append({"request": len(self.accepted) - 1, "problem": problem})
         if usage is not None and "status" not in spec and "usage" not in spec:
             spec = {**spec, "usage": usage}
         return spec

@@ -114,6 +114,11 @@ class Decision:
         self._verdicts: dict[str, Verdict] | None = None
 
     @property
+    def candidate_names(self) -> list[str]:
+        """The names this decision chose among, in request order."""
+        return list(self._candidates)
+
+    @property
     def withheld_writes(self) -> list[str]:
         """Candidates hidden because they write and nobody asked for them (reason `writes`):
         the summary pool lists them so the model can ask."""

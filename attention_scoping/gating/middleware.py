@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
@@ -17,19 +17,32 @@ from langchain.agents.middleware.types import (
     ResponseT,
     ToolCallRequest,
 )
-from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
-from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
+from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.messages import intent_text
+from attention_scoping.core.messages import intent_text, is_user_turn
 from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
+from attention_scoping.disclosure.base import (
+    SEARCH_TOOL,
+    VISIBLE_KEY,
+    Disclosure,
+    DisclosureSetting,
+)
+from attention_scoping.disclosure.tail import (
+    make_search_tool,
+    missing,
+    pair_id,
+    turn_disclosed,
+    with_pair,
+)
 from attention_scoping.gating.disclosure import (
     PoolMode,
     not_available_payload,
@@ -64,6 +77,7 @@ from attention_scoping.gating.options import DEFAULT_THRESHOLD as DEFAULT_THRESH
 from attention_scoping.gating.options import DecidePer as DecidePer
 from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
+from attention_scoping.gating.search import search_payload, search_tools
 from attention_scoping.gating.state import GateState
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 
@@ -72,6 +86,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+SEARCHABLE = "searchable"
+"""Key of `gate_trace` holding, in a native mode with the search tool, what it may load."""
+
 TRACE_DEPTH = 3
 """The stored trace keeps every shown tool and hidden ones ranked up to TRACE_DEPTH x k."""
 
@@ -79,6 +96,15 @@ TRACE_DEPTH = 3
 def _fingerprint(names: Sequence[str]) -> str:
     """A short, stable identifier of a candidate list (kept in state instead of the list)."""
     return hashlib.sha256("\x00".join(names).encode()).hexdigest()[:16]
+
+
+def _upstream(view: object) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(names a scoping middleware before this one shows, those it keeps loaded) from its
+    `VISIBLE_KEY` view, or None without one."""
+    if not isinstance(view, Mapping):
+        return None
+    loaded = frozenset(view.get("loaded") or ())
+    return frozenset(view.get("visible") or ()) | loaded, loaded
 
 
 class ToolAttentionMiddleware(
@@ -199,6 +225,13 @@ class ToolAttentionMiddleware(
         self._matchers: dict[tuple[str, ...], NameMatcher] = {}
         self._counter = get_counter()
         self._eager = list(tools) if tools is not None else []
+        self.disclosure = DisclosureSetting(pool.disclosure, type(self).__name__)
+        """The `disclosure=` option (`summary_pool=SummaryPool(disclosure=...)`), resolved per
+        chat model at its first call."""
+        self.search_tool = make_search_tool()
+        """The client-side search tool sent in the native modes that disclose in the history;
+        this middleware answers its calls (`search`)."""
+        self._tools: dict[str, Any] = {}
 
     @property
     def name(self) -> str:
@@ -224,25 +257,40 @@ class ToolAttentionMiddleware(
         return found if callable(found) or isinstance(found, Mapping) else None
 
     def decide(
-        self, state: Mapping[str, Any], tools: Sequence[BaseTool | dict[str, Any]]
+        self,
+        state: Mapping[str, Any],
+        tools: Sequence[BaseTool | dict[str, Any]],
+        *,
+        opened: Collection[str] = (),
     ) -> Decision:
-        """The gate's decision for `state` over candidate `tools` (no model call made)."""
+        """The gate's decision for `state` over candidate `tools` (no model call made);
+        `opened`: tools that write which the model or the application already opened (a scope
+        it loaded): they rank like tools that read."""
         candidates = [t for t in tools if not isinstance(t, dict)]
         if self._eager:
             self.index.update(self._eager)
         self.index.update(candidates)
-        return self.decide_names(state, [tool_name(t) for t in candidates], candidates)
+        if len(self._tools) > 4 * len(candidates) + 1024:
+            self._tools.clear()
+        self._tools.update((t.name, t) for t in candidates)
+        return self.decide_names(
+            state, [tool_name(t) for t in candidates], candidates, opened=opened
+        )
 
     def decide_names(
         self,
         state: Mapping[str, Any],
         names: Sequence[str],
         tools: Sequence[Any] | None = None,
+        asked: Sequence[str] = (),
+        opened: Collection[str] = (),
     ) -> Decision:
         """The decision over already indexed tools named `names` (benchmarks and audits index a
         catalog once with `index.fit_catalog` and call this per query). The blast-radius rule
         reads the tool objects: pass `tools` for it (`decide` does); over names alone, the
-        decision measures the ranking only."""
+        decision measures the ranking only. `asked`: tools the model asked for besides the
+        ones refused this turn (promoted as requested); `opened`: writes already opened by the
+        model or the application (they rank like reads)."""
         messages = list(state.get("messages", []))
         intent = intent_text(messages, self.intent_turns)
         present = set(names)
@@ -258,7 +306,7 @@ class ToolAttentionMiddleware(
             candidates=names,
             pinned=self.pinned | {tool_name(t) for t in tools or () if is_pinned(t)},
             named=self._matcher(names)(intent) if self.detect_names else (),
-            requested=requested_tools(messages),
+            requested=[*requested_tools(messages), *asked],
             sticky=used_tools(messages, self.sticky_turns),
             preconditions=checks,
             state=state,
@@ -266,7 +314,8 @@ class ToolAttentionMiddleware(
                 tool_name(t)
                 for t in tools or ()
                 if not may_open(t, "code") and tool_name(t) in present
-            ),
+            )
+            - frozenset(opened),
         )
         return decide(inputs, self.index.scores, k=self.k, threshold=self.threshold)
 
@@ -337,10 +386,36 @@ class ToolAttentionMiddleware(
         narrowed, decision, _ = self._prepare(request)
         return narrowed, decision
 
+    def disclosure_for(self, request: ModelRequest[ContextT]) -> Disclosure:
+        """The disclosure mode for this call's chat model.
+
+        Raises:
+            ValueError: the chat model cannot carry the `disclosure=` mode.
+        """
+        return self.disclosure.for_model(request.model)
+
     def _prepare(
         self, request: ModelRequest[ContextT]
     ) -> tuple[ModelRequest[ContextT], Decision, list[str]]:
         """`prepare_request`, plus the names this call shows (for the state update)."""
+        narrowed, decision, held, _, _ = self._prepare_all(request)
+        return narrowed, decision, held
+
+    def _prepare_all(
+        self, request: ModelRequest[ContextT]
+    ) -> tuple[ModelRequest[ContextT], Decision, list[str], list[BaseMessage], list[str] | None]:
+        """`_prepare` in the mode in force, plus the disclosure pair for the tail and (in a
+        mode with the search tool) the names the search may load."""
+        disclosure = self.disclosure_for(request)
+        if disclosure.native:
+            return self._prepare_native(request, disclosure)
+        narrowed, decision, held = self._prepare_rewrite(request)
+        return narrowed, decision, held, [], None
+
+    def _prepare_rewrite(
+        self, request: ModelRequest[ContextT]
+    ) -> tuple[ModelRequest[ContextT], Decision, list[str]]:
+        """The rewrite mode: the tools array narrowed to the decision, the pool in the prompt."""
         decision = self.decide(request.state, request.tools)
         candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
         marked = [tool_name(t) for t in request.tools if not isinstance(t, dict) and is_pinned(t)]
@@ -357,34 +432,108 @@ class ToolAttentionMiddleware(
         if text:
             base = request.system_message.text if request.system_message is not None else ""
             overrides["system_message"] = SystemMessage("\n\n".join(p for p in (base, text) if p))
-        if self.emit_events and request.runtime is not None:
-            writer = getattr(request.runtime, "stream_writer", None)
-            if writer is not None:
-                writer(
-                    {
-                        "type": "gate",
-                        "intent": decision.intent,
-                        "shown": [n for n in candidates if n in shown],
-                        "candidates": len(candidates),
-                        "pool_tokens": tokens,
-                        "ranker": self.ranker_name,
-                        "trace": decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1)),
-                    }
-                )
+        self._emit(request, decision, [n for n in candidates if n in shown], candidates, tokens)
         return request.override(**overrides), decision, held
 
+    def _emit(
+        self,
+        request: ModelRequest[ContextT],
+        decision: Decision,
+        shown: list[str],
+        candidates: Sequence[str],
+        tokens: int,
+        mode: str = "rewrite",
+    ) -> None:
+        """Write the `gate` stream event of this call."""
+        if not self.emit_events or request.runtime is None:
+            return
+        writer = getattr(request.runtime, "stream_writer", None)
+        if writer is not None:
+            writer(
+                {
+                    "type": "gate",
+                    "intent": decision.intent,
+                    "shown": shown,
+                    "candidates": len(candidates),
+                    "pool_tokens": tokens,
+                    "ranker": self.ranker_name,
+                    "trace": decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1)),
+                    "disclosure": mode,
+                }
+            )
+
+    def _prepare_native(
+        self, request: ModelRequest[ContextT], disclosure: Disclosure
+    ) -> tuple[ModelRequest[ContextT], Decision, list[str], list[BaseMessage], list[str] | None]:
+        """A native `disclosure=` mode: the decision over this call's candidates (a scoping
+        middleware before this one names them in `VISIBLE_KEY`), plus what the model loaded
+        this turn; every tool sent in the mode's stable shape (the search tool added where the
+        mode discloses in the history), the system prompt unchanged (no pool), and what the
+        history has not disclosed yet disclosed by a search pair at the tail."""
+        state = request.state if isinstance(request.state, Mapping) else {}
+        view = state.get(VISIBLE_KEY)
+        upstream = _upstream(view)
+        named = [t for t in request.tools if not isinstance(t, dict)]
+        pool = [t for t in named if upstream is None or t.name in upstream[0]]
+        asked = turn_disclosed(disclosure, request.messages)
+        candidates = [t.name for t in pool]
+        # what a scoping middleware before this one shows was opened within the blast-radius rule
+        decision = self.decide(state, pool, opened=upstream[0] if upstream is not None else ())
+        held = self.held_tools(state, decision, candidates)
+        held += [n for n in candidates if n in asked and n not in held and self._runs(n, state)]
+        loaded = set(self.pinned) | {t.name for t in named if is_pinned(t)}
+        loaded |= upstream[1] if upstream is not None else set()
+        messages = request.messages
+        if disclosure.in_history and messages and not is_user_turn(messages[-1]):
+            # inside a turn only what the model asked for is disclosed anew (a refused call);
+            # what ranking alone brings up waits for the next turn, or the model's search
+            requested = set(requested_tools(messages))
+            seen = disclosure.disclosed(messages) or frozenset()
+            held = [n for n in held if n in loaded or n in seen or n in requested]
+        tools: list[BaseTool | dict[str, Any]] = list(request.tools)
+        if disclosure.in_history:
+            loaded.add(SEARCH_TOOL)
+            if SEARCH_TOOL not in {t.name for t in named}:
+                tools.append(self.search_tool)
+        shaped = disclosure.shape(
+            tools, visible=held, loaded=loaded, tool_choice=request.tool_choice
+        )
+        new = missing(disclosure, request.messages, held, loaded)
+        pair = disclosure.announce(
+            new,
+            tool=SEARCH_TOOL,
+            args={"query": decision.intent},
+            text=search_payload(decision.intent, new, []),
+            call_id=pair_id(request.messages, SEARCH_TOOL + ":" + ",".join(new)),
+        )
+        shown = [n for n in candidates if n in set(held)]
+        self._emit(request, decision, shown, candidates, 0, disclosure.mode)
+        overrides: dict[str, Any] = {"tools": shaped.tools, "tool_choice": shaped.tool_choice}
+        if pair:
+            overrides["messages"] = [*request.messages, *pair]
+        searchable = candidates if disclosure.in_history else None
+        return request.override(**overrides), decision, held, pair, searchable
+
+    def _runs(self, name: str, state: Mapping[str, Any]) -> bool:
+        """Whether `name`'s precondition (if any) holds in `state`."""
+        return unmet(self._precondition(name, self._tools.get(name)), state) is None
+
     def _command(
-        self, request: ModelRequest[Any], decision: Decision, shown: list[str]
+        self,
+        request: ModelRequest[Any],
+        decision: Decision,
+        shown: list[str],
+        searchable: list[str] | None = None,
     ) -> Command[Any]:
         trace = decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1))
+        if searchable is not None:  # what the search tool may load (the call's candidates)
+            trace = {**trace, SEARCHABLE: searchable}
         update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
         if self.decide_per == "turn":
             messages: list[Any] = list(request.state.get("messages", []))
             update["gate_turn"] = {
                 "turn": turn_key(messages),
-                "candidates": _fingerprint(
-                    [tool_name(t) for t in request.tools if not isinstance(t, dict)]
-                ),
+                "candidates": _fingerprint(decision.candidate_names),
                 "shown": shown,
             }
         return Command(update=update)
@@ -415,10 +564,11 @@ class ToolAttentionMiddleware(
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
-        narrowed, decision, shown = self._prepare(request)
+        narrowed, decision, shown, pair, searchable = self._prepare_all(request)
         response = repair_response(handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(
-            model_response=response, command=self._command(request, decision, shown)
+            model_response=with_pair(response, pair),
+            command=self._command(request, decision, shown, searchable),
         )
 
     @override
@@ -428,11 +578,64 @@ class ToolAttentionMiddleware(
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
-        narrowed, decision, shown = await asyncio.to_thread(self._prepare, request)
+        prepared = await asyncio.to_thread(self._prepare_all, request)
+        narrowed, decision, shown, pair, searchable = prepared
         response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
         return ExtendedModelResponse(
-            model_response=response, command=self._command(request, decision, shown)
+            model_response=with_pair(response, pair),
+            command=self._command(request, decision, shown, searchable),
         )
+
+    @override
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
+    ) -> ToolResult:
+        """Answer a search call here; review and run any other call."""
+        found = self.search(request)
+        return found if found is not None else super().wrap_tool_call(request, handler)
+
+    @override
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+    ) -> ToolResult:
+        """Async form of `wrap_tool_call` (the search ranks in a worker thread)."""
+        if request.tool_call["name"] == SEARCH_TOOL:
+            found = await asyncio.to_thread(self.search, request)
+            if found is not None:
+                return found
+        return await super().awrap_tool_call(request, handler)
+
+    def search(self, request: ToolCallRequest) -> ToolMessage | None:
+        """The result of a call to the search tool, in a mode that sends it: the best matches
+        among this turn's candidates for the query (tools named exactly first), preconditions
+        applied, disclosed in the mode's form. Tools that write are loaded only when the query
+        names them exactly; others are listed. None for any other call."""
+        call = request.tool_call
+        disclosure = self.disclosure.last
+        if call["name"] != SEARCH_TOOL or disclosure is None or not disclosure.in_history:
+            return None
+        state = request.state if isinstance(request.state, Mapping) else {}
+        args = call.get("args")
+        query = str(args.get("query") or "") if isinstance(args, Mapping) else ""
+        trace = state.get("gate_trace")
+        names = list((trace or {}).get(SEARCHABLE) or self.index.names)
+        names = [n for n in names if n not in self.pinned and self._runs(n, state)]
+        found, held_back = search_tools(
+            self.index,
+            query,
+            names,
+            k=max(self.k, 1),
+            threshold=self.threshold,
+            writes=frozenset(n for n in names if not may_open(self._tool(n), "code")),
+        )
+        content = disclosure.content(found, search_payload(query, found, held_back))
+        return ToolMessage(content, tool_call_id=call["id"], name=SEARCH_TOOL)
+
+    def _tool(self, name: str) -> Any:
+        """The tool object (or its indexed spec) of `name`, for the blast-radius rule."""
+        return self._tools.get(name) or self.index.spec(name) or {}
 
 
 def explain(trace: Mapping[str, Any] | None, name: str) -> str:

@@ -13,6 +13,7 @@ from typing import ClassVar, Literal, get_args
 
 from attention_scoping.core.option_groups import Moved
 from attention_scoping.core.options import check_choice
+from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, DISCLOSURE_MODES, DisclosureMode
 from attention_scoping.gating.disclosure import PoolMode
 
 DecidePer = Literal["call", "turn"]
@@ -78,11 +79,13 @@ class Promotion:
 
 @dataclass(frozen=True)
 class SummaryPool:
-    """The one-line summaries of the tools held back, appended to the system prompt.
+    """What the model learns of the tools held back: one-line summaries appended to the system
+    prompt (`"rewrite"` disclosure), or the provider's own deferral (`disclosure=`).
 
     Example:
         ```python
         SummaryPool("auto", budget_tokens=1500)
+        SummaryPool(disclosure="anthropic")  # every tool sent deferred, no summaries
         ```
     """
 
@@ -91,12 +94,21 @@ class SummaryPool:
     candidates), `"catalog"` (every tool the gate knows) or `"off"`."""
     budget_tokens: int | None = None
     """Token budget of the `auto` pool (None: `DEFAULT_POOL_BUDGET`); only with `"auto"`."""
+    disclosure: DisclosureMode = DEFAULT_DISCLOSURE
+    """How the gate's decision reaches the provider (`attention_scoping.disclosure`): `"auto"`
+    (from the chat model class), `"rewrite"` (the tools array narrowed, the pool in the system
+    prompt), or `"anthropic"` / `"openai"` / `"allowed_tools"` (every tool sent and the system
+    prompt fixed, no pool; what the gate shows is disclosed at the tail or in `tool_choice`)."""
 
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"mode": get_args(PoolMode)}
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {
+        "mode": get_args(PoolMode),
+        "disclosure": DISCLOSURE_MODES,
+    }
 
     def __post_init__(self) -> None:
-        """Refuse an unknown mode, a negative budget, or a budget no pool reads."""
+        """Refuse an unknown mode or disclosure, a negative budget, or a budget no pool reads."""
         check_choice("mode", self.mode, self.CHOICES["mode"])
+        check_choice("disclosure", self.disclosure, self.CHOICES["disclosure"])
         if self.budget_tokens is None:
             return
         if self.budget_tokens < 0:

@@ -19,7 +19,7 @@ from langchain.agents.middleware.types import (
     ResponseT,
     ToolCallRequest,
 )
-from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
@@ -37,7 +37,17 @@ from attention_scoping.core.blast_radius import Opener, may_open
 from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
 from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.options import check_choice
+from attention_scoping.disclosure.base import (
+    DEFAULT_DISCLOSURE,
+    SEARCH_TOOL,
+    VISIBLE_KEY,
+    Disclosure,
+    DisclosureMode,
+    DisclosureSetting,
+)
+from attention_scoping.disclosure.tail import missing, pair_id, undisclosed_payload, with_pair
 from attention_scoping.scoping.catalog import (
+    LOAD_CONTEXT,
     Scope,
     ScopeCatalog,
     ScopeConfigError,
@@ -50,6 +60,12 @@ from attention_scoping.scoping.gate import (
     closed_writes,
     review_call,
     sibling_calls,
+)
+from attention_scoping.scoping.native import (
+    disclosed_load,
+    opened_text,
+    scope_groups,
+    with_module_text,
 )
 from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
 from attention_scoping.scoping.opening import (
@@ -165,6 +181,7 @@ class AttentionScopingMiddleware(
         layout: Layout | LayoutPreset = DEFAULT_LAYOUT,
         unscoped_tools: UnscopedPolicy = "hide",
         invalid_context: InvalidContextPolicy = "default",
+        disclosure: DisclosureMode = DEFAULT_DISCLOSURE,
         emit_events: bool = True,
         name: str | None = None,
         **deprecated: Any,
@@ -197,6 +214,13 @@ class AttentionScopingMiddleware(
             invalid_context: A stale, renamed or mistyped `active_context` in state (say, from
                 an old checkpoint): `"default"` uses the default scope, logs a warning and
                 repairs the state; `"raise"` raises `UnknownScopeError`.
+            disclosure: How the scope reaches the provider (`attention_scoping.disclosure`):
+                `"auto"` (default: from the chat model class, resolved and logged at the first
+                model call), `"rewrite"` (the tools array narrowed to the scope, any model),
+                `"anthropic"`, `"openai"` or `"allowed_tools"` (every tool sent and the system
+                prompt fixed, so the provider's prompt cache keeps its prefix; the scope is
+                disclosed at the tail). A mode the chat model cannot carry raises `ValueError`
+                at the first model call.
             emit_events: Emit a `{"type": "scope", ...}` custom stream event per model call.
             name: Middleware name, to use two instances in one agent.
             **deprecated: The keyword options of 0.1 that moved into `navigation` and `layout`
@@ -208,6 +232,7 @@ class AttentionScopingMiddleware(
         Raises:
             ScopeConfigError: An unknown tool or default scope, a duplicate name, an unknown
                 preset or option value, or two options that contradict each other.
+            ValueError: An unknown `disclosure` mode.
             TypeError: A keyword argument that does not exist.
         """
         super().__init__()
@@ -255,6 +280,8 @@ class AttentionScopingMiddleware(
         """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
+        self.disclosure = DisclosureSetting(disclosure, type(self).__name__)
+        """The `disclosure=` option, resolved per chat model at its first call."""
         self.index = capability_index(self.catalog, lay.header)
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(
@@ -418,11 +445,20 @@ class AttentionScopingMiddleware(
         if not same_opening(state.get(OPENED_KEY), scope, opener):
             updates[OPENED_KEY] = opened_record(scope, opener, turn) if scope is not None else None
         offered: tuple[str, ...] = ()
-        if scope is None:  # the start set; it leaves view once a scope is loaded
+        if scope is None and not self.disclosure_for(request).native:
+            # the start set; it leaves view once a scope is loaded
             offered = tuple(self.start.offered(intent_text(request.messages), request.tools))
         if offered != start_set(state):
             updates["scope_offered"] = list(offered) or None
         return CallPlan(scope, offered, choice, updates, opener)
+
+    def disclosure_for(self, request: ModelRequest[ContextT]) -> Disclosure:
+        """The disclosure mode for this call's chat model.
+
+        Raises:
+            ValueError: the chat model cannot carry the `disclosure=` mode.
+        """
+        return self.disclosure.for_model(request.model)
 
     def _preselects(self, scope: str | None, messages: Sequence[Any]) -> bool:
         """Whether this call pre-selects: while unscoped, or at a turn's first call too."""
@@ -435,13 +471,23 @@ class AttentionScopingMiddleware(
         self, request: ModelRequest[ContextT], plan: CallPlan | None = None
     ) -> ModelRequest[ContextT]:
         """Narrow `request` to the planned scope (its reading tools only, when code opened it)
-        or the start set, and set the three-layer prompt."""
+        or the start set, and set the three-layer prompt (in a native `disclosure=` mode: every
+        tool sent, the system prompt fixed, the scope disclosed at the tail)."""
+        return self._prepare(request, plan)[0]
+
+    def _prepare(
+        self, request: ModelRequest[ContextT], plan: CallPlan | None = None
+    ) -> tuple[ModelRequest[ContextT], list[BaseMessage]]:
+        """`prepare_request`, plus the disclosure pair to put in front of the model's reply."""
         if not self.catalog.validated:
             self.catalog.validate_tools(
                 tool_name(t) for t in request.tools if not isinstance(t, dict)
             )
         self._remember(request.tools)
         plan = plan or self.plan(request)
+        disclosure = self.disclosure_for(request)
+        if disclosure.native:
+            return self._prepare_native(request, plan, disclosure)
         tools = self.filter_tools(request.tools, plan.scope, plan.opener)
         if plan.offered:
             tools = with_start_set(request.tools, tools, plan.offered)
@@ -461,9 +507,69 @@ class AttentionScopingMiddleware(
             overrides["state"] = {**request.state, **plan.updates}
         return request.override(
             tools=tools, system_message=SystemMessage(layers.render()), **overrides
-        )
+        ), []
 
-    def _emit(self, request: ModelRequest[ContextT], plan: CallPlan, tools: Sequence[Any]) -> None:
+    def _prepare_native(
+        self, request: ModelRequest[ContextT], plan: CallPlan, disclosure: Disclosure
+    ) -> tuple[ModelRequest[ContextT], list[BaseMessage]]:
+        """Every tool a scope or always-on names, in the mode's stable shape; the visible set
+        in `tool_choice` or disclosed by a `load_context` pair at the tail; the system prompt
+        with the default scope's module (the others travel in `load_context` results)."""
+        kept = self.filter_tools(request.tools, plan.scope, plan.opener)
+        visible = [tool_name(t) for t in kept if not isinstance(t, dict)]
+        loaded = self._loaded(kept)
+        sent = [
+            t
+            for t in request.tools
+            if isinstance(t, dict) or t.name in loaded or self.catalog.is_scoped(t.name)
+        ]
+        shaped = disclosure.shape(
+            sent,
+            visible=visible,
+            loaded=loaded,
+            tool_choice=request.tool_choice,
+            groups=scope_groups(self.catalog),
+        )
+        pair: list[BaseMessage] = []
+        new = missing(disclosure, request.messages, visible, loaded)
+        if new and plan.scope is not None:
+            call_id = pair_id(request.messages, f"{LOAD_CONTEXT}:{plan.scope}")
+            text = opened_text(self.catalog, plan.scope, visible, plan.opener)
+            args = {"name": plan.scope}
+            pair = disclosure.announce(
+                new, tool=LOAD_CONTEXT, args=args, text=text, call_id=call_id
+            )
+        user_prompt = request.system_message.text if request.system_message is not None else None
+        layers = self._layers(self.catalog.resolve(None), user_prompt)
+        self._emit(request, plan, kept, disclosure.mode)
+        view = {"mode": disclosure.mode, "visible": visible, "loaded": sorted(loaded)}
+        base = request.state if isinstance(request.state, Mapping) else {}
+        state = {**base, **plan.updates, VISIBLE_KEY: view}
+        overrides: dict[str, Any] = {"state": state}
+        if pair:
+            overrides["messages"] = [*request.messages, *pair]
+        narrowed = request.override(
+            tools=shaped.tools,
+            tool_choice=shaped.tool_choice,
+            system_message=SystemMessage(layers.render()),
+            **overrides,
+        )
+        return narrowed, pair
+
+    def _loaded(self, kept: Sequence[BaseTool | dict[str, Any]]) -> frozenset[str]:
+        """Names a native mode always sends loaded: `load_context`, always-on tools, and the
+        unscoped tools shown by policy."""
+        names = {tool_name(t) for t in kept if not isinstance(t, dict)}
+        unscoped = {n for n in names if not self.catalog.is_scoped(n)}
+        return frozenset(self.catalog.always_on) | {LOAD_CONTEXT} | unscoped
+
+    def _emit(
+        self,
+        request: ModelRequest[ContextT],
+        plan: CallPlan,
+        tools: Sequence[Any],
+        mode: str = "rewrite",
+    ) -> None:
         if not self.emit_events or request.runtime is None:
             return
         writer = getattr(request.runtime, "stream_writer", None)
@@ -475,6 +581,7 @@ class AttentionScopingMiddleware(
             "opened_by": plan.opener if plan.scope is not None else None,
             "tools": [tool_name(t) for t in tools],
             "registered_tools": len(request.tools),
+            "disclosure": mode,
         }
         if plan.choice is not None:
             event["preselect"] = {**plan.choice.as_record(), "why": plan.choice.explain()}
@@ -489,6 +596,13 @@ class AttentionScopingMiddleware(
         state = request.state if isinstance(request.state, Mapping) else {}
         if request.tool is not None:
             self._remember([request.tool])
+        disclosure = self.disclosure.last
+        if disclosure is not None and disclosure.in_history:
+            if call["name"] == SEARCH_TOOL and request.tool is None:
+                return None  # a gate after this middleware added and answers it
+            unseen = self._undisclosed(disclosure, call["name"], state)
+            if unseen is not None:
+                return refusal_message(call, unseen)
         if self.adoption(request) is not None:
             return None
         scope = self.active_scope(state)
@@ -509,6 +623,17 @@ class AttentionScopingMiddleware(
         if payload is None:
             return None
         return refusal_message(call, payload)
+
+    def _undisclosed(
+        self, disclosure: Disclosure, name: str, state: Mapping[str, Any]
+    ) -> Mapping[str, Any] | None:
+        """The refusal of a call to a scoped tool the conversation never disclosed, else None."""
+        if name == LOAD_CONTEXT or not self.catalog.is_scoped(name):
+            return None
+        messages = state.get("messages", [])
+        if name in (disclosure.disclosed(messages) or ()):
+            return None
+        return undisclosed_payload(name, self.visible_tool_names(state))
 
     def adoption(self, request: ToolCallRequest) -> Adoption | None:
         """Whether this call loads a scope by being made (a tool the start set offered, or
@@ -538,7 +663,8 @@ class AttentionScopingMiddleware(
     ) -> ModelResponse[ResponseT]:
         """Call the model with the scoped tools and the three-layer prompt."""
         plan = self.plan(request)
-        return self._finish(request, handler(self.prepare_request(request, plan)), plan)
+        narrowed, pair = self._prepare(request, plan)
+        return self._finish(request, with_pair(handler(narrowed), pair), plan)
 
     @override
     async def awrap_model_call(
@@ -549,14 +675,42 @@ class AttentionScopingMiddleware(
         """Async form of `wrap_model_call`."""
         plan = await asyncio.to_thread(self.plan, request) if self.start.needs_ranking else None
         plan = plan or self.plan(request)
-        return self._finish(request, await handler(self.prepare_request(request, plan)), plan)
+        narrowed, pair = self._prepare(request, plan)
+        return self._finish(request, with_pair(await handler(narrowed), pair), plan)
 
     @override
     def tool_result(self, request: ToolCallRequest, result: ToolResult) -> ToolResult:
-        """The tool's result, plus the scope switch when the call loaded its scope."""
+        """The tool's result, plus the scope switch when the call loaded its scope (in a
+        native mode, a `load_context` result discloses the scope's tools and module)."""
         state = request.state if isinstance(request.state, Mapping) else {}
         turn = current_turn(state.get("messages", []))[1]
+        disclosure = self.disclosure.last
+        if (
+            disclosure is not None
+            and disclosure.native
+            and request.tool_call["name"] == LOAD_CONTEXT
+        ):
+            result = self._disclose_load(disclosure, request.tool_call, result)
         return with_switch(result, self.adoption(request), request.tool_call, turn)
+
+    def _disclose_load(
+        self, disclosure: Disclosure, call: Mapping[str, Any], result: ToolResult
+    ) -> ToolResult:
+        """A `load_context` result carrying the scope's module and, where the mode discloses
+        in the history, its tools (all of them: the model opened the scope)."""
+        args = call.get("args")
+        scope = args.get("name") if isinstance(args, Mapping) else None
+        if not isinstance(scope, str) or scope not in self.catalog.scopes:
+            return result
+        loaded = frozenset(self.catalog.always_on) | {LOAD_CONTEXT}
+        names = [n for n in self.catalog.scopes[scope].tools if n not in loaded]
+        if not disclosure.in_history:
+            names = []
+
+        def content(tools: list[str], text: Any) -> Any:
+            return disclosure.content(tools, with_module_text(text, self.catalog, scope))
+
+        return disclosed_load(result, str(call.get("id")), names, content)
 
     def _finish(self, request: ModelRequest[ContextT], response: Any, plan: CallPlan) -> Any:
         """Repair the model's tool calls (unique ids, invalid JSON answered) and write the

@@ -1,0 +1,97 @@
+"""`disclosure="allowed_tools"`: every tool sent; the visible set in `tool_choice`.
+
+OpenAI's `tool_choice={"type": "allowed_tools", ...}` restricts which of the sent tools the model
+may call, without changing the tools array, so the prompt cache keeps its prefix. Chat
+Completions spells it `{"type": "allowed_tools", "allowed_tools": {"mode": "auto", "tools":
+[{"type": "function", "function": {"name": ...}}]}}`; with `use_responses_api=True` the
+Responses form `{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "function", "name":
+...}]}` is sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any, ClassVar
+
+from attention_scoping.adapters.tools import forced_tool_name, tool_name
+from attention_scoping.disclosure.base import (
+    Disclosure,
+    ResolvedMode,
+    Shaped,
+    ToolEntry,
+    stable_order,
+)
+
+ALLOWED_TOOLS = "allowed_tools"
+
+
+def allowed_names(choice: Any) -> list[str] | None:
+    """The tool names an `allowed_tools` choice (either form) allows; None for another choice."""
+    if not isinstance(choice, Mapping) or choice.get("type") != ALLOWED_TOOLS:
+        return None
+    inner = choice.get(ALLOWED_TOOLS, choice)
+    tools = inner.get("tools") if isinstance(inner, Mapping) else None
+    names: list[str] = []
+    for tool in tools or []:
+        if isinstance(tool, Mapping):
+            fn = tool.get("function")
+            name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
+            if isinstance(name, str):
+                names.append(name)
+    return names
+
+
+class AllowedToolsDisclosure(Disclosure):
+    """The full, stable tools array; what may be called travels in `tool_choice`."""
+
+    mode: ClassVar[ResolvedMode] = "allowed_tools"
+    in_history: ClassVar[bool] = False
+
+    def __init__(self, responses: bool = False) -> None:
+        """`responses`: spell `tool_choice` for the Responses API."""
+        self.responses = responses
+
+    @classmethod
+    def carries(cls, model: Any) -> str | None:
+        """Only `ChatOpenAI` sends an `allowed_tools` tool choice."""
+        names = {klass.__name__ for klass in type(model).__mro__}
+        if "ChatOpenAI" in names:
+            return None
+        return "tool_choice 'allowed_tools' is an OpenAI API feature; it needs ChatOpenAI"
+
+    @classmethod
+    def create(cls, model: Any) -> AllowedToolsDisclosure:
+        """The mode for `model`, in the Responses spelling when it uses that API."""
+        return cls(responses=getattr(model, "use_responses_api", None) is True)
+
+    def shape(
+        self,
+        tools: Sequence[ToolEntry],
+        *,
+        visible: Collection[str],
+        loaded: Collection[str],
+        tool_choice: Any = None,
+        groups: Mapping[str, Sequence[str]] | None = None,
+    ) -> Shaped:
+        """Every tool in a stable order; `tool_choice` allows the visible and loaded ones (a
+        choice forcing one of them stays; `"required"` / `"any"` becomes the `required` mode;
+        nothing to allow becomes `"none"`)."""
+        shaped = stable_order(tools, loaded)
+        allowed = [
+            tool_name(t) for t in shaped if tool_name(t) in visible or tool_name(t) in loaded
+        ]
+        forced = forced_tool_name(tool_choice)
+        if forced is not None and forced in allowed:
+            return Shaped(shaped, tool_choice)
+        if not allowed:
+            return Shaped(shaped, "none" if shaped else None)
+        mode = "required" if tool_choice in ("required", "any", True) else "auto"
+        return Shaped(shaped, self.choice(allowed, mode))
+
+    def choice(self, names: Sequence[str], mode: str = "auto") -> dict[str, Any]:
+        """The `allowed_tools` tool choice for `names`."""
+        if self.responses:
+            tools = [{"type": "function", "name": n} for n in names]
+            return {"type": ALLOWED_TOOLS, "mode": mode, "tools": tools}
+        listed = [{"type": "function", "function": {"name": n}} for n in names]
+        return {"type": ALLOWED_TOOLS, ALLOWED_TOOLS: {"mode": mode, "tools": listed}}
