@@ -143,7 +143,7 @@ def test_tool_definitions_are_validated() -> None:
 
 
 def test_scripted_calls_need_the_function_loaded() -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "refund", "arguments": {"id": 3}}]},
         {"tool_calls": [{"name": "refund", "arguments": {"id": 3}}], "allow_unloaded": True},
         {"tool_calls": [{"name": "refund", "arguments": {"id": 3}}]},
@@ -207,7 +207,7 @@ def test_usage_counts_deferred_schemas_only_once_loaded() -> None:
 
 
 def test_chat_openai_round_trip_keeps_the_namespace() -> None:
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_search": {"query": "refund"}},
         {"tool_calls": [{"name": "refund", "arguments": {"id": 3}}]},
         {"content": "refunded"},
