@@ -630,14 +630,15 @@ class ResponsesView:
         return json.dumps(self.stub.requests[i].get("tools"), ensure_ascii=False)
 
     def system_json(self, i: int) -> str:
-        """`instructions` and the system / developer input messages of request `i`."""
+        """`instructions` and the leading system / developer input messages of request `i`
+        (the system prompt; later system notes are part of the conversation)."""
         body = self.stub.requests[i]
         items = body.get("input")
-        system = [
-            m
-            for m in (items if isinstance(items, list) else [])
-            if isinstance(m, dict) and m.get("role") in ("system", "developer")
-        ]
+        system: list[Any] = []
+        for item in items if isinstance(items, list) else []:
+            if not isinstance(item, dict) or item.get("role") not in ("system", "developer"):
+                break
+            system.append(item)
         return json.dumps([body.get("instructions"), system], ensure_ascii=False)
 
     def items(self, i: int, *types: str) -> list[dict[str, Any]]:

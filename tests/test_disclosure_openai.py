@@ -240,6 +240,8 @@ def test_outgoing_history_is_a_valid_responses_request() -> None:
     items = payload["input"]
     types = [i.get("type") for i in items]
     assert types.count("tool_search_call") == 2 and types.count("tool_search_output") == 2
+    notes = [i["content"] for i in items[1:] if i.get("role") == "system"]
+    assert notes == [f"{SEARCH_TOOL} result: Loaded: refund."]  # the text an output cannot carry
     calls = {i["call_id"]: i for i in items if i.get("type") == "function_call"}
     assert calls["c1"]["namespace"] == "billing"
     assert calls["c3"]["namespace"] == "billing"  # refused, still echoed (declared there)

@@ -54,7 +54,7 @@ def _post(stub: OpenAIStub, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         method="POST",
     )
     try:
-        with urllib.request.urlopen(request, timeout=10) as answer:
+        with urllib.request.urlopen(request, timeout=120) as answer:
             return answer.status, json.loads(answer.read())
     except urllib.error.HTTPError as err:
         return err.code, json.loads(err.read())

@@ -22,7 +22,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
-from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
@@ -298,7 +298,8 @@ class OpenAIDisclosure(Disclosure):
     def _outgoing_result(
         self, message: ToolMessage, searches: Collection[str]
     ) -> tuple[BaseMessage, list[BaseMessage]]:
-        """A tool result as Responses items: a search's answer as its `tool_search_output`; a
+        """A tool result as Responses items: a search's answer as its `tool_search_output`
+        (its text, which the item cannot carry, in a system note after the tool results); a
         result that discloses tools as the result's text plus a call/output pair after it."""
         cid = message.tool_call_id
         blocks = outputs_in(message)
@@ -311,7 +312,11 @@ class OpenAIDisclosure(Disclosure):
                 "status": "completed",
                 "tools": loaded,
             }
-            return AIMessage(content=[output]), []
+            text = _text(message.content)
+            note: list[BaseMessage] = (
+                [SystemMessage(f"{SEARCH_TOOL} result: {text}")] if text else []
+            )
+            return AIMessage(content=[output]), note
         if not blocks:
             return message, []
         answer = message.model_copy(update={"content": _text(message.content) or "ok"})
