@@ -117,6 +117,19 @@ def test_shape_is_the_same_array_whatever_is_visible() -> None:
     assert search["parameters"]["properties"]["query"]["type"] == "string"
 
 
+def test_namespace_entries_keep_their_tool_objects_for_inner_middlewares() -> None:
+    """A gate after the scoping middleware ranks tool objects: the shaped array still has them
+    (inside the namespace entries, which are plain dicts on the wire)."""
+    shaped = _shaped(OpenAIDisclosure(), [])
+    assert sorted(t.name for t in OpenAIDisclosure.tool_objects(shaped)) == [
+        "get_invoice",
+        "load_context",
+        "open_ticket",
+        "refund",
+    ]
+    assert json.loads(json.dumps(shaped[1])) == shaped[1]  # the wire sees only the dict
+
+
 def test_shape_of_a_shaped_array_is_unchanged() -> None:
     """An inner middleware shapes what an outer one shaped: same array (namespaces kept)."""
     outer = OpenAIDisclosure().shape(TOOLS, visible=[], loaded=LOADED, groups=GROUPS).tools

@@ -52,6 +52,21 @@ from attention_scoping.disclosure.openai_wire import (
 CHOICE_MODES = ("auto", "none", "required", "any")
 
 
+class NamespaceTool(dict[str, Any]):
+    """A `namespace` entry of the tools array: a plain dict on the wire that keeps the tool
+    objects of its functions (`members`) for the middlewares after the one that shaped it (a
+    gate ranks tool objects; `OpenAIDisclosure.tool_objects`)."""
+
+    members: tuple[BaseTool, ...] = ()
+
+    @classmethod
+    def of(cls, namespace: Namespace, members: Sequence[BaseTool]) -> NamespaceTool:
+        """The entry of `namespace` with its functions' tool objects."""
+        entry = cls(namespace.as_tool())
+        entry.members = tuple(members)
+        return entry
+
+
 def _blocks(content: Any) -> list[dict[str, Any]]:
     """The dict blocks of a message's content (none for text content)."""
     return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
@@ -135,7 +150,7 @@ class OpenAIDisclosure(Disclosure):
         one per group), the `tool_search` tool: the same array whatever `visible` is."""
         keep = set(loaded)
         passthrough: list[ToolEntry] = []
-        given: list[dict[str, Any]] = []
+        given: list[Any] = []
         search: dict[str, Any] | None = None
         top: list[BaseTool] = []
         deferred: dict[str, dict[str, Any]] = {}
@@ -148,7 +163,7 @@ class OpenAIDisclosure(Disclosure):
                 else:
                     deferred[tool.name] = function_definition(convert_to_openai_tool(tool))
             elif tool.get("type") == "namespace":
-                given.append(dict(tool))
+                given.append(tool)
             elif tool.get("type") == "tool_search":
                 search = search or dict(tool)
             else:
@@ -161,10 +176,24 @@ class OpenAIDisclosure(Disclosure):
         built = build_namespaces(groups or {}, deferred, taken=taken)
         self.namespaces = [*existing, *built]
         self.top_level = frozenset(t.name for t in top)
-        sent: list[ToolEntry] = [*passthrough, *top, *given, *(ns.as_tool() for ns in built)]
+        objects = {t.name: t for t in stable_order(tools) if isinstance(t, BaseTool)}
+        entries = [NamespaceTool.of(ns, [objects[n] for n in ns.names()]) for ns in built]
+        sent: list[ToolEntry] = [*passthrough, *top, *given, *entries]
         if self.namespaces:
             sent.append(search or search_tool())
         return Shaped(sent, self._choice(tool_choice))
+
+    @staticmethod
+    def tool_objects(tools: Sequence[ToolEntry]) -> list[BaseTool]:
+        """The tool objects of a tools array, those inside namespace entries included (what a
+        middleware after the one that shaped the array ranks and checks)."""
+        out: list[BaseTool] = []
+        for tool in tools:
+            if isinstance(tool, BaseTool):
+                out.append(tool)
+            elif isinstance(tool, NamespaceTool):
+                out.extend(tool.members)
+        return out
 
     def _choice(self, choice: Any) -> Any:
         """`tool_choice` kept when it is a mode or names a top-level tool (the API cannot name
