@@ -227,12 +227,12 @@ def mode_class(mode: str) -> type[Disclosure]:
     return found
 
 
-def _fits(mode: str, model: Any) -> bool:
-    """Whether `model` can carry `mode` (a mode whose module is not installed cannot)."""
+def _reason(mode: str, model: Any) -> str | None:
+    """Why `model` cannot carry `mode` (a mode whose module is not installed cannot)."""
     try:
-        return mode_class(mode).carries(model) is None
+        return mode_class(mode).carries(model)
     except ImportError:
-        return False
+        return f"the {mode!r} mode is not installed"
 
 
 def resolve_disclosure(mode: str, model: Any) -> Disclosure:
@@ -244,16 +244,15 @@ def resolve_disclosure(mode: str, model: Any) -> Disclosure:
     """
     check_mode(mode)
     resolved = auto_mode(model) if mode == "auto" else mode
-    cls = mode_class(resolved)
-    reason = cls.carries(model)
+    reason = _reason(resolved, model)
     if reason is not None:
-        fits = ["auto", *(m for m in MODE_CLASSES if _fits(m, model))]
+        fits = ["auto", *(m for m in MODE_CLASSES if _reason(m, model) is None)]
         msg = (
             f"disclosure={mode!r} cannot be used with {type(model).__name__}: {reason}; "
             f"use {choices_text(fits)}"
         )
         raise ValueError(msg)
-    return cls.create(model)
+    return mode_class(resolved).create(model)
 
 
 class DisclosureSetting:
