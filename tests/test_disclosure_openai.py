@@ -128,6 +128,14 @@ def test_namespace_entries_keep_their_tool_objects_for_inner_middlewares() -> No
         "refund",
     ]
     assert json.loads(json.dumps(shaped[1])) == shaped[1]  # the wire sees only the dict
+    shared = {**GROUPS, "audit": ["refund", "get_invoice"]}  # a tool in two scopes
+    both = OpenAIDisclosure().shape(TOOLS, visible=[], loaded=LOADED, groups=shared).tools
+    assert [t.get("name") for t in both if isinstance(t, dict)][:3] == [
+        "billing",
+        "support",
+        "audit",
+    ]
+    assert len(OpenAIDisclosure.tool_objects(both)) == 4
 
 
 def test_shape_of_a_shaped_array_is_unchanged() -> None:

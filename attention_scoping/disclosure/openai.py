@@ -186,14 +186,14 @@ class OpenAIDisclosure(Disclosure):
     @staticmethod
     def tool_objects(tools: Sequence[ToolEntry]) -> list[BaseTool]:
         """The tool objects of a tools array, those inside namespace entries included (what a
-        middleware after the one that shaped the array ranks and checks)."""
-        out: list[BaseTool] = []
+        middleware after the one that shaped the array ranks and checks), once each."""
+        out: dict[str, BaseTool] = {}
         for tool in tools:
-            if isinstance(tool, BaseTool):
-                out.append(tool)
-            elif isinstance(tool, NamespaceTool):
-                out.extend(tool.members)
-        return out
+            members = tool.members if isinstance(tool, NamespaceTool) else (tool,)
+            for member in members:
+                if isinstance(member, BaseTool):
+                    out.setdefault(member.name, member)
+        return list(out.values())
 
     def _choice(self, choice: Any) -> Any:
         """`tool_choice` kept when it is a mode or names a top-level tool (the API cannot name
