@@ -39,6 +39,9 @@ Requests are validated the way the real API does where it matters for a tool-cal
 format, is recorded in `rejections`, and does not consume a script entry. A `tool_choice` of type
 `allowed_tools` must name sent tools; a scripted reply calling outside it (which the real API
 cannot produce) is sent and recorded in `violations`.
+
+`POST /v1/responses` (the Responses API: namespaces, deferred functions, client `tool_search`)
+shares the script and recordings and is served by `tests/openai_responses_stub.py`.
 """
 
 from __future__ import annotations
@@ -466,8 +469,10 @@ class OpenAIStub:
 
     Attributes:
         base_url: `http://127.0.0.1:PORT/v1`, for `ChatOpenAI(base_url=...)`.
-        requests: Every parsed JSON body POSTed to `/v1/chat/completions`, in order (rejected
-            ones included).
+        requests: Every parsed JSON body POSTed to `/v1/chat/completions` or `/v1/responses`,
+            in order (rejected ones included).
+        raw_requests: The raw bytes of each recorded `/v1/responses` body.
+        responses: Read helpers for Responses requests (`tests/openai_responses_stub.py`).
         accepted: The bodies that passed validation (one script entry each).
         rejections: `{"body", "status", "error"}` for each request answered 400 by validation.
         headers: Request headers of each POST (lower-case names), in order.
@@ -500,6 +505,7 @@ class OpenAIStub:
         self.validate = validate
         self.chunk_size = chunk_size
         self.requests: list[dict[str, Any]] = []
+        self.raw_requests: list[bytes] = []
         self.accepted: list[dict[str, Any]] = []
         self.rejections: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -563,6 +569,13 @@ class OpenAIStub:
     def base_url(self) -> str:
         """`http://127.0.0.1:PORT/v1`."""
         return f"http://127.0.0.1:{self.port}/v1"
+
+    @property
+    def responses(self) -> Any:
+        """Read helpers over recorded `/v1/responses` requests (a `ResponsesView`)."""
+        from tests.openai_responses_stub import ResponsesView
+
+        return ResponsesView(self)
 
     @property
     def remaining(self) -> int:
@@ -810,6 +823,11 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         path = self._path()
+        if path == "/v1/responses":  # the Responses API lives in its own module
+            from tests.openai_responses_stub import serve
+
+            serve(self, raw)
+            return
         if path != "/v1/chat/completions":
             self._send_json(404, error_body(f"Invalid URL (POST {path})"))
             return
