@@ -187,6 +187,19 @@ class Disclosure(ABC):
         result = ToolMessage(self.content(names, text), tool_call_id=call_id, name=tool)
         return [call, result]
 
+    @staticmethod
+    def tool_objects(tools: Sequence[ToolEntry]) -> list[BaseTool]:
+        """The tool objects in a (possibly already shaped) tools array."""
+        return [t for t in tools if isinstance(t, BaseTool)]
+
+    def outgoing(self, messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+        """The messages as the provider's request carries them (default: unchanged)."""
+        return list(messages)
+
+    def incoming(self, message: Any) -> Any:
+        """The model's reply as the agent loop sees it (default: unchanged)."""
+        return message
+
     def check(self, tools: Sequence[ToolEntry], loaded: Collection[str]) -> None:
         """Raise `ValueError` where the provider would refuse this tools array."""
         if self.max_deferred is None:

@@ -89,6 +89,27 @@ def with_pair(response: Any, pair: Sequence[BaseMessage]) -> Any:
     return response
 
 
+def on_wire(disclosure: Disclosure, request: Any) -> Any:
+    """`request` with its messages as the provider carries them (`Disclosure.outgoing`)."""
+    messages = disclosure.outgoing(request.messages)
+    return request if messages == list(request.messages) else request.override(messages=messages)
+
+
+def read_reply(disclosure: Disclosure, response: Any) -> Any:
+    """The model's reply as the agent loop sees it (`Disclosure.incoming` on each message)."""
+    if isinstance(response, AIMessage):
+        return disclosure.incoming(response)
+    if isinstance(response, ExtendedModelResponse):
+        inner = read_reply(disclosure, response.model_response)
+        return ExtendedModelResponse(model_response=inner, command=response.command)
+    if isinstance(response, ModelResponse):
+        return ModelResponse(
+            result=[disclosure.incoming(m) for m in response.result],
+            structured_response=response.structured_response,
+        )
+    return response
+
+
 def undisclosed_payload(name: str, available: Sequence[str]) -> ErrorPayload:
     """Refusal of a call to a tool the conversation has not disclosed (never loaded)."""
     return refusal(

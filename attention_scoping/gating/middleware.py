@@ -39,7 +39,9 @@ from attention_scoping.disclosure.base import (
 from attention_scoping.disclosure.tail import (
     make_search_tool,
     missing,
+    on_wire,
     pair_id,
+    read_reply,
     turn_disclosed,
     with_pair,
 )
@@ -473,7 +475,7 @@ class ToolAttentionMiddleware(
         state = request.state if isinstance(request.state, Mapping) else {}
         view = state.get(VISIBLE_KEY)
         upstream = _upstream(view)
-        named = [t for t in request.tools if not isinstance(t, dict)]
+        named = disclosure.tool_objects(request.tools)
         pool = [t for t in named if upstream is None or t.name in upstream[0]]
         asked = turn_disclosed(disclosure, request.messages)
         candidates = [t.name for t in pool]
@@ -565,7 +567,9 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision, shown, pair, searchable = self._prepare_all(request)
-        response = repair_response(handler(narrowed), thread_call_ids(request.messages))
+        mode = self.disclosure_for(request)
+        reply = read_reply(mode, handler(on_wire(mode, narrowed)))
+        response = repair_response(reply, thread_call_ids(request.messages))
         return ExtendedModelResponse(
             model_response=with_pair(response, pair),
             command=self._command(request, decision, shown, searchable),
@@ -580,7 +584,9 @@ class ToolAttentionMiddleware(
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         prepared = await asyncio.to_thread(self._prepare_all, request)
         narrowed, decision, shown, pair, searchable = prepared
-        response = repair_response(await handler(narrowed), thread_call_ids(request.messages))
+        mode = self.disclosure_for(request)
+        reply = read_reply(mode, await handler(on_wire(mode, narrowed)))
+        response = repair_response(reply, thread_call_ids(request.messages))
         return ExtendedModelResponse(
             model_response=with_pair(response, pair),
             command=self._command(request, decision, shown, searchable),

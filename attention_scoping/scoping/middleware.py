@@ -45,7 +45,14 @@ from attention_scoping.disclosure.base import (
     DisclosureMode,
     DisclosureSetting,
 )
-from attention_scoping.disclosure.tail import missing, pair_id, undisclosed_payload, with_pair
+from attention_scoping.disclosure.tail import (
+    missing,
+    on_wire,
+    pair_id,
+    read_reply,
+    undisclosed_payload,
+    with_pair,
+)
 from attention_scoping.scoping.catalog import (
     LOAD_CONTEXT,
     Scope,
@@ -664,7 +671,9 @@ class AttentionScopingMiddleware(
         """Call the model with the scoped tools and the three-layer prompt."""
         plan = self.plan(request)
         narrowed, pair = self._prepare(request, plan)
-        return self._finish(request, with_pair(handler(narrowed), pair), plan)
+        mode = self.disclosure_for(request)
+        reply = read_reply(mode, handler(on_wire(mode, narrowed)))
+        return self._finish(request, with_pair(reply, pair), plan)
 
     @override
     async def awrap_model_call(
@@ -676,7 +685,9 @@ class AttentionScopingMiddleware(
         plan = await asyncio.to_thread(self.plan, request) if self.start.needs_ranking else None
         plan = plan or self.plan(request)
         narrowed, pair = self._prepare(request, plan)
-        return self._finish(request, with_pair(await handler(narrowed), pair), plan)
+        mode = self.disclosure_for(request)
+        reply = read_reply(mode, await handler(on_wire(mode, narrowed)))
+        return self._finish(request, with_pair(reply, pair), plan)
 
     @override
     def tool_result(self, request: ToolCallRequest, result: ToolResult) -> ToolResult:
@@ -690,21 +701,30 @@ class AttentionScopingMiddleware(
             and disclosure.native
             and request.tool_call["name"] == LOAD_CONTEXT
         ):
-            result = self._disclose_load(disclosure, request.tool_call, result)
+            messages = state.get("messages", [])
+            result = self._disclose_load(disclosure, request.tool_call, result, messages)
         return with_switch(result, self.adoption(request), request.tool_call, turn)
 
     def _disclose_load(
-        self, disclosure: Disclosure, call: Mapping[str, Any], result: ToolResult
+        self,
+        disclosure: Disclosure,
+        call: Mapping[str, Any],
+        result: ToolResult,
+        messages: Sequence[Any] = (),
     ) -> ToolResult:
         """A `load_context` result carrying the scope's module and, where the mode discloses
-        in the history, its tools (all of them: the model opened the scope)."""
+        in the history, its tools (all of them: the model opened the scope) that the thread
+        has not disclosed yet: a definition already expanded stays in the prefix, and
+        referencing it again would bill it again on every later call."""
         args = call.get("args")
         scope = args.get("name") if isinstance(args, Mapping) else None
         if not isinstance(scope, str) or scope not in self.catalog.scopes:
             return result
         loaded = frozenset(self.catalog.always_on) | {LOAD_CONTEXT}
-        names = [n for n in self.catalog.scopes[scope].tools if n not in loaded]
-        if not disclosure.in_history:
+        if disclosure.in_history:
+            loaded |= disclosure.disclosed(messages) or frozenset()
+            names = [n for n in self.catalog.scopes[scope].tools if n not in loaded]
+        else:
             names = []
 
         def content(tools: list[str], text: Any) -> Any:
