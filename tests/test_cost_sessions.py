@@ -241,8 +241,8 @@ def test_command_writes_the_documented_json(
         assert by_model["none"] == figures["input_tokens_per_task"]  # no caching: 1x
         assert by_model["anthropic"] == figures["billed_input_per_task"]
         assert figures["cumulative_billed_by_turn"][-1] == pytest.approx(
-            figures["billed_input_per_task"], abs=0.1
-        )
+            figures["billed_input_per_task"], abs=0.1 + 1e-6
+        )  # both rounded to 0.1: they may differ by one step (plus float error)
     eager = doc["strategies"]["eager"]
     assert eager["billed_input_per_task"] < eager["input_tokens_per_task"]  # caching pays
     assert doc["strategies"]["recommended"]["strategy"] in doc["strategies"]
