@@ -237,7 +237,7 @@ def build_strategies(
         NativeToolSearch(specs, searching),
         GateDeferral(specs, gate),
         LazyDeferral(specs, gate),
-        *native_strategies(specs, gate, searching),
+        *native_strategies(specs, gate),
     ]
 
 

@@ -2,27 +2,30 @@
 
 Each mode keeps the tools array and the system prompt byte-identical for the whole session and
 discloses what the gate or a scope decides at the tail of the conversation, as each provider
-documents it (sources in docs/cost.md):
+documents it (sources in docs/cost.md) and as branch `disclosure` builds it:
 
 - anthropic: every tool in `tools` with `defer_loading: true` except the loaded ones
-  (`load_context`, the client-side search tool `search_tools`); deferred definitions are not
-  rendered into the prompt. A disclosed tool's definition is expanded in place where its
-  `tool_reference` block sits (in the `load_context` or search result), so it is billed once
-  as new input and read from the cache on every later call.
-- openai (Responses): one namespace per scope (split above 10 functions), its functions
-  deferred: the prompt carries each namespace's name and description and the client-executed
-  `tool_search` tool; a `tool_search_output` appends the loaded definitions at the tail.
+  (`load_context`, the gate's client-side search tool `search_tools`); deferred definitions
+  are not rendered into the prompt. A disclosed tool's definition is expanded in place where
+  its `tool_reference` block sits (in the `load_context` or search result), so it is billed
+  once as new input and read from the cache on every later call.
+- openai (Responses): one namespace per scope (split above 10 functions; the gate alone groups
+  by server here), its functions deferred: the prompt carries each namespace's name and
+  description and the client-executed `tool_search` tool; a `tool_search_output` appends the
+  loaded definitions at the tail.
 - allowed_tools (Chat Completions): the full tools array, the same on every call;
   `tool_choice: {"type": "allowed_tools", ...}` restricts what the model may call. The API
   applies the restriction as a mask (the tools array and so the cache are untouched), so the
   `tool_choice` itself is not billed as prompt.
 
-What the gate decides at a new user turn, and a tool the model then finds missing, cost a model
-call each (the model calls the search tool and waits for its result: input and output billed),
-unless `round_trips=False`, where the middleware announces the decision as a call-and-result
-pair in front of the model's reply (no model call; `Disclosure.announce`). A scope switch is
-the `load_context` call the model makes in every mode. The simulated model always knows which
-tool it needs; a search for a tool by its exact name finds it (the issue's exact-name goal).
+The gate in a native mode has no summary pool. What it decides at a new user turn is disclosed
+either by a search call the model makes (`gate_<mode>`: one model call, input and output
+billed) or by a call-and-result pair the middleware puts in front of the model's reply
+(`gate_<mode>_announced`: no call; `Disclosure.announce`, what branch `disclosure` does). A
+needed tool the gate did not disclose costs a search call (the request, then the tool's
+purpose: our ranker, exact names first). A scope switch is the `load_context` call the model
+makes in every mode; its result references every tool of the scope, again at each load (as
+built), and Anthropic expands each reference where it sits.
 """
 
 from __future__ import annotations
@@ -81,8 +84,10 @@ OPENAI_TOOL_SEARCH: dict[str, Any] = {
 MODES: tuple[str, ...] = (
     "anthropic",
     "anthropic_announced",
+    "anthropic_new_only",
     "openai",
     "openai_announced",
+    "openai_new_only",
     "allowed_tools",
 )
 """Name suffixes of the disclosure-mode strategies (`gate_<mode>`, `scoping_<mode>`)."""
@@ -96,9 +101,6 @@ def is_mode_strategy(name: str) -> bool:
 
 NAMESPACE_SIZE = 10
 """Functions per OpenAI namespace at most (the guide recommends fewer than 10 per namespace)."""
-
-SEARCH_LIMIT = 3
-"""Tools a search by name discloses at most (the named tool first, then the ranker's next)."""
 
 
 def definition(schema: dict[str, Any], provider: Provider) -> dict[str, Any]:
@@ -166,12 +168,14 @@ class _Disclosing(SessionStrategy):
         *,
         text: str | None = None,
         call: tuple[list[dict[str, Any]], str] | None = None,
+        again: bool = False,
     ) -> None:
-        """Append `tool`'s call and its result disclosing `names` (the not yet disclosed ones).
+        """Append `tool`'s call and its result disclosing `names` (those not disclosed yet;
+        with `again`, all of them, expanded once more).
 
         `call` is the request (tools, system) the model made the call with; None when the
         middleware announces the pair itself (no model call)."""
-        new = [n for n in names if n not in self.disclosed]
+        new = list(names) if again else [n for n in names if n not in self.disclosed]
         if call is not None:
             conv.send(*call)
             self.count("disclosure calls")
@@ -184,28 +188,30 @@ class _Disclosing(SessionStrategy):
 
 
 class NativeGate(_Disclosing, _Gated):
-    """The gate with `disclosure="anthropic"` or `"openai"`: the prompt never changes; at each
-    user turn the gate's new tools are disclosed through its search tool; a needed tool it did
-    not disclose is searched for by name."""
+    """The gate with `disclosure="anthropic"` or `"openai"` (`SummaryPool(disclosure=...)`):
+    tools and system prompt fixed, no summary pool; at each user turn the gate's new tools are
+    disclosed by a search pair at the tail; a needed tool it did not disclose is searched for
+    with the request, then with the tool's purpose (our ranker: exact names first, then the
+    gate's k best above its threshold)."""
 
     def __init__(
         self,
         specs: Sequence[ToolSpec],
         gate: Any,
-        searching: Any,
         provider: Provider,
         *,
         round_trips: bool = True,
     ) -> None:
-        """`gate`: the fitted `ToolAttentionMiddleware`; `searching`: a `ToolGateway` ranking
-        the catalog with the gate's ranker (the search by name)."""
+        """`gate`: the fitted `ToolAttentionMiddleware` (decisions, and the search's ranker)."""
+        from attention_scoping.gating.exact import ExactNames
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
         super().__init__(specs, gate)
-        self.searching = searching
         self.provider = provider
         self.round_trips = round_trips
         self.disclosed = set()
+        self._exact = ExactNames(self.order)
+        self._found: dict[str, list[str]] = {}
         if provider == "anthropic":
             self._tools = [SEARCH_SCHEMA]
             self.search_name = SEARCH_TOOL
@@ -213,17 +219,16 @@ class NativeGate(_Disclosing, _Gated):
             groups = namespaces(specs, SCOPE_DESCRIPTIONS)
             self._tools = [*rendered_namespaces(groups), OPENAI_TOOL_SEARCH]
             self.search_name = "tool_search"
-        self._system = "\n\n".join(p for p in (BASE_PROMPT, self.pool_text) if p)
         suffix = "" if round_trips else "_announced"
         self.name = f"gate_{provider}{suffix}"
         how = (
-            "one search call per new decision"
+            "a search call per new decision"
             if round_trips
-            else "decisions announced in the reply, no extra call"
+            else "decisions announced as a pair in the reply, no call"
         )
         self.description = (
-            f"the gate, disclosure={provider!r}: tools and system prompt fixed, per turn the "
-            f"gate's new tools disclosed at the tail ({how}); a missed tool searched by name"
+            f"the gate, disclosure={provider!r}: tools and system prompt fixed (no pool), per "
+            f"turn the gate's new tools disclosed at the tail ({how}); a missed tool searched for"
         )
 
     def reset(self, session: Session) -> None:
@@ -236,34 +241,53 @@ class NativeGate(_Disclosing, _Gated):
         return self._tools
 
     def system(self) -> str:
-        """The user's prompt and the gate's summary pool, fixed for the session."""
-        return self._system
+        """The user's prompt alone: no summary pool in the native modes."""
+        return BASE_PROMPT
 
-    def _request(self) -> tuple[list[dict[str, Any]], str] | None:
-        return (self.tools(), self.system()) if self.round_trips else None
+    def search(self, query: str) -> list[str]:
+        """What the search tool loads for `query`: tools the query names exactly, then the
+        gate's k best ranked at or above its threshold (memoized)."""
+        found = self._found.get(query)
+        if found is None:
+            names = self.order
+            exact = [names[i] for i in self._exact.rows(query)]
+            scores = self.gate.index.scores(query, names)
+            best = sorted(range(len(names)), key=lambda i: (-float(scores[i]), i))
+            ranked = [
+                names[i]
+                for i in best[: self.gate.k]
+                if scores[i] >= self.gate.threshold and names[i] not in exact
+            ]
+            found = self._found[query] = exact + ranked
+        return found
+
+    def _searched(self, conv: Conversation, query: str, names: list[str], *, call: bool) -> None:
+        text = render_payload({"status": "ok", "query": query, "loaded": names})
+        request = (self.tools(), self.system()) if call else None
+        self.disclose(conv, self.search_name, {"query": query}, names, text=text, call=request)
 
     def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
         """The gate decides on the new turn; its tools not yet disclosed are disclosed."""
         decided = self.decide(conv)
-        new = [n for n in decided if n not in self.disclosed]
-        if new:
-            args = {"query": turn.text}
-            self.disclose(conv, self.search_name, args, new, call=self._request())
+        if any(n not in self.disclosed for n in decided):
+            self._searched(conv, turn.text, decided, call=self.round_trips)
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
-        """Call a disclosed tool at once; otherwise search for it by name (one model call),
-        then call it."""
-        if tool in self.disclosed:
-            conv.send(self.tools(), self.system())
-            self.run(conv, tool, key)
-            return
-        found = [c["name"] for c in self.searching.search(tool, limit=SEARCH_LIMIT)["candidates"]]
-        names = [tool, *(n for n in found if n != tool)][:SEARCH_LIMIT]
-        self.disclose(
-            conv, self.search_name, {"query": tool}, names, call=(self.tools(), self.system())
-        )
+        """Call a disclosed tool at once; otherwise search (one model call each: the request,
+        then the tool's purpose) until it is loaded, then call it."""
+        outcome = "at once"
+        if tool not in self.disclosed:
+            outcome = "recovered"
+            for query in (turn.text, self.specs[tool].summary or tool):
+                self._searched(conv, query, self.search(query), call=True)
+                if tool in self.disclosed:
+                    break
+                self.count("searches that missed the tool")
+            else:
+                self.miss(conv)
+                return
         conv.send(self.tools(), self.system())
-        self.run(conv, tool, key, "recovered")
+        self.run(conv, tool, key, outcome)
 
     def after_refusal(self, conv: Conversation, tool: str) -> None:
         """Not used: a missing tool is searched for, not refused."""
@@ -271,11 +295,15 @@ class NativeGate(_Disclosing, _Gated):
 
 class NativeScoping(_Disclosing, Scoping):
     """Scoping with `disclosure="anthropic"` or `"openai"`: the prompt never changes; a scope
-    switch is the model's `load_context` call, whose result carries the scope's module and its
-    tools (those not disclosed yet), expanded at the tail."""
+    switch is the model's `load_context` call, whose result carries the scope's module and
+    references every tool of the scope (again at each load), expanded at the tail."""
 
-    def __init__(self, specs: Sequence[ToolSpec], provider: Provider) -> None:
-        """Servers as scopes, the module delivered in the `load_context` result."""
+    def __init__(
+        self, specs: Sequence[ToolSpec], provider: Provider, *, again: bool = True
+    ) -> None:
+        """Servers as scopes, the module delivered in the `load_context` result; `again`: a
+        load references every tool of the scope (as built), else only those the history has
+        not disclosed yet (`scoping_<mode>_new_only`)."""
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
         super().__init__(specs, module_in_messages=True)
@@ -289,10 +317,12 @@ class NativeScoping(_Disclosing, Scoping):
             groups = namespaces(specs, SCOPE_DESCRIPTIONS)
             self._tools = [load, *rendered_namespaces(groups), OPENAI_TOOL_SEARCH]
         self._system = self.mw.prompt_layers({"active_context": None}, BASE_PROMPT).render()
-        self.name = f"scoping_{provider}"
+        self.again = again
+        self.name = f"scoping_{provider}" + ("" if again else "_new_only")
+        which = "every tool definition of the scope" if again else "the scope's new definitions"
         self.description = (
-            f"scoping, disclosure={provider!r}: tools and system prompt fixed; load_context's "
-            "result carries the module and the scope's new tool definitions at the tail"
+            f"scoping, disclosure={provider!r}: tools and system prompt fixed; each load_context "
+            f"result carries the module and {which}, at the tail"
         )
 
     def reset(self, session: Session) -> None:
@@ -319,8 +349,9 @@ class NativeScoping(_Disclosing, Scoping):
             names = list(self.mw.catalog.scopes[server].tools)
             request = (self.tools(), self.system())
             args = {"name": server}
+            text = render_payload(payload)
             self.disclose(
-                conv, "load_context", args, names, text=render_payload(payload), call=request
+                conv, "load_context", args, names, text=text, call=request, again=self.again
             )
             self.active = server
             self.count("scope switches")
@@ -383,15 +414,17 @@ class AllowedToolsScoping(Scoping):
         return self._all
 
 
-def native_strategies(specs: Sequence[ToolSpec], gate: Any, searching: Any) -> list[Any]:
+def native_strategies(specs: Sequence[ToolSpec], gate: Any) -> list[Any]:
     """Every disclosure mode's gate and scoping set-up, in report order."""
     return [
-        NativeGate(specs, gate, searching, "anthropic"),
-        NativeGate(specs, gate, searching, "anthropic", round_trips=False),
+        NativeGate(specs, gate, "anthropic"),
+        NativeGate(specs, gate, "anthropic", round_trips=False),
         NativeScoping(specs, "anthropic"),
-        NativeGate(specs, gate, searching, "openai"),
-        NativeGate(specs, gate, searching, "openai", round_trips=False),
+        NativeScoping(specs, "anthropic", again=False),
+        NativeGate(specs, gate, "openai"),
+        NativeGate(specs, gate, "openai", round_trips=False),
         NativeScoping(specs, "openai"),
+        NativeScoping(specs, "openai", again=False),
         AllowedToolsGate(specs, gate),
         AllowedToolsScoping(specs),
     ]
