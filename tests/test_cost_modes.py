@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from attention_scoping.core.tokens import get_counter
+from attention_scoping_lab.cli import main
 from attention_scoping_lab.cost import PRICE_MODELS, Request, memo_count, price_model
 from attention_scoping_lab.simulate.billing import (
     SessionBenchmark,
@@ -233,3 +235,27 @@ def test_native_modes_meet_the_issue_bounds_after_10_turns(
 ) -> None:
     model, bound = BOUNDED[name]
     assert _ratios(sweep, sweep.strategy(name), model)[9] <= bound
+
+
+def test_command_plays_the_chosen_strategies_and_reports_the_modes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--strategies` plays only those (and eager); the JSON carries the output tokens, the
+    bill with output, the counters and a curve per price model; the modes table is printed."""
+    path = tmp_path / "modes.json"
+    args = ["simulate", "--sessions", "2", "--turns", "3", "--ranker", "bm25", "--quiet"]
+    chosen = "gate_anthropic,scoping_openai"
+    assert main([*args, "--strategies", chosen, "--json", str(path)]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "Disclosure modes (issue 27)" in out
+    doc = json.loads(path.read_text())
+    assert set(doc["strategies"]) == {"eager", "gate_anthropic", "scoping_openai"}
+    gate = doc["strategies"]["gate_anthropic"]
+    assert gate["counters_per_task"]["disclosure calls"] > 0
+    assert gate["output_tokens_per_task"] > 0
+    for model, billed in gate["billed_by_price_model"].items():
+        output = gate["output_tokens_per_task"] * PRICE_MODELS[model].output
+        assert gate["billed_with_output_by_price_model"][model] == pytest.approx(
+            billed + output, abs=0.2
+        )
+        assert len(gate["cumulative_billed_by_turn_by_price_model"][model]) == 3

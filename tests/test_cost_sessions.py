@@ -257,6 +257,12 @@ def test_command_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None
         (["--sessions", "1", "--export", "x"], "--export belongs to the task mode"),
         (["--sessions", "1", "--misfire", "1.5"], "--misfire must be a share between 0 and 1"),
         (["--misfire", "0.2"], "--misfire need --sessions N"),
+        (["--strategies", "eager"], "--strategies need --sessions N"),
+        (["--sessions", "1", "--strategies", " , "], "--strategies needs at least one"),
+        (
+            ["--sessions", "1", "--turns", "1", "--ranker", "bm25", "--strategies", "nope"],
+            "unknown strategy 'nope'; valid: conversation_only, eager,",
+        ),
     ):
         assert main(["simulate", *args, "--quiet"]) == 2
         err = capsys.readouterr().err

@@ -44,6 +44,11 @@ with its signature pool, `gateway.prompt(pool=True)`, in a fixed system prompt).
 GROW_BUDGET = 8000
 """Schema tokens the grow-only tools array may reach before its reset (about 20 tools)."""
 
+
+class UnknownStrategyError(ValueError):
+    """A strategy name that is not one of the benchmark's (the message names the valid ones)."""
+
+
 LATER_HIT = 0.9
 """A later call of a turn counts as cached when at least this share of its input is read."""
 
@@ -112,6 +117,9 @@ class SessionBenchmark:
                 "later_calls_reusing_whole_prefix": round(s.prefix_reuse[p], 4),
                 "calls_per_turn": round(s.calls_per_turn, 3),
                 "cumulative_billed_by_turn": [round(v, 1) for v in s.curve[p]],
+                "cumulative_billed_by_turn_by_price_model": {
+                    k: [round(v, 1) for v in curve] for k, curve in s.curve.items()
+                },
                 "billed_by_price_model": {k: round(v, 1) for k, v in s.billed_per_task.items()},
                 "calls_per_task": round(s.calls_per_task, 2),
                 "output_tokens_per_task": round(s.output_tokens_per_task, 1),
@@ -258,14 +266,24 @@ def run_sessions(
     """Play every strategy over `n_sessions` seeded sessions of `turns` user turns and bill
     every call under `price` and the other named price models (`misfire`: see
     `build_strategies`; `only`: play just these strategies, eager always included as the
-    reference)."""
+    reference).
+
+    Raises:
+        UnknownStrategyError: a name in `only` that is no strategy.
+    """
     c = counter or get_counter()
     count = memo_count(c.count)
     specs = build_catalog(seed, c)
     sessions = build_sessions(seed, n_sessions, turns)
     prices = [price, *(p for n, p in PRICE_MODELS.items() if n != price.name)]
     bills = []
-    for strategy in build_strategies(specs, c, ranker, cache, progress, misfire=misfire):
+    strategies = build_strategies(specs, c, ranker, cache, progress, misfire=misfire)
+    unknown = sorted(set(only or ()) - {s.name for s in strategies})
+    if unknown:
+        valid = ", ".join(s.name for s in strategies)
+        msg = f"unknown strategy {unknown[0]!r}; valid: {valid}"
+        raise UnknownStrategyError(msg)
+    for strategy in strategies:
         if only is not None and strategy.name not in {*only, "eager"}:
             continue
         records = []
