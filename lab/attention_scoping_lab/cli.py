@@ -14,6 +14,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -191,6 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SHARE",
         help="share (0-1) of gateway_signatures' direct calls sent with wrong arguments (0)",
     )
+    cost.add_argument(
+        "--strategies",
+        default=None,
+        metavar="A,B",
+        help="play only these strategies (comma-separated; eager is always played)",
+    )
     cost.add_argument("--plot", metavar="PATH.png", help="cumulative cost against turns")
 
     from attention_scoping_lab.bill import add_bill_parser
@@ -291,16 +298,36 @@ SESSION_OPTIONS = (
     "min_cacheable",
     "turn_gap",
     "misfire",
+    "strategies",
     "plot",
 )
 """Options of the session mode: they need --sessions."""
+
+
+def _play_sessions(args: argparse.Namespace, price: Any, bars: Any, only: list[str] | None) -> Any:
+    """`billing.run_sessions` with the command's options."""
+    from attention_scoping_lab.simulate import billing
+    from attention_scoping_lab.simulate.sessions import TURN_GAP_SECONDS
+
+    return billing.run_sessions(
+        price=price,
+        seed=args.seed,
+        n_sessions=args.sessions,
+        turns=args.turns or 10,
+        counter=get_counter(args.encoding),
+        ranker=args.ranker,
+        cache=_cache(args.cache_dir),
+        turn_gap_s=TURN_GAP_SECONDS if args.turn_gap is None else args.turn_gap,
+        misfire=args.misfire or 0.0,
+        progress=bars,
+        only=only,
+    )
 
 
 def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping simulate --sessions N`: billed input per task, per strategy."""
     from attention_scoping_lab.bench.progress import ProgressBars
     from attention_scoping_lab.simulate import billing, session_report
-    from attention_scoping_lab.simulate.sessions import TURN_GAP_SECONDS
 
     _check_output(args.json_path)
     _check_output(args.plot, ".png")
@@ -314,19 +341,17 @@ def run_sessions_command(args: argparse.Namespace, console: Console) -> int:
         msg = f"--misfire must be a share between 0 and 1, got {args.misfire:g}"
         raise UsageError(msg)
     price = prices_from_args(args)[0]
+    only = None
+    if args.strategies is not None:
+        only = [n.strip() for n in args.strategies.split(",") if n.strip()]
+        if not only:
+            msg = "--strategies needs at least one strategy name"
+            raise UsageError(msg)
     with ProgressBars(enabled=not args.quiet) as bars:
-        result = billing.run_sessions(
-            price=price,
-            seed=args.seed,
-            n_sessions=args.sessions,
-            turns=args.turns or 10,
-            counter=get_counter(args.encoding),
-            ranker=args.ranker,
-            cache=_cache(args.cache_dir),
-            turn_gap_s=TURN_GAP_SECONDS if args.turn_gap is None else args.turn_gap,
-            misfire=args.misfire or 0.0,
-            progress=bars,
-        )
+        try:
+            result = _play_sessions(args, price, bars, only)
+        except billing.UnknownStrategyError as exc:
+            raise UsageError(str(exc)) from None
     session_report.render(result, console)
     write_outputs(
         console, result, args.json_path, billing.write_json, args.plot, session_report.plot

@@ -86,11 +86,15 @@ class PriceModel:
     """Cached tokens are rounded down to a multiple of this (OpenAI: 128)."""
     max_breakpoints: int = 0
     """Anthropic `cache_control` breakpoints allowed per request (0: automatic caching)."""
+    output: float = 1.0
+    """Price of an output token (Claude Sonnet 4.5: $15 against $3 in, 5; GPT-5: $10 against
+    $1.25, 8). Billed input leaves it out; the session benchmark reports it beside it, so the
+    extra calls a strategy makes show with what they generate."""
     description: str = ""
 
     def __post_init__(self) -> None:
         """Refuse negative or missing prices and impossible cache parameters."""
-        for key in ("cache_read", "cache_write", "ttl_s"):
+        for key in ("cache_read", "cache_write", "ttl_s", "output"):
             value = getattr(self, key)
             number = isinstance(value, int | float) and not isinstance(value, bool)
             if not number or math.isnan(value) or value < 0:
@@ -111,6 +115,10 @@ class PriceModel:
         """Input-token equivalents of a call: uncached x 1 + read x r + written x w."""
         return uncached + read * self.cache_read + written * self.cache_write
 
+    def billed_output(self, tokens: int | float) -> float:
+        """Input-token equivalents of `tokens` generated (output x the output price)."""
+        return tokens * self.output
+
 
 PRICE_MODELS: dict[str, PriceModel] = {
     "anthropic": PriceModel(
@@ -121,6 +129,7 @@ PRICE_MODELS: dict[str, PriceModel] = {
         ttl_s=300,
         min_cacheable=1024,
         max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
+        output=5.0,
         description="Anthropic, 5-minute cache: reads 0.1x, writes 1.25x, minimum 1,024 tokens",
     ),
     "anthropic-1h": PriceModel(
@@ -131,6 +140,7 @@ PRICE_MODELS: dict[str, PriceModel] = {
         ttl_s=3600,
         min_cacheable=1024,
         max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
+        output=5.0,
         description="Anthropic, 1-hour cache: reads 0.1x, writes 2x, minimum 1,024 tokens",
     ),
     "openai": PriceModel(
@@ -141,6 +151,7 @@ PRICE_MODELS: dict[str, PriceModel] = {
         ttl_s=300,
         min_cacheable=OPENAI_MIN_CACHEABLE,
         granularity=OPENAI_GRANULARITY,
+        output=8.0,
         description=(
             "OpenAI automatic caching (GPT-5 family: cached input 0.1x; GPT-4.1 0.25x, "
             "GPT-4o 0.5x via cache_read), >= 1,024 tokens in 128-token steps"
@@ -153,7 +164,7 @@ PRICE_MODELS: dict[str, PriceModel] = {
 
 def price_model(name: str, **overrides: Any) -> PriceModel:
     """The named price model, with `overrides` (cache_read, cache_write, ttl_s, min_cacheable,
-    granularity, max_breakpoints) applied.
+    granularity, max_breakpoints, output) applied.
 
     Raises:
         PriceModelError: an unknown name or override, or a negative or missing price.
@@ -169,6 +180,7 @@ def price_model(name: str, **overrides: Any) -> PriceModel:
         "min_cacheable",
         "granularity",
         "max_breakpoints",
+        "output",
     )
     unknown = sorted(set(overrides) - set(allowed))
     if unknown:

@@ -19,6 +19,12 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
   system prompt, so the model can call `execute_tool` at once, and `GatewayRoutingMiddleware`
   (a catalog tool called by its own name runs through `execute_tool`): the recommended set-up
   of docs/cost.md.
+- scoped-anthropic, gated-anthropic, scoped-openai, gated-openai, scoped-allowed-tools,
+  gated-allowed-tools: `scoped` and `gated` with `disclosure=<mode>` (issue 27: the provider's
+  own deferral keeps the tools array and system prompt fixed). Skipped, with the reason, when
+  the installed middleware has no `disclosure=` option or the eval's chat model cannot carry
+  the mode (the eval's endpoint is Chat Completions: the anthropic and openai modes need
+  `ChatAnthropic` and `ChatOpenAI(use_responses_api=True)`).
 """
 
 from __future__ import annotations
@@ -101,10 +107,10 @@ def _scoping(suite: Suite, **options: Any) -> AgentMiddleware[Any, Any, Any]:
     return AttentionScopingMiddleware(list(suite.scopes), tools=list(suite.tools), **options)
 
 
-def _gate(suite: Suite, options: StrategyOptions) -> AgentMiddleware[Any, Any, Any]:
+def _gate(suite: Suite, options: StrategyOptions, **extra: Any) -> AgentMiddleware[Any, Any, Any]:
     from attention_scoping.gating.middleware import ToolAttentionMiddleware
 
-    kwargs: dict[str, Any] = {"ranker": options.ranker, "tools": list(suite.tools)}
+    kwargs: dict[str, Any] = {"ranker": options.ranker, "tools": list(suite.tools), **extra}
     if options.k is not None:
         kwargs["k"] = options.k
     return ToolAttentionMiddleware(**kwargs)
@@ -194,6 +200,91 @@ build_gateway_pool = gateway_builder(pool=True)
 """The gateway's three tools with the signature pool in the system prompt."""
 
 
+DISCLOSURE_STRATEGY_MODES: dict[str, str] = {
+    "anthropic": "anthropic",
+    "openai": "openai",
+    "allowed-tools": "allowed_tools",
+}
+"""Strategy-name suffix -> `disclosure=` mode of the disclosure strategies."""
+
+
+def _unavailable(mode: str, why: str) -> ValueError:
+    return ValueError(f"disclosure={mode!r} is not available: {why}")
+
+
+def disclosure_options(kind: str, mode: str, model: Any) -> dict[str, Any]:
+    """The keyword arguments that give the `scoped` (kind "scoped") or `gated` middleware
+    `disclosure=mode` in this install (the gate takes it as `SummaryPool(disclosure=...)`).
+
+    Raises:
+        ValueError: (the runner skips the strategy with this reason) the install has no
+            `disclosure=` option, or `model` cannot carry `mode`.
+    """
+    import dataclasses
+    import inspect
+
+    if kind == "scoped":
+        from attention_scoping.scoping.middleware import AttentionScopingMiddleware
+
+        if "disclosure" not in inspect.signature(AttentionScopingMiddleware).parameters:
+            why = "this install's AttentionScopingMiddleware has no disclosure= option (issue 27)"
+            raise _unavailable(mode, why)
+        options: dict[str, Any] = {"disclosure": mode}
+    else:
+        from attention_scoping.gating.middleware import ToolAttentionMiddleware
+        from attention_scoping.gating.options import SummaryPool
+
+        if "disclosure" in inspect.signature(ToolAttentionMiddleware).parameters:
+            options = {"disclosure": mode}
+        elif "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}:
+            pool: dict[str, Any] = {"disclosure": mode}  # a field only where issue 27 landed
+            options = {"summary_pool": SummaryPool(**pool)}
+        else:
+            why = "this install's gate has no disclosure option (SummaryPool(disclosure=...))"
+            raise _unavailable(mode, why)
+    try:
+        from attention_scoping.disclosure import resolve_disclosure
+    except ImportError as exc:
+        raise _unavailable(mode, str(exc)) from exc
+    resolve_disclosure(mode, model)  # ValueError: the model cannot carry it (modes it can named)
+    return options
+
+
+OPENAI_HOST = "api.openai.com"
+"""The one endpoint known to implement `tool_choice: {"type": "allowed_tools"}`."""
+
+
+def check_endpoint_mode(mode: str, model: Any, options: StrategyOptions) -> None:
+    """Refuse `allowed_tools` on an OpenAI-compatible endpoint other than OpenAI's own (a local
+    server may ignore the restriction and show every tool) unless the run vouches for it with
+    `StrategyOptions(extra={"native_endpoint": True})` (the scripted test servers)."""
+    if mode != "allowed_tools" or options.extra.get("native_endpoint"):
+        return
+    from urllib.parse import urlparse
+
+    base = getattr(model, "openai_api_base", None) or f"https://{OPENAI_HOST}/v1"
+    host = urlparse(str(base)).hostname or ""
+    if host != OPENAI_HOST:
+        msg = (
+            f"disclosure='allowed_tools' needs an endpoint that enforces tool_choice "
+            f"allowed_tools ({OPENAI_HOST}); {host or base!r} is not known to"
+        )
+        raise ValueError(msg)
+
+
+def disclosure_builder(kind: str, mode: str) -> Builder:
+    """A builder of `scoped` (kind "scoped") or `gated` (kind "gated") with `disclosure=mode`."""
+
+    def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
+        """The strategy's middleware with the provider-native disclosure mode."""
+        extra = disclosure_options(kind, mode, model)
+        check_endpoint_mode(mode, model, options)
+        first = _scoping(suite, **extra) if kind == "scoped" else _gate(suite, options, **extra)
+        return create_eval_agent(model, suite.tools, suite.system_prompt, [first, *tail])
+
+    return build
+
+
 register_strategy("eager", build_eager, "every tool on every call")
 register_strategy("scoped", build_scoped, "scopes + load_context", needs_scopes=True)
 register_strategy(
@@ -222,6 +313,18 @@ register_strategy("gateway", build_gateway, "search / schema / execute")
 register_strategy(
     "gateway-pool", build_gateway_pool, "gateway + every tool's signature line in the prompt"
 )
+for _suffix, _mode in DISCLOSURE_STRATEGY_MODES.items():
+    register_strategy(
+        f"scoped-{_suffix}",
+        disclosure_builder("scoped", _mode),
+        f"scopes + load_context, disclosure={_mode!r} (fixed tools array and prompt)",
+        needs_scopes=True,
+    )
+    register_strategy(
+        f"gated-{_suffix}",
+        disclosure_builder("gated", _mode),
+        f"intent gate over every tool, disclosure={_mode!r} (fixed tools array and prompt)",
+    )
 
 DEFAULT_STRATEGIES = (
     "eager",

@@ -5,7 +5,7 @@ cache under every price model; figures per strategy and the cumulative cost per 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from itertools import pairwise
 from pathlib import Path
@@ -16,6 +16,7 @@ from attention_scoping_lab.cost import PRICE_MODELS, PriceModel, memo_count
 from attention_scoping_lab.display import write_figures_json
 from attention_scoping_lab.simulate.catalog import build_catalog
 from attention_scoping_lab.simulate.conversation import CallRecord, Conversation
+from attention_scoping_lab.simulate.native_strategies import native_strategies
 from attention_scoping_lab.simulate.session_strategies import (
     ConversationOnly,
     Eager,
@@ -43,6 +44,11 @@ with its signature pool, `gateway.prompt(pool=True)`, in a fixed system prompt).
 GROW_BUDGET = 8000
 """Schema tokens the grow-only tools array may reach before its reset (about 20 tools)."""
 
+
+class UnknownStrategyError(ValueError):
+    """A strategy name that is not one of the benchmark's (the message names the valid ones)."""
+
+
 LATER_HIT = 0.9
 """A later call of a turn counts as cached when at least this share of its input is read."""
 
@@ -67,6 +73,11 @@ class StrategyBill:
     curve: dict[str, list[float]]
     """Mean cumulative billed input after turn 1, 2, ..., T."""
     counters: dict[str, int] = field(default_factory=dict)
+    output_tokens_per_task: float = 0.0
+    """Tokens the model generated per session (every call's reply)."""
+    billed_total_per_task: dict[str, float] = field(default_factory=dict)
+    """Billed input plus output at the price model's output price, per session."""
+    calls_per_task: float = 0.0
 
 
 @dataclass
@@ -106,10 +117,22 @@ class SessionBenchmark:
                 "later_calls_reusing_whole_prefix": round(s.prefix_reuse[p], 4),
                 "calls_per_turn": round(s.calls_per_turn, 3),
                 "cumulative_billed_by_turn": [round(v, 1) for v in s.curve[p]],
+                "cumulative_billed_by_turn_by_price_model": {
+                    k: [round(v, 1) for v in curve] for k, curve in s.curve.items()
+                },
                 "billed_by_price_model": {k: round(v, 1) for k, v in s.billed_per_task.items()},
+                "calls_per_task": round(s.calls_per_task, 2),
+                "output_tokens_per_task": round(s.output_tokens_per_task, 1),
+                "billed_with_output_by_price_model": {
+                    k: round(v, 1) for k, v in s.billed_total_per_task.items()
+                },
+                "counters_per_task": {
+                    k: round(v / self.n_sessions, 2) for k, v in sorted(s.counters.items())
+                },
                 "description": s.description,
             }
-        out["recommended"] = {**out[RECOMMENDED], "strategy": RECOMMENDED}
+        if RECOMMENDED in out:
+            out["recommended"] = {**out[RECOMMENDED], "strategy": RECOMMENDED}
         return {
             "price_model": p,
             "n_sessions": self.n_sessions,
@@ -159,6 +182,9 @@ def _bill(
                 per_turn[i][c.turn] += c.costs[n].billed
         curve[n] = [statistics.fmean(sum(row[: t + 1]) for row in per_turn) for t in range(turns)]
     needed = strategy.exposure["needed"]
+    output = statistics.fmean(sum(c.output_tokens for c in s) for s in records)
+    by_name = {p.name: p for p in prices}
+    with_output = {n: billed[n] + by_name[n].billed_output(output) for n in names}
     return StrategyBill(
         name=strategy.name,
         description=strategy.description,
@@ -172,6 +198,9 @@ def _bill(
         calls_per_turn=len(calls) / (turns * len(records)),
         curve=curve,
         counters={**strategy.counters, **{f"tools {k}": v for k, v in strategy.exposure.items()}},
+        output_tokens_per_task=output,
+        billed_total_per_task=with_output,
+        calls_per_task=len(calls) / len(records),
     )
 
 
@@ -184,8 +213,9 @@ def build_strategies(
     *,
     misfire: float = 0.0,
 ) -> list[SessionStrategy]:
-    """Every strategy, the gate ones sharing one gate fitted on the catalog; `misfire` is the
-    share of `gateway_signatures`' direct calls whose arguments the gateway refuses."""
+    """Every strategy, the gate ones sharing one gate fitted on the catalog (the provider-native
+    disclosure modes last); `misfire` is the share of `gateway_signatures`' direct calls whose
+    arguments the gateway refuses."""
     from attention_scoping.gateway.tools import ToolGateway
     from attention_scoping.gating import CatalogRanker, ToolAttentionMiddleware
     from attention_scoping_lab.audit.figures import stub_tool
@@ -215,6 +245,7 @@ def build_strategies(
         NativeToolSearch(specs, searching),
         GateDeferral(specs, gate),
         LazyDeferral(specs, gate),
+        *native_strategies(specs, gate),
     ]
 
 
@@ -230,17 +261,31 @@ def run_sessions(
     turn_gap_s: float = TURN_GAP_SECONDS,
     misfire: float = 0.0,
     progress: Callable[[str, int, int], None] | None = None,
+    only: Collection[str] | None = None,
 ) -> SessionBenchmark:
     """Play every strategy over `n_sessions` seeded sessions of `turns` user turns and bill
     every call under `price` and the other named price models (`misfire`: see
-    `build_strategies`)."""
+    `build_strategies`; `only`: play just these strategies, eager always included as the
+    reference).
+
+    Raises:
+        UnknownStrategyError: a name in `only` that is no strategy.
+    """
     c = counter or get_counter()
     count = memo_count(c.count)
     specs = build_catalog(seed, c)
     sessions = build_sessions(seed, n_sessions, turns)
     prices = [price, *(p for n, p in PRICE_MODELS.items() if n != price.name)]
     bills = []
-    for strategy in build_strategies(specs, c, ranker, cache, progress, misfire=misfire):
+    strategies = build_strategies(specs, c, ranker, cache, progress, misfire=misfire)
+    unknown = sorted(set(only or ()) - {s.name for s in strategies})
+    if unknown:
+        valid = ", ".join(s.name for s in strategies)
+        msg = f"unknown strategy {unknown[0]!r}; valid: {valid}"
+        raise UnknownStrategyError(msg)
+    for strategy in strategies:
+        if only is not None and strategy.name not in {*only, "eager"}:
+            continue
         records = []
         for i, session in enumerate(sessions):
             conv = Conversation(prices, count, turn_gap_s=turn_gap_s)

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
@@ -23,11 +23,13 @@ from attention_scoping_lab.simulate.sessions import CALL_SECONDS, TURN_GAP_SECON
 
 @dataclass(frozen=True)
 class CallRecord:
-    """One model call: which user turn, whether it opened the turn, its bill per price model."""
+    """One model call: which user turn, whether it opened the turn, its bill per price model
+    and the tokens it generated (the assistant message that follows it)."""
 
     turn: int
     first_of_turn: bool
     costs: dict[str, CallCost]
+    output_tokens: int = 0
 
 
 @dataclass
@@ -47,6 +49,8 @@ class Conversation:
     turn: int = -1
     _caches: dict[str, PromptCache] = field(default_factory=dict)
     _opened: bool = False
+    _awaiting: bool = False
+    """A call was sent and its reply (the next assistant message) is not in yet."""
     _ids: int = 0
     _texts: list[str] = field(default_factory=list)
     """`stable_json` of each of `rendered`, made once when the message is added."""
@@ -63,6 +67,11 @@ class Conversation:
         self.messages.append(message)
         self.rendered.append(rendered)
         self._texts.append(stable_json(rendered))
+        if isinstance(message, AIMessage) and self._awaiting:
+            # the reply of the last call: what it generated (a message added without a call,
+            # such as an announced disclosure, generates nothing)
+            self.calls[-1] = replace(self.calls[-1], output_tokens=self.count(self._texts[-1]))
+            self._awaiting = False
 
     def _tool_text(self, tool: Mapping[str, Any]) -> str:
         found = self._tool_texts.get(id(tool))
@@ -88,6 +97,7 @@ class Conversation:
         record = CallRecord(self.turn, self._opened, costs)
         self.calls.append(record)
         self._opened = False
+        self._awaiting = True
         self.clock += CALL_SECONDS
         return record
 

@@ -9,7 +9,8 @@ from rich.console import Console
 from rich.table import Table
 
 from attention_scoping_lab.display import pyplot
-from attention_scoping_lab.simulate.billing import RECOMMENDED, SessionBenchmark
+from attention_scoping_lab.simulate.billing import RECOMMENDED, SessionBenchmark, StrategyBill
+from attention_scoping_lab.simulate.native_strategies import is_mode_strategy
 
 
 def render(result: SessionBenchmark, console: Console) -> None:
@@ -62,13 +63,14 @@ def render(result: SessionBenchmark, console: Console) -> None:
             cells.append(f"{s.billed_per_task[model.name] / reference:.1%}")
         prices.add_row(s.name, *cells)
     console.print(prices)
-    rec = result.strategy("recommended")
-    ratios = [r / e for r, e in zip(rec.curve[p.name], eager.curve[p.name], strict=True)]
-    worst = max(range(len(ratios)), key=ratios.__getitem__)
-    console.print(
-        f"{RECOMMENDED} against eager, cumulative over turns 1..{result.turns}: at most "
-        f"{ratios[worst]:.1%} (after turn {worst + 1}); after the last turn {ratios[-1]:.1%}."
-    )
+    _modes_table(result, console)
+    for rec in (s for s in result.strategies if s.name == RECOMMENDED):
+        ratios = [r / e for r, e in zip(rec.curve[p.name], eager.curve[p.name], strict=True)]
+        worst = max(range(len(ratios)), key=ratios.__getitem__)
+        console.print(
+            f"{RECOMMENDED} against eager, cumulative over turns 1..{result.turns}: at most "
+            f"{ratios[worst]:.1%} (after turn {worst + 1}); after the last turn {ratios[-1]:.1%}."
+        )
     for s in result.strategies:
         console.print(f"[dim]{s.name}: {s.description}[/]")
     console.print(
@@ -76,6 +78,65 @@ def render(result: SessionBenchmark, console: Console) -> None:
         "the price model's multipliers), mean per session; raw input: prompt tokens without "
         "caching; later calls: the calls after the first of a user turn; exposure: needed tool "
         "uses the model could make (at once: without a refusal or a search first).[/]"
+    )
+
+
+def _per_task(s: StrategyBill, key: str, n: int) -> str:
+    return f"{s.counters.get(key, 0) / n:.1f}"
+
+
+def _disclosure_calls(s: StrategyBill, n: int) -> str:
+    """Search and load_context calls per session (rewrite scoping: its switches)."""
+    key = "disclosure calls" if "disclosure calls" in s.counters else "scope switches"
+    return _per_task(s, key, n)
+
+
+def _modes_table(result: SessionBenchmark, console: Console) -> None:
+    """The provider-native disclosure modes beside the rewrite set-ups they replace: billed
+    input, its worst point over the session, with output, and the calls the modes add."""
+    p = result.price.name
+    eager = result.strategy("eager")
+    rows = [
+        s
+        for s in result.strategies
+        if is_mode_strategy(s.name) or s.name in ("per_call_gate", "turn_gate", "scoping")
+    ]
+    if not any(is_mode_strategy(s.name) for s in rows):
+        return
+    table = Table(title=f"Disclosure modes (issue 27), {p} prices; eager with caching = 100 %")
+    columns = (
+        "strategy",
+        "billed input",
+        f"highest, turns 1..{result.turns}",
+        f"with output ({result.price.output:g}x)",
+        "model calls",
+        "search / load_context calls",
+        "announced",
+        "tools disclosed",
+        "exposure (at once)",
+    )
+    for column in columns:
+        table.add_column(column, justify="left" if column == "strategy" else "right")
+    n = result.n_sessions
+    for s in rows:
+        ratios = [a / b for a, b in zip(s.curve[p], eager.curve[p], strict=True)]
+        table.add_row(
+            s.name,
+            f"{s.billed_per_task[p] / eager.billed_per_task[p]:.1%}",
+            f"{max(ratios):.1%}",
+            f"{s.billed_total_per_task[p] / eager.billed_total_per_task[p]:.1%}",
+            f"{s.calls_per_task:.1f}",
+            _disclosure_calls(s, n),
+            _per_task(s, "announced disclosures", n),
+            _per_task(s, "tools disclosed", n),
+            f"{s.exposure:.0%} ({s.exposed_at_once:.0%})",
+        )
+    console.print(table)
+    console.print(
+        "[dim]per session; search / load_context calls: model calls made to disclose tools "
+        "(input and output billed); announced: disclosures the middleware adds without a call; "
+        "tools disclosed: definitions expanded into the conversation; with output: billed input "
+        "plus generated tokens at the output price, against eager's.[/]"
     )
 
 

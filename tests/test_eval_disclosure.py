@@ -1,0 +1,59 @@
+"""The eval's disclosure-mode strategies (issue 27): registered, and skipped with a reason that
+names the mode where the install has no `disclosure=` option or the endpoint cannot carry it."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr
+
+from attention_scoping_lab.eval.strategies import (
+    STRATEGIES,
+    StrategyOptions,
+    check_endpoint_mode,
+)
+from tests.eval_support import calc, run
+from tests.openai_stub import OpenAIStub
+
+MODES = {
+    "scoped-anthropic": "anthropic",
+    "gated-anthropic": "anthropic",
+    "scoped-openai": "openai",
+    "gated-openai": "openai",
+    "scoped-allowed-tools": "allowed_tools",
+    "gated-allowed-tools": "allowed_tools",
+}
+
+
+def test_disclosure_strategies_are_registered() -> None:
+    assert set(MODES) <= set(STRATEGIES)
+    assert all(STRATEGIES[n].needs_scopes == n.startswith("scoped") for n in MODES)
+
+
+def test_disclosure_strategies_skip_on_a_chat_completions_stub() -> None:
+    """Against the scripted Chat Completions server every mode is skipped with its reason
+    (no `disclosure=` option in this install; once it lands: ChatOpenAI on Chat Completions
+    cannot carry anthropic or openai, and a local endpoint is not known to enforce
+    allowed_tools), while eager runs."""
+    with OpenAIStub([calc("47*83"), {"content": "3901"}]) as stub:
+        result = run(stub, ["math-multiply"], ["eager", *MODES])
+    assert [r.strategy for r in result.results] == ["eager"]
+    for name, mode in MODES.items():
+        reason = result.skipped[name]
+        assert reason.startswith(f"ValueError: disclosure={mode!r}"), reason
+        assert "Traceback" not in reason
+
+
+def _model(base_url: str | None) -> object:
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model="m", api_key=SecretStr("k"), base_url=base_url)
+
+
+def test_allowed_tools_runs_only_where_the_endpoint_enforces_it() -> None:
+    check_endpoint_mode("allowed_tools", _model(None), StrategyOptions())
+    check_endpoint_mode("allowed_tools", _model("https://api.openai.com/v1"), StrategyOptions())
+    local = _model("http://127.0.0.1:8080/v1")
+    with pytest.raises(ValueError, match="enforces tool_choice allowed_tools"):
+        check_endpoint_mode("allowed_tools", local, StrategyOptions())
+    check_endpoint_mode("allowed_tools", local, StrategyOptions(extra={"native_endpoint": True}))
+    check_endpoint_mode("anthropic", local, StrategyOptions())  # the model class decides there
