@@ -218,6 +218,10 @@ def test_scopes_are_disclosed_by_load_context_results_and_a_pair(session: Sessio
     assert refs["t1a"] == ["add", "multiply"]
     assert refs["t3a"] == ["shout", "reverse"]
     assert refs["t5a"] == ["save_note", "list_notes"]  # the model loaded it: its write too
+    # loaded again: the definitions are already expanded in the prefix, nothing is re-referenced
+    # (each reference would bill the scope again on every later call), the module still comes
+    assert refs.get("t8a", []) == [] and refs.get("t9b", []) == []
+    assert "prompt_module" in json.dumps(results["t8a"])
     text = next(b["text"] for b in results["t1a"] if b.get("type") == "text")
     assert json.loads(text)["prompt_module"].endswith("M.")
     # the application opened units: a load_context pair in front of the model's reply

@@ -2,7 +2,7 @@
 
 Each mode keeps the tools array and the system prompt byte-identical for the whole session and
 discloses what the gate or a scope decides at the tail of the conversation, as each provider
-documents it (sources in docs/cost.md) and as branch `disclosure` builds it:
+documents it (sources in docs/cost.md) and as the package builds it:
 
 - anthropic: every tool in `tools` with `defer_loading: true` except the loaded ones
   (`load_context`, the gate's client-side search tool `search_tools`); deferred definitions
@@ -21,11 +21,12 @@ documents it (sources in docs/cost.md) and as branch `disclosure` builds it:
 The gate in a native mode has no summary pool. What it decides at a new user turn is disclosed
 either by a search call the model makes (`gate_<mode>`: one model call, input and output
 billed) or by a call-and-result pair the middleware puts in front of the model's reply
-(`gate_<mode>_announced`: no call; `Disclosure.announce`, what branch `disclosure` does). A
+(`gate_<mode>_announced`: no call; `Disclosure.announce`, as built). A
 needed tool the gate did not disclose costs a search call (the request, then the tool's
 purpose: our ranker, exact names first). A scope switch is the `load_context` call the model
-makes in every mode; its result references every tool of the scope, again at each load (as
-built), and Anthropic expands each reference where it sits.
+makes in every mode; its result references the scope's tools the thread has not disclosed yet
+(as built; `scoping_<mode>_again`: every tool of the scope again at each load, the first
+build), and Anthropic expands each reference where it sits.
 """
 
 from __future__ import annotations
@@ -84,10 +85,10 @@ OPENAI_TOOL_SEARCH: dict[str, Any] = {
 MODES: tuple[str, ...] = (
     "anthropic",
     "anthropic_announced",
-    "anthropic_new_only",
+    "anthropic_again",
     "openai",
     "openai_announced",
-    "openai_new_only",
+    "openai_again",
     "allowed_tools",
 )
 """Name suffixes of the disclosure-mode strategies (`gate_<mode>`, `scoping_<mode>`)."""
@@ -299,11 +300,11 @@ class NativeScoping(_Disclosing, Scoping):
     references every tool of the scope (again at each load), expanded at the tail."""
 
     def __init__(
-        self, specs: Sequence[ToolSpec], provider: Provider, *, again: bool = True
+        self, specs: Sequence[ToolSpec], provider: Provider, *, again: bool = False
     ) -> None:
-        """Servers as scopes, the module delivered in the `load_context` result; `again`: a
-        load references every tool of the scope (as built), else only those the history has
-        not disclosed yet (`scoping_<mode>_new_only`)."""
+        """Servers as scopes, the module delivered in the `load_context` result; a load
+        references the scope's tools the history has not disclosed yet (as built), or with
+        `again` every tool of the scope (`scoping_<mode>_again`, the first build)."""
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
         super().__init__(specs, module_in_messages=True)
@@ -318,7 +319,7 @@ class NativeScoping(_Disclosing, Scoping):
             self._tools = [load, *rendered_namespaces(groups), OPENAI_TOOL_SEARCH]
         self._system = self.mw.prompt_layers({"active_context": None}, BASE_PROMPT).render()
         self.again = again
-        self.name = f"scoping_{provider}" + ("" if again else "_new_only")
+        self.name = f"scoping_{provider}" + ("_again" if again else "")
         which = "every tool definition of the scope" if again else "the scope's new definitions"
         self.description = (
             f"scoping, disclosure={provider!r}: tools and system prompt fixed; each load_context "
@@ -420,11 +421,11 @@ def native_strategies(specs: Sequence[ToolSpec], gate: Any) -> list[Any]:
         NativeGate(specs, gate, "anthropic"),
         NativeGate(specs, gate, "anthropic", round_trips=False),
         NativeScoping(specs, "anthropic"),
-        NativeScoping(specs, "anthropic", again=False),
+        NativeScoping(specs, "anthropic", again=True),
         NativeGate(specs, gate, "openai"),
         NativeGate(specs, gate, "openai", round_trips=False),
         NativeScoping(specs, "openai"),
-        NativeScoping(specs, "openai", again=False),
+        NativeScoping(specs, "openai", again=True),
         AllowedToolsGate(specs, gate),
         AllowedToolsScoping(specs),
     ]
