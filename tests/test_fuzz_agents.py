@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
@@ -36,6 +36,7 @@ from langgraph.graph import END, START, StateGraph
 from attention_scoping import AttentionScopingMiddleware, Scope, ToolAttentionMiddleware
 from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, say
+from tests.fuzz_support import fuzz_settings
 from tests.openai_stub import validate_messages
 from tests.thread_support import assert_thread_valid
 from tests.toolbox_support import TOOL_NAMES, Ran, make_toolbox
@@ -205,13 +206,7 @@ def assert_only_sent_tools_ran(messages: list[BaseMessage], h: Harness) -> None:
     assert len(h.ran) <= ran_ok  # nothing ran without a successful answer naming it
 
 
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = fuzz_settings(EXAMPLES)
 
 HARNESSES: dict[str, Callable[[], Harness]] = {
     "create_agent": scoped_agent,
