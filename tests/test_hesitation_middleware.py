@@ -117,6 +117,14 @@ def stall_then_call() -> list[Any]:
     return [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")]
 
 
+def schema_then_stall() -> list[Any]:
+    """Through the gateway: the model fetches the write tool's schema, then stalls."""
+    return [
+        calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
+        say(SEED_STALL),
+    ]
+
+
 def make_send_email(sent: list[dict[str, Any]]) -> BaseTool:
     """A side-effecting tool (`risk="write"`) that records every email really sent."""
 
@@ -313,12 +321,7 @@ def test_a_stall_on_a_disclosed_gateway_write_stands_without_the_apps_opt_in(
 ) -> None:
     runs: list[dict[str, Any]] = []
     gateway = make_gateway(runs, FakeClock())
-    model = ScriptedChatModel(
-        script=[
-            calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
-            say(SEED_STALL),
-        ]
-    )
+    model = ScriptedChatModel(script=schema_then_stall())
     # scheduled_jobs writes: code does not push toward it, even though a human approves it.
     app = build(model, list(gateway.tools), form, builder)
     events = stream(app, {"messages": [HumanMessage("remind me")]}, config("g"))
@@ -332,8 +335,7 @@ def test_gateway_disclosure(form: Form, builder: Builder) -> None:
     gateway = make_gateway(runs, FakeClock())
     model = ScriptedChatModel(
         script=[
-            calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
-            say(SEED_STALL),
+            *schema_then_stall(),
             calls(
                 tool_call("execute_tool", {"tool_name": "scheduled_jobs", "arguments": ARGS}, "x")
             ),
