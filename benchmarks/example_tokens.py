@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -23,40 +24,80 @@ from attention_scoping.core.tokens import ENCODINGS, get_counter
 from attention_scoping.observe.tax import tool_tokens
 
 
+@dataclass(frozen=True)
+class Row:
+    """What one model call sends in one active context: tools, and their tokens."""
+
+    context: str
+    tools: int
+    schemas: int
+    prompt: int
+
+    @property
+    def total(self) -> int:
+        """Tool-schema and system-prompt tokens together."""
+        return self.schemas + self.prompt
+
+
+def rows(encoding: str = "o200k_base") -> list[Row]:
+    """The unscoped agent first, then one row per active context (`None` = no scope yet)."""
+    counter = get_counter(encoding)
+    scoping = AttentionScopingMiddleware(build_scopes())
+    tools = {t.name: t for t in scoping.tools}
+    everything = [t for name, t in tools.items() if name != "load_context"]
+    modules = "\n\n".join(s.prompt for s in scoping.catalog.scopes.values())
+    found = [
+        Row(
+            "unscoped (all tools)",
+            len(everything),
+            tool_tokens(everything, counter),
+            counter.count(CORE_PROMPT + "\n\n" + modules),
+        )
+    ]
+    for scope in (None, *scoping.catalog.names):
+        state = {"active_context": scope}
+        names = scoping.visible_tool_names(state)
+        found.append(
+            Row(
+                scope or "none (start)",
+                len(names),
+                tool_tokens([tools[n] for n in names], counter),
+                counter.count(scoping.prompt_layers(state, CORE_PROMPT).render()),
+            )
+        )
+    return found
+
+
+def share(part: int, whole: int) -> str:
+    """`part` with its share of `whole`, as the table prints it: `621 (45%)`."""
+    return f"{part:,} ({part / whole:.0%})"
+
+
 def main() -> None:
     """Print the per-context table."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--encoding", default="o200k_base", choices=ENCODINGS)
     args = parser.parse_args()
-    counter = get_counter(args.encoding)
-    scoping = AttentionScopingMiddleware(build_scopes())
-    tools = {t.name: t for t in scoping.tools}
-    everything = [t for name, t in tools.items() if name != "load_context"]
-    modules = "\n\n".join(s.prompt for s in scoping.catalog.scopes.values())
-    all_tools = tool_tokens(everything, counter)
-    all_prompt = counter.count(CORE_PROMPT + "\n\n" + modules)
-
-    table = Table(title=f"Example agent, tokens per model call ({counter.label})")
+    unscoped, *scoped = rows(args.encoding)
+    table = Table(
+        title=f"Example agent, tokens per model call ({get_counter(args.encoding).label})"
+    )
     for column in ("active context", "tools", "tool schemas", "system prompt", "total"):
         table.add_column(column, justify="right")
     table.add_row(
-        "unscoped (all tools)",
-        str(len(everything)),
-        f"{all_tools:,}",
-        f"{all_prompt:,}",
-        f"{all_tools + all_prompt:,}",
+        unscoped.context,
+        str(unscoped.tools),
+        f"{unscoped.schemas:,}",
+        f"{unscoped.prompt:,}",
+        f"{unscoped.total:,}",
     )
-    for scope in (None, *scoping.catalog.names):
-        state = {"active_context": scope}
-        names = scoping.visible_tool_names(state)
-        sent = tool_tokens([tools[n] for n in names], counter)
-        prompt = counter.count(scoping.prompt_layers(state, CORE_PROMPT).render())
+    for row in scoped:
         table.add_row(
-            scope or "none (start)",
-            str(len(names)),
-            f"{sent:,} ({sent / all_tools:.0%})",
-            f"{prompt:,}",
-            f"{sent + prompt:,} ({(sent + prompt) / (all_tools + all_prompt):.0%})",
+            row.context,
+            str(row.tools),
+            share(row.schemas, unscoped.schemas),
+            f"{row.prompt:,}",
+            share(row.total, unscoped.total),
         )
     Console().print(table)
 

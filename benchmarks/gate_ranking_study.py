@@ -140,15 +140,8 @@ def main() -> None:
     no_tool(encoder, cache)
 
 
-SMALL_TALK = (
-    "thanks, that's all",
-    "hello!",
-    "how are you today?",
-    "ok great",
-    "what did you just say?",
-    "never mind",
-    "can you explain that again more simply?",
-    "good morning",
+SMALL_TALK = tuple(
+    (Path(__file__).resolve().parent / "data" / "small_talk.txt").read_text().splitlines()
 )
 """Requests no tool serves (generic conversation, not drawn from either dev set)."""
 

@@ -47,17 +47,10 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 SMALL_QUERIES = 40
 SIZES = (150, 250)
 SHORT_WORDS = 7
-SMALL_TALK = (
-    "thanks, that's all",
-    "hello!",
-    "how are you today?",
-    "ok great",
-    "what did you just say?",
-    "never mind",
-    "can you explain that again more simply?",
-    "good morning",
+SMALL_TALK = tuple(
+    (Path(__file__).resolve().parent / "data" / "small_talk.txt").read_text().splitlines()
 )
-"""Requests no tool serves (the same as `gate_ranking_study.py`'s)."""
+"""Requests no tool serves (generic conversation, not drawn from either dev set)."""
 SMALL_TALK_SHOWN: list[float] = []
 
 

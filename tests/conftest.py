@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 
 from attention_scoping import Scope
+from tests.toolbox_support import TOOL_NAMES, make_toolbox, math_and_text_scopes
 
 NAVIGATION_ONLY: dict[str, Any] = {"preselect": "off", "start": "index"}
 """Scoping options of the tests about navigation-only mode (`load_context` navigation): no
@@ -32,52 +33,9 @@ def ledger() -> Ledger:
 
 @pytest.fixture
 def toolbox(ledger: Ledger) -> dict[str, BaseTool]:
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        ledger.ran.append(("add", {"a": a, "b": b}))
-        return a + b
-
-    @tool
-    def multiply(a: int, b: int) -> int:
-        """Multiply two integers."""
-        ledger.ran.append(("multiply", {"a": a, "b": b}))
-        return a * b
-
-    @tool
-    def shout(text: str) -> str:
-        """Return the text in upper case."""
-        ledger.ran.append(("shout", {"text": text}))
-        return text.upper()
-
-    @tool
-    def reverse(text: str) -> str:
-        """Return the text reversed."""
-        ledger.ran.append(("reverse", {"text": text}))
-        return text[::-1]
-
-    @tool
-    def get_knowledge(topic: str) -> str:
-        """Look up a fact in the knowledge base."""
-        ledger.ran.append(("get_knowledge", {"topic": topic}))
-        return f"facts about {topic}"
-
-    return {t.name: t for t in (add, multiply, shout, reverse, get_knowledge)}
+    return make_toolbox(ledger.ran, TOOL_NAMES[:5])
 
 
 @pytest.fixture
 def scopes(toolbox: dict[str, BaseTool]) -> list[Scope]:
-    return [
-        Scope(
-            "math",
-            "integer arithmetic",
-            tools=[toolbox["add"], toolbox["multiply"]],
-            prompt="Use add and multiply for arithmetic.",
-        ),
-        Scope(
-            "text",
-            "string transformations",
-            tools=[toolbox["shout"], toolbox["reverse"]],
-            prompt="Use shout and reverse for text.",
-        ),
-    ]
+    return math_and_text_scopes(toolbox)

@@ -22,6 +22,7 @@ import pytest
 
 from attention_scoping.ledger import PostgresLedger, SqliteLedger
 from attention_scoping.ledger.sql import SqlLedger
+from tests.safety_support import FakeClock
 
 PG_ENV = "ATTENTION_SCOPING_TEST_PG_DSN"
 PG_CTL_ENV = "ATTENTION_SCOPING_TEST_PG_CTL"
@@ -108,6 +109,44 @@ def raw_execute(ledger: SqlLedger, sql: str) -> None:
 
 
 LedgerFactory = Callable[..., SqlLedger]
+
+
+# -- fixtures of the ledger suites ---------------------------------------------------------
+
+
+def ledger_fixtures() -> tuple[Any, Any, Any, Any]:
+    """The fixtures `kind` (each backend in turn), `clock`, `factory` (opens ledgers on one
+    fresh backend, on the test's clock, and closes them) and `ledger`, for a test module to
+    bind by name: `kind, clock, factory, ledger = ledger_fixtures()`."""
+
+    @pytest.fixture(params=BACKENDS)
+    def kind(request: pytest.FixtureRequest) -> str:
+        return str(request.param)
+
+    @pytest.fixture
+    def clock() -> FakeClock:
+        return FakeClock()
+
+    @pytest.fixture
+    def factory(kind: str, tmp_path: Path, clock: FakeClock) -> Iterator[LedgerFactory]:
+        opened: list[SqlLedger] = []
+        with backend_location(kind, tmp_path) as where:
+
+            def make(**kwargs: Any) -> SqlLedger:
+                kwargs.setdefault("clock", clock)
+                ledger = open_ledger(kind, where, **kwargs)
+                opened.append(ledger)
+                return ledger
+
+            yield make
+            for ledger in opened:
+                ledger.close()
+
+    @pytest.fixture
+    def ledger(factory: LedgerFactory) -> SqlLedger:
+        return factory()
+
+    return kind, clock, factory, ledger
 
 
 def _result(lease: Any) -> Any:

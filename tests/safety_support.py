@@ -3,17 +3,21 @@ with observable side effects exposed through a `repo` manifest."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from attention_scoping.safety import (
     Capability,
     CapabilityManifest,
     IntentGuard,
+    IntentJournal,
     IntentRecord,
     MemoryIntentJournal,
     MemoryTokenStore,
     PreflightError,
     Reconciliation,
+    SqliteIntentJournal,
+    SqliteTokenStore,
     TokenIssuer,
 )
 
@@ -32,6 +36,18 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def backend_guard(kind: str, tmp_path: Path, clock: FakeClock, **options: Any) -> IntentGuard:
+    """An `IntentGuard` whose token store and journal live in memory (`kind="memory"`) or in
+    one SQLite file under `tmp_path` (`"sqlite"`), on `clock`."""
+    if kind == "memory":
+        issuer = TokenIssuer(SECRET, store=MemoryTokenStore(), clock=clock)
+        journal: IntentJournal = MemoryIntentJournal()
+    else:
+        issuer = TokenIssuer(SECRET, store=SqliteTokenStore(tmp_path / "s.db"), clock=clock)
+        journal = SqliteIntentJournal(tmp_path / "s.db")
+    return IntentGuard(issuer, journal, **options)
 
 
 class Tracker:

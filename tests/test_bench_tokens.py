@@ -9,9 +9,7 @@ from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.observe.tax import (
-    call_tokens,
     layer_tokens,
-    session_tax,
     shared_prefix_tokens,
     summary_pool_tokens,
     tool_tokens,
@@ -47,13 +45,6 @@ def test_chunked_count_of_a_huge_array_equals_the_whole_count() -> None:
     text = tools_json(schemas)
     assert len(text) > 400_000  # several chunks
     assert counter.count(text) == len(counter._encode(text))  # type: ignore[misc]
-
-
-def test_call_tokens_and_session_tax() -> None:
-    counter = get_counter()
-    cost = call_tokens([], "You are helpful.", counter)
-    assert (cost.tools, cost.system, cost.total) == (0, 4, 4)
-    assert session_tax(1500, 20) == 30_000
 
 
 def test_prompt_layers_and_summary_pool() -> None:

@@ -18,7 +18,6 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware, wrap_model_call
 from langchain.agents.structured_output import ToolStrategy
 from langchain_core.messages import AIMessage, AIMessageChunk, ToolMessage
-from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
@@ -26,6 +25,7 @@ from pydantic import BaseModel
 from attention_scoping import AttentionScopingMiddleware, Scope
 from tests.conftest import NAVIGATION_ONLY
 from tests.openai_stub import OpenAIStub, ScriptEntry, auth_error
+from tests.toolbox_support import Ran, make_toolbox, math_and_text_scopes
 
 USER_PROMPT = "You are a terse test assistant. Sign answers with -- stub."
 SCOPE_NAMES = ["math", "text", "notes"]
@@ -36,60 +36,11 @@ def call(tool: str, call_id: str, /, **arguments: Any) -> dict[str, Any]:
     return {"name": tool, "id": call_id, "arguments": arguments}
 
 
-def make_tools(ran: list[tuple[str, Any]]) -> dict[str, Any]:
-    """Small real tools; each appends (name, args) to `ran` when it really runs."""
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        ran.append(("add", (a, b)))
-        return a + b
-
-    @tool
-    def multiply(a: int, b: int) -> int:
-        """Multiply two integers."""
-        ran.append(("multiply", (a, b)))
-        return a * b
-
-    @tool
-    def shout(text: str) -> str:
-        """Upper-case a text and add an exclamation mark."""
-        ran.append(("shout", text))
-        return text.upper() + "!"
-
-    @tool
-    def reverse(text: str) -> str:
-        """Reverse a text."""
-        ran.append(("reverse", text))
-        return text[::-1]
-
-    @tool
-    def save_note(title: str, body: str) -> dict[str, Any]:
-        """Save a note and return its record."""
-        ran.append(("save_note", title))
-        return {"saved": True, "title": title, "chars": len(body)}
-
-    return {t.name: t for t in (add, multiply, shout, reverse, save_note)}
-
-
 def make_scoping(tools: dict[str, Any], **options: Any) -> AttentionScopingMiddleware:
     options = {"layout": "layered", **NAVIGATION_ONLY, **options}
+    notes = Scope("notes", "saving notes", tools=[tools["save_note"]])
     return AttentionScopingMiddleware(
-        [
-            Scope(
-                "math",
-                "integer arithmetic",
-                tools=[tools["add"], tools["multiply"]],
-                prompt="Use add and multiply; never compute in your head.",
-            ),
-            Scope(
-                "text",
-                "text transformations",
-                tools=[tools["shout"], tools["reverse"]],
-                prompt="Transform texts exactly as asked.",
-            ),
-            Scope("notes", "saving notes", tools=[tools["save_note"]]),
-        ],
+        [*math_and_text_scopes(tools), notes],
         **options,
     )
 
@@ -102,14 +53,14 @@ def chat_model(stub: OpenAIStub, **kwargs: Any) -> ChatOpenAI:
 
 def make_agent(
     stub: OpenAIStub,
-    ran: list[tuple[str, Any]],
+    ran: Ran,
     *,
     register_tools: bool = False,
     model_kwargs: dict[str, Any] | None = None,
     scoping: dict[str, Any] | None = None,
     **agent_kwargs: Any,
 ) -> Any:
-    tools = make_tools(ran)
+    tools = make_toolbox(ran)
     return create_agent(
         chat_model(stub, **(model_kwargs or {})),
         tools=list(tools.values()) if register_tools else None,
@@ -137,7 +88,7 @@ def assert_clean(stub: OpenAIStub) -> None:
 
 @pytest.mark.parametrize("register_tools", [False, True], ids=["middleware-tools", "both"])
 def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"tool_calls": [call("add", "c_add", a=2, b=3), call("multiply", "c_mul", a=4, b=5)]},
@@ -158,7 +109,7 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
     assert params["required"] == ["name"]
     system0 = stub.system_text(0)
     assert "- math: integer arithmetic" in system0
-    assert "- text: text transformations" in system0
+    assert "- text: string transformations" in system0
     assert "- notes: saving notes" in system0
     assert USER_PROMPT in system0
     assert "# Active context: none" in system0
@@ -170,7 +121,7 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
     assert stub.tool_schema(1, "add")["parameters"]["required"] == ["a", "b"]
     system1 = stub.system_text(1)
     assert "# Active context: math" in system1
-    assert "Use add and multiply; never compute in your head." in system1
+    assert "Use add and multiply for arithmetic." in system1
     assert USER_PROMPT in system1
     assert system1.startswith(system0.split("# Active context")[0])  # stable prefix
     loaded = payload(stub.tool_messages(1)["c_load"])
@@ -195,7 +146,10 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
     assert refusal["contexts_with_tool"] == ["text"]
     assert "load_context('text')" in refusal["next_step"]
     assert "message" in refusal
-    assert sorted(ran) == [("add", (2, 3)), ("multiply", (4, 5))]  # parallel: any order
+    assert sorted(ran) == [
+        ("add", {"a": 2, "b": 3}),
+        ("multiply", {"a": 4, "b": 5}),
+    ]  # parallel: any order
 
     # Final state.
     assert result["active_context"] == "math"
@@ -209,7 +163,7 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
 
 
 def test_parallel_switch_and_new_scope_tool_asks_to_call_again() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {
             "tool_calls": [
@@ -238,12 +192,12 @@ def test_parallel_switch_and_new_scope_tool_asks_to_call_again() -> None:
 
     # The repeated call ran.
     assert stub.tool_messages(2)["c_rev2"] == "desserts"
-    assert ran == [("reverse", "stressed")]
+    assert ran == [("reverse", {"text": "stressed"})]
     assert result["active_context"] == "text"
 
 
 def test_unknown_scope_and_dict_result_round_trip() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_bad", name="weather")]},
         {"tool_calls": [call("load_context", "c_notes", name="notes")]},
@@ -262,12 +216,12 @@ def test_unknown_scope_and_dict_result_round_trip() -> None:
     assert set(stub.tool_names(2)) == {"load_context", "save_note"}
     # A dict tool result reaches the API as a JSON string.
     assert payload(stub.tool_messages(3)["c_save"]) == {"saved": True, "title": "t1", "chars": 5}
-    assert ran == [("save_note", "t1")]
+    assert ran == [("save_note", {"title": "t1", "body": "hello"})]
     assert result["active_context"] == "notes"
 
 
 def test_two_switches_in_one_step_first_wins() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {
             "tool_calls": [
@@ -288,7 +242,7 @@ def test_two_switches_in_one_step_first_wins() -> None:
 
 
 def test_scope_persists_across_turns_and_can_be_reset() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"content": "Math loaded."},
@@ -314,7 +268,7 @@ def test_scope_persists_across_turns_and_can_be_reset() -> None:
 
 
 def test_default_scope_is_loaded_in_the_first_request() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("reverse", "c_rev", text="abc")]},
         {"content": "cba"},
@@ -333,7 +287,7 @@ def test_structured_output_tool_is_not_scoped_away() -> None:
     class Answer(BaseModel):
         value: int
 
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
         {"tool_calls": [call("add", "c_add", a=2, b=3)]},
@@ -355,8 +309,8 @@ def test_tool_choice_naming_a_hidden_tool_is_reconciled() -> None:
     def force_add(request: Any, handler: Any) -> Any:
         return handler(request.override(tool_choice="add"))
 
-    ran: list[tuple[str, Any]] = []
-    tools = make_tools(ran)
+    ran: Ran = []
+    tools = make_toolbox(ran)
     with OpenAIStub([{"content": "ok"}, {"content": "ok"}]) as stub:
         stack: list[AgentMiddleware[Any, Any]] = [force_add, make_scoping(tools)]
         agent = create_agent(chat_model(stub), middleware=stack)
@@ -374,8 +328,8 @@ def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
     def force_shout(request: Any, handler: Any) -> Any:
         return handler(request.override(tool_choice="shout"))
 
-    ran: list[tuple[str, Any]] = []
-    tools = make_tools(ran)
+    ran: Ran = []
+    tools = make_toolbox(ran)
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
     with OpenAIStub([{"content": "ok"}]) as stub:
         stack: list[AgentMiddleware[Any, Any]] = [force_shout, gate]
@@ -390,7 +344,7 @@ def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
 
 
 async def test_async_flow_with_request_dependent_reply() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
 
     def answer_from_tool_result(body: dict[str, Any]) -> dict[str, Any]:
         result = body["messages"][-1]
@@ -411,14 +365,14 @@ async def test_async_flow_with_request_dependent_reply() -> None:
     assert stub.tool_messages(2)["c_mul"] == "42"
     assert result["messages"][-1].text == "The product is 42."
     assert result["active_context"] == "math"
-    assert ran == [("multiply", (6, 7))]
+    assert ran == [("multiply", {"a": 6, "b": 7})]
 
 
 # -- streaming -------------------------------------------------------------------------------
 
 
 def test_streaming_messages_updates_and_scope_events() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="text")]},
         {"tool_calls": [call("shout", "c_shout", text="hello there")]},
@@ -452,9 +406,9 @@ def test_streaming_messages_updates_and_scope_events() -> None:
     assert any(c.usage_metadata for c in model_chunks)
 
     # The tool results reached the server as strings; the hidden tool was refused.
-    assert stub.tool_messages(2)["c_shout"] == "HELLO THERE!"
+    assert stub.tool_messages(2)["c_shout"] == "HELLO THERE"
     assert payload(stub.tool_messages(3)["c_add"])["error"] == "tool_not_in_context"
-    assert ran == [("shout", "hello there")]
+    assert ran == [("shout", {"text": "hello there"})]
 
     # One scope event per model call, tracking the switch.
     events = [data for mode, data in items if mode == "custom" and data.get("type") == "scope"]
@@ -469,7 +423,7 @@ def test_streaming_messages_updates_and_scope_events() -> None:
 
 
 def test_streaming_true_model_invoke() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math"), call("add", "c_a", a=1, b=2)]},
         {"tool_calls": [call("add", "c_b", a=1, b=2)]},
@@ -483,14 +437,14 @@ def test_streaming_true_model_invoke() -> None:
     assert payload(stub.tool_messages(1)["c_a"])["error"] == "context_switched_in_same_step"
     assert stub.tool_messages(2)["c_b"] == "3"
     assert result["active_context"] == "math"
-    assert ran == [("add", (1, 2))]
+    assert ran == [("add", {"a": 1, "b": 2})]
 
 
 # -- errors ----------------------------------------------------------------------------------
 
 
 def test_scripted_401_surfaces_as_authentication_error() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     with OpenAIStub([auth_error("sk-test-key-0000")]) as stub:
         agent = make_agent(stub, ran)
         with pytest.raises(openai.AuthenticationError) as info:
@@ -503,7 +457,7 @@ def test_scripted_401_surfaces_as_authentication_error() -> None:
 
 
 async def test_wrong_api_key_401_async() -> None:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     with OpenAIStub([{"content": "unreachable"}], api_key="the-right-key") as stub:
         agent = make_agent(stub, ran)
         with pytest.raises(openai.AuthenticationError, match="Incorrect API key provided"):

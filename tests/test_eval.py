@@ -22,7 +22,8 @@ from attention_scoping_lab.eval.recorder import EvalRecorder, schemas_of
 from attention_scoping_lab.eval.results import (
     TaskResult,
     figures,
-    read_results,
+    finished_results,
+    stored_results,
     task_result,
 )
 from attention_scoping_lab.eval.retry import EndpointRejected, RetryPolicy
@@ -607,5 +608,5 @@ def test_resume_keeps_only_finished_results_of_the_same_model(tmp_path: Path) ->
         '{"strategy": "eager", "task": "d", "mo',  # cut short by an interrupted run
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    assert read_results(path, "m") == [done]
-    assert read_results(tmp_path / "missing.jsonl", "m") == []
+    assert finished_results(stored_results(path), "m") == [done]
+    assert finished_results(stored_results(tmp_path / "missing.jsonl"), "m") == []

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,20 +18,7 @@ import pytest
 from attention_scoping_lab.cli import main
 from attention_scoping_lab.eval.endpoint import Endpoint, EndpointError, check_endpoint
 from attention_scoping_lab.eval.retry import is_transient
-
-
-@contextmanager
-def _serve(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
-    """A local HTTP server on a free port; yields its base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+from tests.http_support import serve
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -89,7 +74,7 @@ def _endpoint(url: str) -> Endpoint:
 
 
 def test_a_static_file_server_is_not_an_api(tmp_path: Path) -> None:
-    with _serve(_static_site(tmp_path)) as base, pytest.raises(EndpointError) as caught:
+    with serve(_static_site(tmp_path)) as base, pytest.raises(EndpointError) as caught:
         check_endpoint(_endpoint(f"{base}/v1"))
     message = str(caught.value)
     assert "is not an OpenAI-compatible API" in message
@@ -99,7 +84,7 @@ def test_a_static_file_server_is_not_an_api(tmp_path: Path) -> None:
 
 def test_an_html_page_answering_everything_is_not_an_api() -> None:
     with (
-        _serve(_HtmlEverywhere) as base,
+        serve(_HtmlEverywhere) as base,
         pytest.raises(EndpointError, match="HTTP 200 \\(text/html\\)"),
     ):
         check_endpoint(_endpoint(base))
@@ -108,7 +93,7 @@ def test_an_html_page_answering_everything_is_not_an_api() -> None:
 def test_an_api_without_a_models_route_passes() -> None:
     """Servers without `GET /models` pass when the chat route answers JSON (no model runs:
     the probe's empty body is refused)."""
-    with _serve(_NoModelsRoute) as base:
+    with serve(_NoModelsRoute) as base:
         check_endpoint(_endpoint(base))
 
 
@@ -116,7 +101,7 @@ def test_eval_against_a_static_file_server_ends_with_one_line_and_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     results = tmp_path / "results.jsonl"
-    with _serve(_static_site(tmp_path)) as base:
+    with serve(_static_site(tmp_path)) as base:
         code = main(
             ["eval", "--base-url", base, "--model", "m", "--results", str(results), "--quiet"]
         )

@@ -6,9 +6,7 @@ variant sends the model (scripted OpenAI-compatible server), so the figures stay
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Iterator
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -17,18 +15,14 @@ import pytest
 from attention_scoping_lab.eval.strategies import STRATEGIES
 from tests.eval_support import answer_after_tool, calc, offered, run
 from tests.openai_stub import OpenAIStub
-
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "eval_scoped_variants.py"
+from tests.script_support import load_script
 
 
 @pytest.fixture
 def variants() -> Iterator[ModuleType]:
     """The benchmark module, imported (it registers its strategies), and unregistered after."""
     pytest.importorskip("onnxruntime")  # the variants pre-select with the default dense ranker
-    spec = importlib.util.spec_from_file_location("eval_scoped_variants", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("eval_scoped_variants")
     yield module
     for name in ("scoped-direct", "scoped-neighbours"):
         STRATEGIES.pop(name, None)

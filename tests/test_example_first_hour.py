@@ -3,9 +3,7 @@ the interactive echo, `--once` without a key, and the one-line connection error.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -13,6 +11,7 @@ from rich.console import Console
 
 import example_agent
 from agents.tiers import PROPOSALS
+from tests.http_support import serve
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
 CLOSED = "http://127.0.0.1:9"  # discard port: connection refused at once
@@ -81,23 +80,12 @@ class _BadJsonHandler(_HtmlHandler):
     content_type = "application/json"
 
 
-def _serve(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
-
-
 @pytest.mark.parametrize("handler", [_HtmlHandler, _BadJsonHandler])
 def test_an_endpoint_answering_html_is_one_line_exit_2(
     capsys: pytest.CaptureFixture[str], handler: type[BaseHTTPRequestHandler]
 ) -> None:
-    for url in _serve(handler):
+    with serve(handler) as base:
+        url = f"{base}/v1"
         code = example_agent.main(["--once", "hello", "--base-url", url, "--timeout", "5"])
         out = capsys.readouterr().out
         assert code == example_agent.EXIT_USAGE

@@ -24,20 +24,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool
 from langchain_openai.chat_models.base import _convert_message_to_dict
 from langgraph.graph import END, START, StateGraph
 
 from attention_scoping import AttentionScopingMiddleware, Scope, ToolAttentionMiddleware
 from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, say
+from tests.fuzz_support import fuzz_settings
 from tests.openai_stub import validate_messages
 from tests.thread_support import assert_thread_valid
+from tests.toolbox_support import TOOL_NAMES, Ran, make_toolbox
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "700"))
 
@@ -113,41 +115,11 @@ class Harness:
 
     model: ScriptedChatModel
     agent: Any
-    ran: list[tuple[str, Any]] = field(default_factory=list)
+    ran: Ran = field(default_factory=list)
 
 
-def _tools(ran: list[tuple[str, Any]]) -> list[BaseTool]:
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        ran.append(("add", (a, b)))
-        return a + b
-
-    @tool
-    def multiply(a: int, b: int) -> int:
-        """Multiply two integers."""
-        ran.append(("multiply", (a, b)))
-        return a * b
-
-    @tool
-    def shout(text: str) -> str:
-        """Upper-case a text."""
-        ran.append(("shout", text))
-        return text.upper()
-
-    @tool
-    def reverse(text: str) -> str:
-        """Reverse a text."""
-        ran.append(("reverse", text))
-        return text[::-1]
-
-    @tool
-    def get_knowledge(topic: str) -> str:
-        """Facts about a topic."""
-        ran.append(("get_knowledge", topic))
-        return f"facts about {topic}"
-
-    return [add, multiply, shout, reverse, get_knowledge]
+def _tools(ran: Ran) -> list[BaseTool]:
+    return list(make_toolbox(ran, TOOL_NAMES[:5]).values())
 
 
 def _scoping(tools: list[BaseTool]) -> AttentionScopingMiddleware[Any, Any]:
@@ -162,14 +134,14 @@ def _scoping(tools: list[BaseTool]) -> AttentionScopingMiddleware[Any, Any]:
 
 
 def scoped_agent() -> Harness:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     model = ScriptedChatModel(policy=say("done"))
     agent = create_agent(model, middleware=[_scoping(_tools(ran))])
     return Harness(model, agent, ran)
 
 
 def gated_agent() -> Harness:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     tools = _tools(ran)
     model = ScriptedChatModel(policy=say("done"))
     gate = ToolAttentionMiddleware(ranker="bm25", k=2, pinned=["get_knowledge"])
@@ -179,7 +151,7 @@ def gated_agent() -> Harness:
 
 
 def graph_agent() -> Harness:
-    ran: list[tuple[str, Any]] = []
+    ran: Ran = []
     tools = _tools(ran)
     scoping = _scoping(tools)
     model = ScriptedChatModel(policy=say("done"))
@@ -234,13 +206,7 @@ def assert_only_sent_tools_ran(messages: list[BaseMessage], h: Harness) -> None:
     assert len(h.ran) <= ran_ok  # nothing ran without a successful answer naming it
 
 
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = fuzz_settings(EXAMPLES)
 
 HARNESSES: dict[str, Callable[[], Harness]] = {
     "create_agent": scoped_agent,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from langchain_core.tools import ToolException
 from mcp import types as mcp_types
@@ -45,16 +45,11 @@ from attention_scoping_lab.recorded import (
     bill_session,
     read_session,
 )
+from tests.fuzz_support import fuzz_settings
 
 EXAMPLES = int(os.environ.get("FUZZ_INPUT_EXAMPLES", "300"))
 
-FUZZ = settings(
-    max_examples=EXAMPLES,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+FUZZ = fuzz_settings(EXAMPLES)
 
 DEEP = 5_000 if hasattr(textcall_parse, "MAX_JSON_DEPTH") else 300
 """Bracket runs the parser is fed: past the interpreter's recursion limit once the parser is

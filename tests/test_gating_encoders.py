@@ -276,11 +276,12 @@ def test_rankers_of_one_encoder_embed_a_query_once(tmp_path: Path) -> None:
     second.fit(SPECS)
     before = encoder.encoded
     np.testing.assert_allclose(
-        first.query_vector("will it rain in Oslo"), second.query_vector("will it rain in Oslo")
+        first.query_vectors(["will it rain in Oslo"])[0],
+        second.query_vectors(["will it rain in Oslo"])[0],
     )
     assert encoder.encoded == before + 1
     other = CountingEncoder()
-    DenseRanker(other, cache=VectorCache(tmp_path)).query_vector("will it rain in Oslo")
+    DenseRanker(other, cache=VectorCache(tmp_path)).query_vectors(["will it rain in Oslo"])
     assert (encoder.encoded, other.encoded) == (before + 1, 1)  # vectors are per encoder
 
 

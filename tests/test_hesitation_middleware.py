@@ -112,6 +112,19 @@ def jobs_agent(
     return model, build(model, [make_scheduled_jobs(runs)], form, builder, **kwargs)
 
 
+def stall_then_call() -> list[Any]:
+    """The script of most nudge tests: a stall, then the call, then the answer."""
+    return [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")]
+
+
+def schema_then_stall() -> list[Any]:
+    """Through the gateway: the model fetches the write tool's schema, then stalls."""
+    return [
+        calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
+        say(SEED_STALL),
+    ]
+
+
 def make_send_email(sent: list[dict[str, Any]]) -> BaseTool:
     """A side-effecting tool (`risk="write"`) that records every email really sent."""
 
@@ -144,12 +157,7 @@ EMAIL_DRAFT = (
 @EVERYWHERE
 def test_bound_tool_stall_is_nudged_into_a_call(form: Form, builder: Builder) -> None:
     runs: list[dict[str, Any]] = []
-    model, agent = jobs_agent(
-        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
-        runs,
-        form,
-        builder,
-    )
+    model, agent = jobs_agent(stall_then_call(), runs, form, builder)
     events = stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("1"))
     assert [e["action"] for e in events] == ["nudge"]
     assert len(runs) == 1
@@ -275,11 +283,7 @@ def test_no_disclosed_schema_no_judging(form: Form) -> None:
 @BOTH
 async def test_async_nudge_loop(form: Form) -> None:
     runs: list[dict[str, Any]] = []
-    _model, agent = jobs_agent(
-        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
-        runs,
-        form,
-    )
+    _model, agent = jobs_agent(stall_then_call(), runs, form)
     events = []
     async for mode, chunk in agent.astream(
         {"messages": [HumanMessage("remind me")]}, config("9"), stream_mode=["custom", "updates"]
@@ -292,12 +296,7 @@ async def test_async_nudge_loop(form: Form) -> None:
 @EVERYWHERE
 def test_think_event_id_matches_the_streamed_message(form: Form, builder: Builder) -> None:
     runs: list[dict[str, Any]] = []
-    _model, agent = jobs_agent(
-        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
-        runs,
-        form,
-        builder,
-    )
+    _model, agent = jobs_agent(stall_then_call(), runs, form, builder)
     streamed: dict[str, str] = {}
     think: list[dict[str, Any]] = []
     for mode, chunk in agent.stream(
@@ -322,12 +321,7 @@ def test_a_stall_on_a_disclosed_gateway_write_stands_without_the_apps_opt_in(
 ) -> None:
     runs: list[dict[str, Any]] = []
     gateway = make_gateway(runs, FakeClock())
-    model = ScriptedChatModel(
-        script=[
-            calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
-            say(SEED_STALL),
-        ]
-    )
+    model = ScriptedChatModel(script=schema_then_stall())
     # scheduled_jobs writes: code does not push toward it, even though a human approves it.
     app = build(model, list(gateway.tools), form, builder)
     events = stream(app, {"messages": [HumanMessage("remind me")]}, config("g"))
@@ -341,8 +335,7 @@ def test_gateway_disclosure(form: Form, builder: Builder) -> None:
     gateway = make_gateway(runs, FakeClock())
     model = ScriptedChatModel(
         script=[
-            calls(tool_call("get_tool_schema", {"tool_names": ["scheduled_jobs"]}, "g")),
-            say(SEED_STALL),
+            *schema_then_stall(),
             calls(
                 tool_call("execute_tool", {"tool_name": "scheduled_jobs", "arguments": ARGS}, "x")
             ),
@@ -454,12 +447,7 @@ _USER_VOICE = re.compile(r"\b(?:I|me|my|mine|I'm|I've)\b")
 @EVERYWHERE
 def test_the_nudge_is_a_runtime_note_never_the_users_voice(form: Form, builder: Builder) -> None:
     runs: list[dict[str, Any]] = []
-    model, agent = jobs_agent(
-        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
-        runs,
-        form,
-        builder,
-    )
+    model, agent = jobs_agent(stall_then_call(), runs, form, builder)
     stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("v"))
     nudge = model.recorded[1]["messages"][-1]
     assert is_nudge(nudge)
@@ -473,12 +461,7 @@ def test_the_nudge_is_a_runtime_note_never_the_users_voice(form: Form, builder: 
 @BOTH
 def test_the_nudge_can_be_a_system_message(form: Form) -> None:
     runs: list[dict[str, Any]] = []
-    model, agent = jobs_agent(
-        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
-        runs,
-        form,
-        nudge_role="system",
-    )
+    model, agent = jobs_agent(stall_then_call(), runs, form, nudge_role="system")
     stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("s"))
     nudge = model.recorded[1]["messages"][-1]
     assert isinstance(nudge, SystemMessage) and is_nudge(nudge) and len(runs) == 1
@@ -603,9 +586,7 @@ def test_the_node_jumps_back_to_the_model_next_to_other_after_model_hooks(
 ) -> None:
     runs: list[dict[str, Any]] = []
     probe = _AfterModelProbe()
-    model = ScriptedChatModel(
-        script=[say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")]
-    )
+    model = ScriptedChatModel(script=stall_then_call())
     hes = HesitationNodeMiddleware()
     middleware: list[Any] = [probe, hes] if probe_first else [hes, probe]
     agent = create_agent(
@@ -620,11 +601,7 @@ def test_the_node_jumps_back_to_the_model_next_to_other_after_model_hooks(
 
 def test_the_node_keeps_the_nudge_in_the_history_marked_and_quoting_the_stall() -> None:
     runs: list[dict[str, Any]] = []
-    model, agent = jobs_agent(
-        [say(SEED_STALL), calls(tool_call("scheduled_jobs", ARGS, "c1")), say("Scheduled.")],
-        runs,
-        "node",
-    )
+    model, agent = jobs_agent(stall_then_call(), runs, "node")
     stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("h"))
     messages = agent.get_state(config("h")).values["messages"]
     (nudge,) = [m for m in messages if is_nudge(m)]

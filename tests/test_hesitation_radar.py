@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.util
 import json
 import subprocess
 import sys
@@ -26,10 +25,10 @@ from attention_scoping.hesitation.radar import (
 )
 from attention_scoping.hesitation.rules import ALL, Evidence
 from tests.radar_schemas import DEPLOY, EVENT, REMINDER, TABLE, TRANSFER
+from tests.script_support import load_script
 
 CORPUS = Path(__file__).parent / "hesitation_corpus.jsonl"
 BLIND_DEV = Path(__file__).parent / "hesitation_blind_dev.jsonl"
-BENCH = Path(__file__).parent.parent / "benchmarks" / "hesitation_corpus.py"
 
 
 def rows(path: Path = CORPUS) -> list[dict[str, Any]]:
@@ -38,12 +37,7 @@ def rows(path: Path = CORPUS) -> list[dict[str, Any]]:
 
 
 def load_bench() -> Any:
-    spec = importlib.util.spec_from_file_location("hesitation_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = bench  # dataclasses resolve their module through sys.modules
-    spec.loader.exec_module(bench)
-    return bench
+    return load_script("hesitation_corpus", register=True)
 
 
 def test_corpus_is_large_varied_and_labelled() -> None:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,39 +21,14 @@ from attention_scoping.ledger import (
     WorkResult,
 )
 from attention_scoping.ledger.sql import SqlLedger
-from tests.ledger_support import BACKENDS, LedgerFactory, backend_location, open_ledger, raw_execute
+from tests.ledger_support import (
+    LedgerFactory,
+    ledger_fixtures,
+    raw_execute,
+)
 from tests.safety_support import FakeClock
 
-
-@pytest.fixture(params=BACKENDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def factory(kind: str, tmp_path: Path, clock: FakeClock) -> Iterator[LedgerFactory]:
-    opened: list[SqlLedger] = []
-    with backend_location(kind, tmp_path) as where:
-
-        def make(**kwargs: Any) -> SqlLedger:
-            kwargs.setdefault("clock", clock)
-            ledger = open_ledger(kind, where, **kwargs)
-            opened.append(ledger)
-            return ledger
-
-        yield make
-        for ledger in opened:
-            ledger.close()
-
-
-@pytest.fixture
-def ledger(factory: LedgerFactory) -> SqlLedger:
-    return factory()
+kind, clock, factory, ledger = ledger_fixtures()
 
 
 def kinds_of(ledger: SqlLedger, task_id: str) -> list[str]:

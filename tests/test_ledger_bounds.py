@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,41 +23,12 @@ from attention_scoping.ledger import (
 )
 from attention_scoping.ledger.sql import SqlLedger
 from attention_scoping.safety.token_stores import SqliteTokenStore
-from tests.ledger_support import BACKENDS, LedgerFactory, backend_location, open_ledger
+from tests.ledger_support import ledger_fixtures
 from tests.safety_support import FakeClock
 
+kind, clock, factory, ledger = ledger_fixtures()
+
 BAD_SECONDS: list[Any] = [math.nan, math.inf, -math.inf, -1.0, 1e12, True, "30", None]
-
-
-@pytest.fixture(params=BACKENDS)
-def kind(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def factory(kind: str, tmp_path: Path, clock: FakeClock) -> Iterator[LedgerFactory]:
-    opened: list[SqlLedger] = []
-    with backend_location(kind, tmp_path) as where:
-
-        def make(**kwargs: Any) -> SqlLedger:
-            kwargs.setdefault("clock", clock)
-            ledger = open_ledger(kind, where, **kwargs)
-            opened.append(ledger)
-            return ledger
-
-        yield make
-        for ledger in opened:
-            ledger.close()
-
-
-@pytest.fixture
-def ledger(factory: LedgerFactory) -> SqlLedger:
-    return factory()
 
 
 def _nothing_open(ledger: SqlLedger) -> bool:

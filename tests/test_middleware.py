@@ -43,16 +43,18 @@ def run(scopes: list[Scope], script: list[Any], **kwargs: Any) -> tuple[Scripted
     return model, result
 
 
+def math_then_text() -> list[Any]:
+    """Load math, multiply, load text, answer: a session that switches scope once."""
+    return [
+        calls(tool_call("load_context", {"name": "math"}, "c1")),
+        calls(tool_call("multiply", {"a": 47, "b": 83}, "c2")),
+        calls(tool_call("load_context", {"name": "text"}, "c3")),
+        say("done"),
+    ]
+
+
 def test_tools_per_call_before_and_after_load_context(scopes: list[Scope], ledger: Ledger) -> None:
-    model, result = run(
-        scopes,
-        [
-            calls(tool_call("load_context", {"name": "math"}, "c1")),
-            calls(tool_call("multiply", {"a": 47, "b": 83}, "c2")),
-            calls(tool_call("load_context", {"name": "text"}, "c3")),
-            say("done"),
-        ],
-    )
+    model, result = run(scopes, math_then_text())
     assert [r["tools"] for r in model.recorded] == [
         ["load_context"],
         ["load_context", "add", "multiply"],
@@ -393,12 +395,7 @@ def test_module_in_load_context_keeps_the_system_prompt_byte_identical(
     the conversation), so every call of the session sees the same system prompt."""
     model, result = run(
         scopes,
-        [
-            calls(tool_call("load_context", {"name": "math"}, "c1")),
-            calls(tool_call("multiply", {"a": 47, "b": 83}, "c2")),
-            calls(tool_call("load_context", {"name": "text"}, "c3")),
-            say("done"),
-        ],
+        math_then_text(),
         system_prompt="You are concise.",
         mw={"module_delivery": "load_context"},
     )

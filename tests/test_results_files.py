@@ -17,7 +17,7 @@ from attention_scoping_lab.eval.results import (
     ResultsFileError,
     ResultsWriter,
     TaskResult,
-    read_results,
+    finished_results,
     stored_results,
 )
 
@@ -123,7 +123,7 @@ def test_a_last_line_cut_short_is_skipped_and_dropped_by_the_next_run(tmp_path: 
     path = tmp_path / "r.jsonl"
     for tail in (b'{"strategy": "eager", "ta', '{"last_text": "é'.encode()[:-1]):
         path.write_bytes(GOOD.to_json().encode() + b"\n" + tail)
-        assert read_results(path, "m") == [GOOD]
+        assert finished_results(stored_results(path), "m") == [GOOD]
         writer = ResultsWriter(path, lambda r: False)
         assert path.read_bytes() == GOOD.to_json().encode() + b"\n"
         writer.write(_result("b"))

@@ -15,11 +15,8 @@ from attention_scoping.safety import (
     ExpiredTokenError,
     Intent,
     IntentGuard,
-    IntentJournal,
     IntentMismatchError,
     IntentStatus,
-    MemoryIntentJournal,
-    MemoryTokenStore,
     OutcomeUnknownError,
     PreflightError,
     Reconciliation,
@@ -31,7 +28,7 @@ from attention_scoping.safety import (
     UnresolvedIntentError,
 )
 from attention_scoping.safety.records import IntentRecord
-from tests.safety_support import SECRET, FakeClock
+from tests.safety_support import SECRET, FakeClock, backend_guard
 
 INTENT = Intent("acme", "repo__comment", "42", {"issue": 42, "body": "Fixed in #43"})
 
@@ -62,13 +59,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture(params=["memory", "sqlite"])
 def guard(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> IntentGuard:
-    if request.param == "memory":
-        issuer = TokenIssuer(SECRET, store=MemoryTokenStore(), clock=clock)
-        journal: IntentJournal = MemoryIntentJournal()
-    else:
-        issuer = TokenIssuer(SECRET, store=SqliteTokenStore(tmp_path / "s.db"), clock=clock)
-        journal = SqliteIntentJournal(tmp_path / "s.db")
-    return IntentGuard(issuer, journal, code_ttl=120, duplicate_window=600)
+    return backend_guard(request.param, tmp_path, clock, code_ttl=120, duplicate_window=600)
 
 
 @pytest.fixture

@@ -22,9 +22,7 @@ from attention_scoping.safety import (
     DuplicateIntentError,
     Intent,
     IntentGuard,
-    IntentJournal,
     IntentStatus,
-    MemoryIntentJournal,
     MemoryTokenStore,
     OutcomeUnknownError,
     SqliteIntentJournal,
@@ -43,7 +41,7 @@ from attention_scoping.safety.canonical import (
 from attention_scoping.storage.retry import RetryPolicy
 from attention_scoping.testing import ScriptedChatModel
 from tests.manifest_agent_support import bodies, two_phase
-from tests.safety_support import SECRET, FakeClock
+from tests.safety_support import SECRET, FakeClock, backend_guard
 
 INTENT = Intent("acme", "metrics__recompute", "dashboard/7", {"dashboard": 7})
 
@@ -66,14 +64,7 @@ def assert_odd_result(value: Any) -> None:
 
 @pytest.fixture(params=["memory", "sqlite"])
 def guard(request: pytest.FixtureRequest, tmp_path: Path) -> IntentGuard:
-    clock = FakeClock()
-    if request.param == "memory":
-        issuer = TokenIssuer(SECRET, store=MemoryTokenStore(), clock=clock)
-        journal: IntentJournal = MemoryIntentJournal()
-    else:
-        issuer = TokenIssuer(SECRET, store=SqliteTokenStore(tmp_path / "s.db"), clock=clock)
-        journal = SqliteIntentJournal(tmp_path / "s.db")
-    return IntentGuard(issuer, journal)
+    return backend_guard(request.param, tmp_path, FakeClock())
 
 
 def test_a_nan_result_ends_the_intent_succeeded_with_a_tagged_result(guard: IntentGuard) -> None:

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langchain.agents.middleware.types import ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
 
-__all__ = ["ModelCallHooks"]
+__all__ = ["ModelCallHooks", "Reply"]
+
+Reply = ModelResponse[Any] | ExtendedModelResponse[Any]
+"""What `finish_reply` passes on: the reply, or the reply with a state update (`Command`)."""
 
 
 class ModelCallHooks:
@@ -24,18 +27,16 @@ class ModelCallHooks:
         """The request the model gets (the given one unless a subclass changes it)."""
         return request
 
-    def finish_reply(
-        self, request: ModelRequest[Any], response: ModelResponse[Any]
-    ) -> ModelResponse[Any]:
-        """The reply passed on (the model's unless a subclass rewrites it); `request` is the
-        one this middleware received."""
+    def finish_reply(self, request: ModelRequest[Any], response: ModelResponse[Any]) -> Reply:
+        """The reply passed on (the model's unless a subclass rewrites it or adds a state
+        update); `request` is the one this middleware received."""
         return response
 
     def wrap_model_call(
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
+    ) -> Reply:
         """Call the model between `prepare_request` and `finish_reply`."""
         return self.finish_reply(request, handler(self.prepare_request(request)))
 
@@ -43,6 +44,6 @@ class ModelCallHooks:
         self,
         request: ModelRequest[Any],
         handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
+    ) -> Reply:
         """Async form of `wrap_model_call`."""
         return self.finish_reply(request, await handler(self.prepare_request(request)))

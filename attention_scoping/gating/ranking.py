@@ -223,10 +223,6 @@ class DenseRanker:
             found = [v if v is not None else fresh[t] for t, v in zip(texts, found, strict=True)]
         return np.stack(found) if found else np.zeros((0, 0), dtype=np.float32)
 
-    def query_vector(self, query: str) -> np.ndarray:
-        """The intent's vector (memoized: a call, its retry and other k share it)."""
-        return self.query_vectors([query])[0]
-
     def similarities(self, vectors: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Cosine of each query vector (rows of `vectors`) with the tools at `rows`."""
         if self._matrix is None:

@@ -32,6 +32,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.tools import ToolLike, tool_name
 from attention_scoping.hesitation.middleware import STATE_KEY, HesitationPolicy, HesitationState
 from attention_scoping.hesitation.pending import NUDGE_MARK, current_turn
@@ -39,7 +40,7 @@ from attention_scoping.hesitation.pending import NUDGE_MARK, current_turn
 __all__ = ["HesitationNodeMiddleware", "make_hesitation_node"]
 
 
-class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
+class HesitationNodeMiddleware(ModelCallHooks, HesitationPolicy[ResponseT, ContextT]):
     """The post-model node: reroute a stall to a think event, add a nudge turn to the state and
     jump back to the model (bounded). Same options as `HesitationMiddleware`.
 
@@ -61,7 +62,7 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
 
     # -- record what the model call was shown -------------------------------------------------
 
-    def _hinted(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+    def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request with the expected tools' hint when one is due; the node judges replies
         after the model, so only a turn's first call works out the expected tools here."""
         if not self.hint_due(list(request.messages)):
@@ -78,26 +79,11 @@ class HesitationNodeMiddleware(HesitationPolicy[ResponseT, ContextT]):
         record: dict[str, Any] = dict(state.get(STATE_KEY) or {})
         return Command(update={STATE_KEY: {**record, "bound": names}})
 
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ExtendedModelResponse[ResponseT]:
-        """Call the model (with the expected tools' hint when one is due) and record which
-        tools it was shown (the node judges against them)."""
-        request = self._hinted(request)
-        return ExtendedModelResponse(model_response=handler(request), command=self._record(request))
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Any],
-    ) -> ExtendedModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        request = self._hinted(request)
-        response = await handler(request)
+    def finish_reply(
+        self, request: ModelRequest[Any], response: ModelResponse[Any]
+    ) -> ExtendedModelResponse[Any]:
+        """The reply, and which tools the model was shown (the node judges against them; the
+        hint changes only the messages, so `request`'s tools are those)."""
         return ExtendedModelResponse(model_response=response, command=self._record(request))
 
     # -- the node -------------------------------------------------------------------------------

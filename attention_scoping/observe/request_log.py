@@ -12,7 +12,7 @@ or processes may share a file; a lone surrogate in the text is written as `?`.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,10 @@ from langchain.agents.middleware.types import (
     AgentMiddleware,
     ContextT,
     ModelRequest,
-    ModelResponse,
     ResponseT,
 )
-from typing_extensions import override
 
+from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.tools import to_provider_schema
 from attention_scoping.observe.jsonl import append_line, encode_line
 from attention_scoping.observe.render import as_provider_message
@@ -43,7 +42,7 @@ def request_record(request: ModelRequest[Any], at: float) -> dict[str, Any]:
     }
 
 
-class RequestLogMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+class RequestLogMiddleware(ModelCallHooks, AgentMiddleware[Any, ContextT, ResponseT]):
     """Append each model request to a session file (JSON lines).
 
     Example:
@@ -81,25 +80,7 @@ class RequestLogMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         """The middleware's node-name prefix."""
         return self._name or type(self).__name__
 
-    def _write(self, request: ModelRequest[ContextT]) -> None:
+    def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """Record the request; the model gets it unchanged."""
         append_line(self.path, encode_line(request_record(request, self.clock())))
-
-    @override
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
-    ) -> ModelResponse[ResponseT]:
-        """Record the request, then call the model."""
-        self._write(request)
-        return handler(request)
-
-    @override
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
-    ) -> ModelResponse[ResponseT]:
-        """Async form of `wrap_model_call`."""
-        self._write(request)
-        return await handler(request)
+        return request

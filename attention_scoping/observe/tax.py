@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from attention_scoping.adapters.tools import ToolLike, to_provider_schema
@@ -50,29 +49,6 @@ def per_tool_tokens(
 # -- what one model call carries besides the tools array ---------------------------------------
 
 
-@dataclass(frozen=True)
-class CallTokens:
-    """Tokens of one model call's fixed parts: the tools array and the system prompt."""
-
-    tools: int
-    system: int
-
-    @property
-    def total(self) -> int:
-        """Tools array plus system prompt."""
-        return self.tools + self.system
-
-
-def call_tokens(
-    tools: Iterable[ToolLike | dict[str, Any]],
-    system_prompt: str = "",
-    counter: TokenCounter | None = None,
-) -> CallTokens:
-    """Tokens of the tools array and of the system prompt of one model call."""
-    c = counter or get_counter()
-    return CallTokens(tool_tokens(tools, c), c.count(system_prompt))
-
-
 def layer_tokens(layers: Any, counter: TokenCounter | None = None) -> dict[str, int]:
     """Tokens of each prompt layer (`index`, `core`, `module`), of the rendered prompt
     (`total`) and of its part that stays identical when the scope switches (`stable`).
@@ -108,8 +84,3 @@ def shared_prefix_tokens(first: str, second: str, counter: TokenCounter | None =
             break
         size += 1
     return (counter or get_counter()).count(first[:size])
-
-
-def session_tax(tokens_per_call: float, calls: int) -> float:
-    """The tools tax of a session: T_tax(N, K) = K x sum of tau_i, for K calls of a given cost."""
-    return tokens_per_call * calls

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import numpy as np
 
@@ -153,12 +152,3 @@ def suggest_scopes(
     names = name_clusters(groups)
     return [(name, [s.name for s in g]) for name, g in zip(names, groups, strict=True)], how
 
-
-def cluster_summary(groups: Sequence[tuple[str, Sequence[str]]]) -> dict[str, Any]:
-    """Sizes of the suggested scopes (for reports)."""
-    sizes = [len(g) for _, g in groups]
-    return {
-        "scopes": len(sizes),
-        "largest": max(sizes, default=0),
-        "smallest": min(sizes, default=0),
-    }

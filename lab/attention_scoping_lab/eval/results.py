@@ -354,11 +354,6 @@ def finished_results(stored: Iterable[TaskResult], model: str) -> list[TaskResul
     return [r for r in stored if r.model == model and r.error is None]
 
 
-def read_results(path: Path, model: str) -> list[TaskResult]:
-    """Finished results of `model` in a results file."""
-    return finished_results(stored_results(path), model)
-
-
 class ResultsWriter:
     """The results file of a run, shared safely with other runs (other processes).
 
