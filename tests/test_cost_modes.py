@@ -97,10 +97,10 @@ def test_native_modes_keep_the_prefix_and_disclose_at_the_tail(
     """Tools and system prompt never change (every request extends the previous one); no
     deferred catalog tool is rendered in the tools block; definitions reach the conversation in
     tool results, before the tool is first called: once each, except that a scope loaded again
-    (as built) expands all its tools again."""
+    (`scoping_<mode>_again`, the first build) expands all its tools again."""
     strategy = strategies[name]
     catalog = set(strategy.specs)
-    again = name in ("scoping_anthropic", "scoping_openai")
+    again = name in ("scoping_anthropic_again", "scoping_openai_again")
     server_of: dict[str, str] = getattr(strategy, "server_of", {})
     for conv in _play(strategy):
         for before, after in zip(conv.requests, conv.requests[1:], strict=False):
