@@ -36,7 +36,7 @@ class ToolIndex:
 
     def update(self, tools: Sequence[BaseTool | dict[str, Any]]) -> None:
         """Make sure every tool in `tools` is indexed with its current definition."""
-        signature = tuple(id(t) for t in tools)
+        signature = tuple(map(id, tools))
         if signature == self._last:
             return
         with self._lock:

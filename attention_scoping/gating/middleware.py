@@ -24,8 +24,7 @@ from typing_extensions import override
 
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
-from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
-from attention_scoping.core.blast_radius import may_open
+from attention_scoping.adapters.tools import tool_name, visible_tool_choice
 from attention_scoping.core.messages import intent_text
 from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
 from attention_scoping.core.tokens import get_counter
@@ -37,6 +36,7 @@ from attention_scoping.gating.disclosure import (
     precondition_payload,
     unknown_tool_payload,
 )
+from attention_scoping.gating.facts import FactsMemo, ToolFacts
 from attention_scoping.gating.gate import (
     Decision,
     GateInputs,
@@ -197,6 +197,7 @@ class ToolAttentionMiddleware(
         self._name = name
         self._pools: dict[tuple[str, ...], tuple[str, int]] = {}
         self._matchers: dict[tuple[str, ...], NameMatcher] = {}
+        self._facts = FactsMemo()
         self._counter = get_counter()
         self._eager = list(tools) if tools is not None else []
 
@@ -227,11 +228,11 @@ class ToolAttentionMiddleware(
         self, state: Mapping[str, Any], tools: Sequence[BaseTool | dict[str, Any]]
     ) -> Decision:
         """The gate's decision for `state` over candidate `tools` (no model call made)."""
-        candidates = [t for t in tools if not isinstance(t, dict)]
+        facts = self._facts.facts(tools, objects_only=True)
         if self._eager:
             self.index.update(self._eager)
-        self.index.update(candidates)
-        return self.decide_names(state, [tool_name(t) for t in candidates], candidates)
+        self.index.update(facts.objects)
+        return self._decide(state, facts.names, facts)
 
     def decide_names(
         self,
@@ -243,30 +244,34 @@ class ToolAttentionMiddleware(
         catalog once with `index.fit_catalog` and call this per query). The blast-radius rule
         reads the tool objects: pass `tools` for it (`decide` does); over names alone, the
         decision measures the ranking only."""
+        facts = self._facts.facts(tools, objects_only=False) if tools else None
+        return self._decide(state, names, facts)
+
+    def _decide(
+        self, state: Mapping[str, Any], names: Sequence[str], facts: ToolFacts | None
+    ) -> Decision:
+        """The decision over `names`, with what the tool objects say (`facts`) when known."""
         messages = list(state.get("messages", []))
         intent = intent_text(messages, self.intent_turns)
-        present = set(names)
+        present = facts.present if facts is not None and names is facts.names else set(names)
         checks = {n: check for n, check in self.preconditions.items() if n in present}
-        for tool in tools or ():
-            meta = getattr(tool, "metadata", None)
-            if meta and "preconditions" in meta:
-                found = self._precondition(tool_name(tool), tool)
-                if found is not None:
-                    checks.setdefault(tool_name(tool), found)
+        for name, own in facts.metadata_checks if facts is not None else ():
+            found = self.preconditions.get(name, own)
+            if found is not None:
+                checks.setdefault(name, found)
+        writes: frozenset[str] = frozenset()
+        if facts is not None:
+            writes = facts.writes if present is facts.present else facts.writes & present
         inputs = GateInputs(
             intent=intent,
             candidates=names,
-            pinned=self.pinned | {tool_name(t) for t in tools or () if is_pinned(t)},
+            pinned=self.pinned | frozenset(facts.marked if facts is not None else ()),
             named=self._matcher(names)(intent) if self.detect_names else (),
             requested=requested_tools(messages),
             sticky=used_tools(messages, self.sticky_turns),
             preconditions=checks,
             state=state,
-            writes=frozenset(
-                tool_name(t)
-                for t in tools or ()
-                if not may_open(t, "code") and tool_name(t) in present
-            ),
+            writes=writes,
         )
         return decide(inputs, self.index.scores, k=self.k, threshold=self.threshold)
 
@@ -342,11 +347,12 @@ class ToolAttentionMiddleware(
     ) -> tuple[ModelRequest[ContextT], Decision, list[str]]:
         """`prepare_request`, plus the names this call shows (for the state update)."""
         decision = self.decide(request.state, request.tools)
-        candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
-        marked = [tool_name(t) for t in request.tools if not isinstance(t, dict) and is_pinned(t)]
+        facts = self._facts.facts(request.tools, objects_only=True)
+        candidates, marked = facts.names, facts.marked
         held = self.held_tools(request.state, decision, candidates)
         shown = set(held)
-        tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
+        rows = sorted([*facts.dict_rows, *(r for n in shown for r in facts.rows.get(n, ()))])
+        tools = [request.tools[r] for r in rows]
         text, tokens = self.pool(
             candidates, marked, [n for n in decision.withheld_writes if n not in shown]
         )
@@ -364,7 +370,7 @@ class ToolAttentionMiddleware(
                     {
                         "type": "gate",
                         "intent": decision.intent,
-                        "shown": [n for n in candidates if n in shown],
+                        "shown": [tool_name(t) for t in tools if not isinstance(t, dict)],
                         "candidates": len(candidates),
                         "pool_tokens": tokens,
                         "ranker": self.ranker_name,
@@ -383,7 +389,7 @@ class ToolAttentionMiddleware(
             update["gate_turn"] = {
                 "turn": turn_key(messages),
                 "candidates": _fingerprint(
-                    [tool_name(t) for t in request.tools if not isinstance(t, dict)]
+                    self._facts.facts(request.tools, objects_only=True).names
                 ),
                 "shown": shown,
             }

@@ -1,0 +1,119 @@
+"""What the gate reads from the tool objects of a request, read once per list of tools.
+
+A tool's name, its `pinned` mark, whether it writes (`core.blast_radius`) and the precondition
+in its metadata depend only on the tool object; reading them on every model call was most of a
+decision over thousands of tools. They are kept per list of tool objects and of their metadata
+objects, so a new or replaced tool, or a tool given a new metadata dict (`mark_pinned` does
+that), is read afresh.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from attention_scoping.adapters.tools import is_pinned, tool_name
+from attention_scoping.core.blast_radius import may_open
+from attention_scoping.gating.preconditions import Precondition
+
+
+@dataclass(frozen=True)
+class ToolFacts:
+    """The facts of one list of tools (provider dicts left out when `objects_only`)."""
+
+    objects: list[Any]
+    """The tools the facts are about, in request order (held, so their ids stay valid)."""
+    names: list[str]
+    """Their names, in the same order."""
+    present: frozenset[str]
+    """The set of `names`."""
+    marked: list[str]
+    """Names of the tools whose metadata marks them pinned, in request order."""
+    writes: frozenset[str]
+    """Names of the tools code may not put in view (they write)."""
+    metadata_checks: tuple[tuple[str, Precondition | None], ...]
+    """(name, the precondition its metadata holds or None when unusable) for every tool whose
+    metadata has a `preconditions` key, in request order."""
+    rows: Mapping[str, tuple[int, ...]]
+    """Positions in the request list of the tools with each name (provider dicts excluded)."""
+    dict_rows: tuple[int, ...]
+    """Positions in the request list of provider dicts."""
+
+
+def _metadata_check(meta: Any) -> Precondition | None:
+    """The precondition a metadata mapping holds, when it is a callable or a mapping."""
+    found = meta.get("preconditions") if isinstance(meta, Mapping) else None
+    return found if callable(found) or isinstance(found, Mapping) else None
+
+
+def read_facts(tools: Sequence[Any], *, objects_only: bool) -> ToolFacts:
+    """Read the facts of `tools` (every one, or only those that are not provider dicts)."""
+    objects = [t for t in tools if not isinstance(t, dict)] if objects_only else list(tools)
+    names = [tool_name(t) for t in objects]
+    checks: list[tuple[str, Precondition | None]] = []
+    for tool, name in zip(objects, names, strict=True):
+        meta = getattr(tool, "metadata", None)
+        if meta and "preconditions" in meta:
+            checks.append((name, _metadata_check(meta)))
+    rows: dict[str, list[int]] = {}
+    dict_rows: list[int] = []
+    for row, tool in enumerate(tools):
+        if isinstance(tool, dict):
+            dict_rows.append(row)
+        else:
+            rows.setdefault(tool_name(tool), []).append(row)
+    return ToolFacts(
+        objects=objects,
+        names=names,
+        present=frozenset(names),
+        marked=[n for t, n in zip(objects, names, strict=True) if is_pinned(t)],
+        writes=frozenset(n for t, n in zip(objects, names, strict=True) if not may_open(t, "code")),
+        metadata_checks=tuple(checks),
+        rows={name: tuple(found) for name, found in rows.items()},
+        dict_rows=tuple(dict_rows),
+    )
+
+
+def _metadata_of(tool: Any) -> Any:
+    return getattr(tool, "metadata", None)
+
+
+class FactsMemo:
+    """The facts of the last few tool lists, keyed by the identity of the tools and of their
+    metadata (a list with the same objects reads nothing again)."""
+
+    def __init__(self, size: int = 8) -> None:
+        """Keep at most `size` lists."""
+        self.size = size
+        self._items: dict[tuple[Any, ...], tuple[ToolFacts, tuple[Any, ...]]] = {}
+        self._lock = threading.Lock()
+        self.reads = 0
+        """How many times facts were read from the tools (for tests)."""
+
+    def facts(
+        self,
+        tools: Sequence[Any],
+        *,
+        objects_only: bool,
+        read: Callable[..., ToolFacts] = read_facts,
+    ) -> ToolFacts:
+        """The facts of `tools`, read once per list of tool and metadata objects.
+
+        The key is the ids of the tools and of their metadata (C-level loops: a fraction of a
+        millisecond over thousands of tools); both are held with the facts, so no id in a key
+        can be reused by a new object while the key is kept."""
+        held = (*tools, *map(_metadata_of, tools))
+        key = (objects_only, *map(id, held))
+        with self._lock:
+            found = self._items.get(key)
+        if found is not None:
+            return found[0]
+        facts = read(tools, objects_only=objects_only)
+        with self._lock:
+            self.reads += 1
+            if len(self._items) >= self.size:
+                self._items.pop(next(iter(self._items)))
+            self._items[key] = (facts, held)
+        return facts
