@@ -9,6 +9,7 @@ that), is read afresh.
 
 from __future__ import annotations
 
+import operator
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ class ToolFacts:
 
     objects: list[Any]
     """The tools the facts are about, in request order (held, so their ids stay valid)."""
-    names: list[str]
-    """Their names, in the same order."""
+    ids: tuple[int, ...]
+    """The ids of `objects` (the tool index's signature of the list)."""
+    names: tuple[str, ...]
+    """Their names, in the same order (a tuple: decisions remember its positions by identity)."""
     present: frozenset[str]
     """The set of `names`."""
     marked: list[str]
@@ -51,7 +54,7 @@ def _metadata_check(meta: Any) -> Precondition | None:
 def read_facts(tools: Sequence[Any], *, objects_only: bool) -> ToolFacts:
     """Read the facts of `tools` (every one, or only those that are not provider dicts)."""
     objects = [t for t in tools if not isinstance(t, dict)] if objects_only else list(tools)
-    names = [tool_name(t) for t in objects]
+    names = tuple(tool_name(t) for t in objects)
     checks: list[tuple[str, Precondition | None]] = []
     for tool, name in zip(objects, names, strict=True):
         meta = getattr(tool, "metadata", None)
@@ -66,6 +69,7 @@ def read_facts(tools: Sequence[Any], *, objects_only: bool) -> ToolFacts:
             rows.setdefault(tool_name(tool), []).append(row)
     return ToolFacts(
         objects=objects,
+        ids=tuple(map(id, objects)),
         names=names,
         present=frozenset(names),
         marked=[n for t, n in zip(objects, names, strict=True) if is_pinned(t)],
@@ -80,6 +84,17 @@ def _metadata_of(tool: Any) -> Any:
     return getattr(tool, "metadata", None)
 
 
+_METADATA = operator.attrgetter("metadata")
+
+
+def _metadata(tools: Sequence[Any]) -> tuple[Any, ...]:
+    """Every tool's `metadata` (None where it has none), by a C-level loop when all have one."""
+    try:
+        return tuple(map(_METADATA, tools))
+    except AttributeError:  # provider dicts, plain functions
+        return tuple(map(_metadata_of, tools))
+
+
 class FactsMemo:
     """The facts of the last few tool lists, keyed by the identity of the tools and of their
     metadata (a list with the same objects reads nothing again)."""
@@ -87,7 +102,7 @@ class FactsMemo:
     def __init__(self, size: int = 8) -> None:
         """Keep at most `size` lists."""
         self.size = size
-        self._items: dict[tuple[Any, ...], tuple[ToolFacts, tuple[Any, ...]]] = {}
+        self._items: list[tuple[tuple[Any, ...], ToolFacts, tuple[Any, ...]]] = []
         self._lock = threading.Lock()
         self.reads = 0
         """How many times facts were read from the tools (for tests)."""
@@ -104,16 +119,15 @@ class FactsMemo:
         The key is the ids of the tools and of their metadata (C-level loops: a fraction of a
         millisecond over thousands of tools); both are held with the facts, so no id in a key
         can be reused by a new object while the key is kept."""
-        held = (*tools, *map(_metadata_of, tools))
+        held = (*tools, *_metadata(tools))
         key = (objects_only, *map(id, held))
         with self._lock:
-            found = self._items.get(key)
-        if found is not None:
-            return found[0]
+            items = list(self._items)
+        for known, facts, _ in items:  # compared, not hashed: equality of ids is cheaper
+            if known == key:
+                return facts
         facts = read(tools, objects_only=objects_only)
         with self._lock:
             self.reads += 1
-            if len(self._items) >= self.size:
-                self._items.pop(next(iter(self._items)))
-            self._items[key] = (facts, held)
+            self._items = [(key, facts, held), *self._items[: self.size - 1]]
         return facts

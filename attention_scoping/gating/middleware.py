@@ -231,7 +231,7 @@ class ToolAttentionMiddleware(
         facts = self._facts.facts(tools, objects_only=True)
         if self._eager:
             self.index.update(self._eager)
-        self.index.update(facts.objects)
+        self.index.update(facts.objects, signature=facts.ids)
         return self._decide(state, facts.names, facts)
 
     def decide_names(
