@@ -339,7 +339,6 @@ def _without(names: Sequence[str], where: Mapping[str, int], drop: Iterable[str]
     return out
 
 
-
 @dataclass(frozen=True)
 class GateInputs:
     """Everything a decision depends on besides the scores."""

@@ -173,7 +173,8 @@ class ScopeStart:
         self._ranker_spec = ranker
         self._rank: Rank | None = None
         self.ranker_label = ""
-        self._docs: tuple[tuple[str, ...], list[ToolSpec], frozenset[str]] | None = None
+        self._docs: tuple[tuple[str, ...], tuple[ToolSpec, ...], frozenset[str]] | None = None
+        self._seen: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -181,8 +182,10 @@ class ScopeStart:
         """Whether any call will rank (pre-selection on, or the `top` start)."""
         return self.preselect != "off" or self.start == "top"
 
-    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, list[ToolSpec], frozenset[str]]:
-        """The ranker, the ranking documents of `tools`, and the names code may put in view."""
+    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, tuple[ToolSpec, ...], frozenset[str]]:
+        """The ranker, the ranking documents of `tools`, and the names code may put in view
+        (read again only when the tool objects change; a tuple, so rankers and pre-selection
+        recognise the same documents by identity)."""
         with self._lock:
             if self._rank is None:
                 self._rank, self.ranker_label, kind = resolve_rank(self._ranker_spec)
@@ -195,12 +198,17 @@ class ScopeStart:
                 floor, lead = CALIBRATION.get(kind, (0.0, 0.0))
                 self.min_score = floor if self._min_score is None else self._min_score
                 self.margin = lead if self._margin is None else self._margin
+            ids = tuple(map(id, tools))
+            if self._seen is not None and self._seen[0] == ids:
+                assert self._docs is not None
+                return self._rank, self._docs[1], self._docs[2]
             objects = [t for t in tools if not isinstance(t, dict)]
             key = tuple(getattr(t, "name", "") for t in objects)
             if self._docs is None or self._docs[0] != key:
-                docs = scope_documents(self.catalog, specs_from_tools(objects))
+                docs = tuple(scope_documents(self.catalog, specs_from_tools(objects)))
                 readable = frozenset(t.name for t in objects if may_open(t, "code"))
                 self._docs = (key, docs, readable)
+            self._seen = (ids, tuple(tools))  # held, so no id in `ids` is reused meanwhile
             return self._rank, self._docs[1], self._docs[2]
 
     def choose(self, intent: str, tools: Sequence[Any]) -> ScopeChoice:
