@@ -25,6 +25,7 @@ from attention_scoping.scoping.preselect import (
     scope_documents,
     top_tools,
 )
+from attention_scoping.scoping.start import document_words, lexical_rank
 
 DESCRIPTIONS = {
     "get_current_weather": "Current weather and temperature for a city.",
@@ -201,3 +202,14 @@ def test_the_gate_keeps_candidate_order_for_writes_and_shown_tools() -> None:
     assert len(expected) == 5
     order = [t.name for t in reversed(tools)]
     assert list(decision.shown) == sorted(decision.shown, key=order.index)
+
+
+def test_the_lexical_ranking_tokenizes_a_document_tuple_once_with_the_same_result(
+    catalog: ScopeCatalog,
+) -> None:
+    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
+    for query in QUERIES:
+        first = lexical_rank(query, docs)
+        assert lexical_rank(query, docs) == first == lexical_rank(query, list(docs))
+    assert document_words(docs) is document_words(docs)
+    assert document_words(list(docs)) is not document_words(list(docs))

@@ -16,13 +16,14 @@ import bisect
 import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from attention_scoping.core.messages import MessageLike, current_turn
 from attention_scoping.core.tool import RankTools, ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
+
+if TYPE_CHECKING:  # numpy comes with the gate extra; only rankers that need it use it
+    import numpy as np
 
 SCOPE_DOC_PREFIX = "scope::"
 """Name prefix of the document that stands for a scope's own description."""
@@ -136,6 +137,8 @@ class DocumentScopes:
 
     def __init__(self, catalog: ScopeCatalog, documents: Sequence[ToolSpec]) -> None:
         """Read the owners of every document (the per-document Python, done once)."""
+        import numpy as np
+
         self.names = [d.name for d in documents]
         self.scope_names = sorted(catalog.scopes)
         ids = {name: i for i, name in enumerate(self.scope_names)}
@@ -166,6 +169,8 @@ class DocumentScopes:
 
     def allowed(self, names: Collection[str]) -> np.ndarray:
         """A mask of the documents named in `names` (remembered for the last collection)."""
+        import numpy as np
+
         last = self._allowed
         if last is not None and last[0] is names:
             return last[1]
@@ -176,6 +181,8 @@ class DocumentScopes:
 
     def best(self, scores: np.ndarray, reach: np.ndarray) -> dict[str, float]:
         """`scope_scores` over the documents in `reach`: best score per scope, best first."""
+        import numpy as np
+
         pairs = self.pair_counts & reach[self.pair_doc]
         owners = self.pair_scope[pairs]
         best = np.full(len(self.scope_names), -np.inf)
@@ -186,6 +193,8 @@ class DocumentScopes:
 
     def offered_by(self, scope: str) -> np.ndarray:
         """A mask of the tool documents `scope` offers."""
+        import numpy as np
+
         mask = np.zeros(len(self.names), dtype=bool)
         sid = self.ids.get(scope)
         if sid is not None:
@@ -221,6 +230,8 @@ def _ordered_names(
 ) -> tuple[str, ...]:
     """The names of the documents at `rows`, best first as the ranker orders them: by score,
     rows named exactly before others of the same score, ties in row order."""
+    import numpy as np
+
     named = np.zeros(scores.size, dtype=bool)
     named[exact] = True
     order = rows[np.lexsort((rows, ~named[rows], -scores[rows]))]
@@ -239,6 +250,8 @@ def _preselect_arrays(
 ) -> ScopeChoice:
     """`preselect` with numpy over the ranker's score array: the same choice, scores and tools
     as walking its (name, score) pairs, without a Python step per document."""
+    import numpy as np
+
     arrays = document_scopes(catalog, documents)
     values, exact = rank.scored(intent, documents)
     scores = np.asarray(values, dtype=np.float64)
@@ -360,6 +373,8 @@ def top_tools(
     if not intent.strip() or k <= 0:
         return []
     if isinstance(rank, ScoresDocuments):
+        import numpy as np
+
         arrays = document_scopes(catalog, documents)
         values, exact = rank.scored(intent, documents)
         scores = np.asarray(values, dtype=np.float64)

@@ -45,18 +45,45 @@ PRESELECT_MODES: tuple[str, ...] = ("off", "unscoped", "every_turn")
 START_MODES: tuple[str, ...] = ("index", "all", "top")
 
 
+_DOCUMENT_WORDS: list[tuple[Sequence[ToolSpec], list[tuple[str, frozenset[str]]]]] = []
+_DOCUMENT_WORDS_LOCK = threading.Lock()
+DOCUMENT_WORDS_MEMO = 8
+"""Document tuples whose words `lexical_rank` remembers (one per scoping middleware)."""
+
+
+def document_words(documents: Sequence[ToolSpec]) -> list[tuple[str, frozenset[str]]]:
+    """(name, words of name, description and parameter names) per document, tokenized once per
+    tuple of documents (a tuple cannot change; a list is tokenized afresh)."""
+    with _DOCUMENT_WORDS_LOCK:
+        known = list(_DOCUMENT_WORDS)
+    for docs, words in known:
+        if docs is documents:
+            return words
+    made = [
+        (
+            doc.name,
+            frozenset(
+                lexical_tokens(f"{doc.name} {doc.description} {' '.join(doc.parameter_names())}")
+            ),
+        )
+        for doc in documents
+    ]
+    if isinstance(documents, tuple):
+        with _DOCUMENT_WORDS_LOCK:
+            _DOCUMENT_WORDS[:] = [(documents, made), *_DOCUMENT_WORDS][:DOCUMENT_WORDS_MEMO]
+    return made
+
+
 def lexical_rank(query: str, documents: Sequence[ToolSpec]) -> list[tuple[str, float]]:
     """Dependency-free ranking: the share of the query's words found in each document."""
     words = set(lexical_tokens(query))
     if not words:
         return []
     scored = []
-    for doc in documents:
-        params = " ".join(doc.parameter_names())
-        text = set(lexical_tokens(f"{doc.name} {doc.description} {params}"))
+    for name, text in document_words(documents):
         hits = len(words & text)
         if hits:
-            scored.append((doc.name, hits / len(words)))
+            scored.append((name, hits / len(words)))
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
