@@ -1,17 +1,24 @@
 """Benchmark: the search's latency at scale, side by side with the bare encoder, in one run.
 
-    python benchmarks/search_latency.py [--sizes 1000,5000,20000] [--queries 150]
+    python benchmarks/search_latency.py [--sizes 1000,5000,20000] [--queries 150] [--clock wall]
 
 For each catalog size, over the same requests (BFCL and Seal-Tools dev queries, alternating):
 
 - `encoder`: the bare encoder on the texts the gate embeds for the request (the request, or
-  its parts), called directly (no memo): the floor every search pays;
-- `gate`: the gate decision (`ToolAttentionMiddleware.decide_names`: name detection, hybrid
-  scores over every tool, threshold, top k), the request never seen before;
+  its parts), called directly (no memo), and the dot products of those vectors with every
+  tool's: the floor every search pays;
+- `gate`: the gate decision per model call (`ToolAttentionMiddleware.decide` over the tool
+  objects: their names, pinned marks, writes and preconditions, name detection, hybrid scores
+  over every tool, threshold, top k), the request never seen before;
 - `first call`: what the first model call of a user turn pays with scopes: scope
-  pre-selection (`AttentionScopingMiddleware`'s ranking over every scoped tool, scopes of 10
-  tools) and then the gate decision, the request never seen before;
+  pre-selection (`ScopeStart.choose`, the scoping middleware's ranking over every scoped tool,
+  scopes of 10 tools) and then the gate decision, the request never seen before;
 - `preselect`: the pre-selection alone.
+
+Every tenth tool writes (`metadata={"risk": "write"}`), so the blast-radius rule has work to do.
+Besides p50 / p95 per column, `ratio` is each column's p50 over the encoder's p50 from the same
+run: on a loaded machine the absolute figures move with the load, the ratio much less.
+`--clock cpu` times process CPU instead of wall time (the encoder's threads included).
 
 Catalogs: BFCL's and Seal-Tools' tools (5,108 real tools) cut to the size, or repeated under new
 names to reach it (a repeated tool reuses its original's vector: only its name differs, and the
@@ -88,17 +95,26 @@ def requests(count: int) -> list[str]:
     return mixed[:count]
 
 
+WRITE_EVERY = 10
+"""Every WRITE_EVERY-th tool is marked as a write."""
+
+
 def as_tools(specs: Sequence[ToolSpec]) -> list[StructuredTool]:
-    """Light LangChain tools with the specs' JSON schemas (what the scoping middleware ranks)."""
+    """Light LangChain tools with the specs' JSON schemas (what the scoping middleware ranks);
+    every `WRITE_EVERY`-th one writes."""
 
     def run(**kwargs: Any) -> str:
         return "ok"
 
     return [
         StructuredTool(
-            name=s.name, description=s.description, args_schema=dict(s.parameters), func=run
+            name=s.name,
+            description=s.description,
+            args_schema=dict(s.parameters),
+            func=run,
+            metadata={"risk": "write"} if i % WRITE_EVERY == WRITE_EVERY - 1 else None,
         )
-        for s in specs
+        for i, s in enumerate(specs)
     ]
 
 
@@ -109,15 +125,20 @@ def percentiles(samples: list[float]) -> str:
     return f"{statistics.median(ordered):6.1f} / {p95:6.1f}"
 
 
-def measure(size: int, texts: list[str], encoder: Encoder) -> dict[str, list[float]]:
+COLUMNS = ("encoder", "gate", "preselect", "first call")
+
+
+def measure(size: int, texts: list[str], encoder: Encoder, clock: str) -> dict[str, list[float]]:
     """Per-request timings (ms) of the encoder, the gate, pre-selection and the first call."""
     cache = ReplicaCache()
     specs = catalog(size, cache)
     hybrid = HybridRanker(DenseRanker(encoder, cache=cache))
     gate = ToolAttentionMiddleware(ranker=hybrid, summary_pool="off", emit_events=False)
-    gate.index.fit_catalog(specs)
-    keys = [s.id for s in specs]
     tools = as_tools(specs)
+    gate.index.update(tools)
+    keys = [t.name for t in tools]
+    matrix = hybrid.dense._matrix
+    assert matrix is not None
     scopes = [
         Scope(
             f"scope_{i // SCOPE_SIZE}",
@@ -137,11 +158,15 @@ def measure(size: int, texts: list[str], encoder: Encoder) -> dict[str, list[flo
         ranker=CatalogRanker("dense", cache=cache, encoder=encoder),
     )
     start.choose("warm up the ranking", tools)
-    gate.decide_names({"messages": [HumanMessage("warm up the gate")]}, keys)
-    out: dict[str, list[float]] = {"encoder": [], "gate": [], "preselect": [], "first call": []}
+    gate.decide({"messages": [HumanMessage("warm up the gate")]}, tools)
+    out: dict[str, list[float]] = {column: [] for column in COLUMNS}
+    timer = time.process_time if clock == "cpu" else time.perf_counter
+
+    def bare(parts: list[str]) -> None:
+        _ = encoder.encode(parts) @ matrix.T
 
     def decide(text: str) -> None:
-        gate.decide_names({"messages": [HumanMessage(text)]}, keys)
+        gate.decide({"messages": [HumanMessage(text)]}, tools)
 
     def first_call(text: str) -> None:
         start.choose(text, tools)
@@ -149,40 +174,43 @@ def measure(size: int, texts: list[str], encoder: Encoder) -> dict[str, list[flo
 
     for number, text in enumerate(texts):
         parts = hybrid.texts(text)
-        timed(out["encoder"], encoder.encode, parts[1:] if len(parts) > 1 else parts)
+        timed(timer, out["encoder"], bare, parts[1:] if len(parts) > 1 else parts)
         # a text never seen before, so nothing is memoized
-        timed(out["gate"], decide, f"{text} ({number} a)")
-        timed(out["preselect"], start.choose, f"{text} ({number} b)", tools)
-        timed(out["first call"], first_call, f"{text} ({number} c)")
+        timed(timer, out["gate"], decide, f"{text} ({number} a)")
+        timed(timer, out["preselect"], start.choose, f"{text} ({number} b)", tools)
+        timed(timer, out["first call"], first_call, f"{text} ({number} c)")
     return out
 
 
-def timed(into: list[float], work: Callable[..., Any], *args: Any) -> None:
-    """Run `work(*args)` and append its wall time in ms."""
-    started = time.perf_counter()
+def timed(
+    timer: Callable[[], float], into: list[float], work: Callable[..., Any], *args: Any
+) -> None:
+    """Run `work(*args)` and append its time in ms."""
+    started = timer()
     work(*args)
-    into.append((time.perf_counter() - started) * 1000.0)
+    into.append((timer() - started) * 1000.0)
 
 
 def main() -> None:
-    """Print p50 / p95 per catalog size."""
+    """Print p50 / p95 per catalog size, and each column's p50 over the encoder's."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="1000,5000,20000")
     parser.add_argument("--queries", type=int, default=150)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
     args = parser.parse_args()
     encoder = shared_minilm()
     texts = requests(args.queries)
-    print(f"{len(texts)} requests; p50 / p95 ms; load average before: {os.getloadavg()[0]:.1f}")
     print(
-        "tools".rjust(7)
-        + "".join(c.rjust(18) for c in ("encoder", "gate", "preselect", "first call"))
+        f"{len(texts)} requests; {args.clock} clock; p50 / p95 ms (ratio: p50 / encoder p50); "
+        f"load average before: {os.getloadavg()[0]:.1f}"
     )
+    print("tools".rjust(7) + "".join(c.rjust(18) for c in COLUMNS) + "   ratio gate / pre / first")
     for size in (int(s) for s in args.sizes.split(",")):
-        row = measure(size, texts, encoder)
-        cells = "".join(
-            percentiles(row[c]).rjust(18) for c in ("encoder", "gate", "preselect", "first call")
-        )
-        print(f"{size:7d}{cells}   (load {os.getloadavg()[0]:.1f})", flush=True)
+        row = measure(size, texts, encoder, args.clock)
+        cells = "".join(percentiles(row[c]).rjust(18) for c in COLUMNS)
+        floor = statistics.median(row["encoder"])
+        ratios = " / ".join(f"{statistics.median(row[c]) / floor:.2f}" for c in COLUMNS[1:])
+        print(f"{size:7d}{cells}   {ratios}   (load {os.getloadavg()[0]:.1f})", flush=True)
 
 
 if __name__ == "__main__":

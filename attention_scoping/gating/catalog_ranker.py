@@ -22,13 +22,30 @@ if TYPE_CHECKING:
     from attention_scoping.gating.encoders import Encoder
 
 
+def raised(scores: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """`scores` with the rows named exactly raised to at least 1 and at least the best score
+    (a float64 copy when any is; `scores` itself otherwise)."""
+    if not exact.size:
+        return scores
+    scores = scores.astype(np.float64, copy=True)
+    scores[exact] = max(1.0, float(scores.max()))
+    return scores
+
+
+def ranked_rows(rows: np.ndarray, scores: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """`rows` in the order `exact_first` gives them: best first over `raised` scores, rows
+    named exactly before others of the same score, ties in row order."""
+    named = np.zeros(scores.size, dtype=bool)
+    named[exact] = True
+    return rows[np.lexsort((rows, ~named[rows], -scores[rows]))]
+
+
 def exact_first(scores: np.ndarray, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(order, scores): rows named exactly first (in row order, scored at least 1 and at least
     the best score), then the others best first, ties in row order."""
     if not exact.size:
         return np.argsort(-scores, kind="stable"), scores
-    scores = scores.astype(np.float64, copy=True)
-    scores[exact] = max(1.0, float(scores.max()))
+    scores = raised(scores, exact)
     rest = np.ones(scores.size, dtype=bool)
     rest[exact] = False
     others = np.flatnonzero(rest)
@@ -62,6 +79,7 @@ class CatalogRanker:
         self.__name__ = f"gating:{self.ranker.name}"
         self._entries: list[Any] = []
         self._key: tuple[int, ...] = ()
+        self._given: tuple[Any, ...] | None = None
         self._names: np.ndarray = np.zeros(0, dtype=object)
         self._exact = ExactNames([])
         self._lock = threading.Lock()
@@ -78,12 +96,30 @@ class CatalogRanker:
         self._entries = list(entries)  # held, so their ids cannot be reused while keyed
         self._key = key
 
+    def _fitted(self, entries: Sequence[Any]) -> None:
+        """Fit over `entries` unless they are the entries fitted (a tuple is recognised by
+        identity, any other sequence by the ids of its entries). Call with the lock held."""
+        if isinstance(entries, tuple) and entries is self._given:
+            return
+        key = tuple(map(id, entries))
+        if key != self._key:
+            self._fit(entries, key)
+        self._given = entries if isinstance(entries, tuple) else None
+
+    def scored(self, query: str, entries: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, exact): every entry's score for `query` (rows named exactly `raised`), and
+        the rows named exactly; what `__call__` orders, for callers that select with arrays."""
+        with self._lock:
+            self._fitted(entries)
+            if not len(self._names):
+                return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
+            exact = self._exact.rows(query)
+            return raised(self.ranker.scores(query), exact), exact
+
     def __call__(self, query: str, entries: Sequence[Any]) -> list[tuple[str, float]]:
         """(name, score) for every entry, best first; entries named exactly lead."""
-        key = tuple(map(id, entries))
         with self._lock:
-            if key != self._key:
-                self._fit(entries, key)
+            self._fitted(entries)
             if not len(self._names):
                 return []
             order, scores = exact_first(self.ranker.scores(query), self._exact.rows(query))

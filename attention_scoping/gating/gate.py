@@ -15,6 +15,7 @@ the summary pool) and was refused this turn, or it used the tool earlier in the 
 from __future__ import annotations
 
 import heapq
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -110,7 +111,9 @@ class Decision:
         self._slots = max(slots, 0)
         taken = [name for name, value in self._ranked[: self._slots] if value >= threshold]
         picked = {n for n, verdict in fixed.items() if verdict.shown}.union(taken)
-        self.shown: tuple[str, ...] = tuple(sorted(picked, key=self._candidates.index))
+        where = positions(candidates)
+        order = where.__getitem__ if picked <= where.keys() else self._candidates.index
+        self.shown: tuple[str, ...] = tuple(sorted(picked, key=order))
         self._verdicts: dict[str, Verdict] | None = None
 
     @property
@@ -298,6 +301,48 @@ class NameMatcher:
 
 # -- the decision ----------------------------------------------------------------------------
 
+_POSITIONS: dict[tuple[str, ...], dict[str, int]] = {}
+_POSITIONS_LOCK = threading.Lock()
+_LAST_POSITIONS: list[tuple[tuple[str, ...], dict[str, int]] | None] = [None]
+POSITION_MEMO = 8
+"""Candidate lists whose positions are remembered (the calls of a turn share one list)."""
+
+
+def positions(names: Sequence[str]) -> dict[str, int]:
+    """The first position of each name in `names`, remembered for the last few lists: every
+    decision asks which candidates a promotion names, and in what order, without walking the
+    whole list again."""
+    if isinstance(names, tuple):  # immutable: the last one is recognised by identity
+        last = _LAST_POSITIONS[0]
+        if last is not None and last[0] is names:
+            return last[1]
+    key = tuple(names)
+    with _POSITIONS_LOCK:
+        found = _POSITIONS.get(key)
+    if found is None:
+        found = dict(zip(reversed(key), range(len(key) - 1, -1, -1), strict=True))
+        with _POSITIONS_LOCK:
+            if len(_POSITIONS) >= POSITION_MEMO:
+                _POSITIONS.pop(next(iter(_POSITIONS)))
+            _POSITIONS[key] = found
+    if isinstance(names, tuple):
+        _LAST_POSITIONS[0] = (names, found)
+    return found
+
+
+def _without(names: Sequence[str], where: Mapping[str, int], drop: Iterable[str]) -> list[str]:
+    """`names` without the names in `drop`, in order; by slices when names are unique."""
+    if len(where) != len(names):  # repeated names: every occurrence goes
+        dropped = set(drop)
+        return [n for n in names if n not in dropped]
+    out: list[str] = []
+    start = 0
+    for row in sorted(where[n] for n in drop if n in where):
+        out.extend(names[start:row])
+        start = row + 1
+    out.extend(names[start:])
+    return out
+
 
 @dataclass(frozen=True)
 class GateInputs:
@@ -316,11 +361,12 @@ class GateInputs:
     sticky, never by ranking, a name in the user's message, or all fitting within k."""
 
 
-def _asked(inputs: GateInputs, fixed: dict[str, Verdict], k: int) -> None:
+def _asked(
+    inputs: GateInputs, fixed: dict[str, Verdict], k: int, candidates: Mapping[str, int]
+) -> None:
     """Promote the tools the model asked for: refused this turn (requested) or used in the task
     (sticky). They come on top of the ranked ones (at most k of each), so a retry or a
     follow-up does not push the best match for the intent out; a write may come this way."""
-    candidates = set(inputs.candidates)
     for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):
         budget = k
         for name in source:
@@ -353,7 +399,7 @@ def decide(
     for name in inputs.pinned:
         if name not in fixed:
             fixed[name] = Verdict(name, True, "pinned")
-    candidates = set(inputs.candidates)
+    candidates = positions(inputs.candidates)
     slots = k
     named = [
         n for n in inputs.named if n in candidates and n not in fixed and n not in inputs.writes
@@ -361,13 +407,14 @@ def decide(
     for name in named[:k]:  # surplus named tools stay in the summary pool: k schemas at most
         fixed[name] = Verdict(name, True, "named_by_user")
         slots -= 1
-    _asked(inputs, fixed, k)
-    for name in inputs.candidates:  # writes the model did not ask for: not promoted by code
-        if name in inputs.writes and name not in fixed:
+    _asked(inputs, fixed, k, candidates)
+    # writes the model did not ask for, in candidate order: not promoted by code
+    for name in sorted((n for n in inputs.writes if n in candidates), key=candidates.__getitem__):
+        if name not in fixed:
             fixed[name] = Verdict(name, False, "writes")
     fixed = {n: v for n, v in fixed.items() if n in candidates}
 
-    rest = [n for n in inputs.candidates if n not in fixed] if fixed else inputs.candidates
+    rest = _without(inputs.candidates, candidates, fixed) if fixed else inputs.candidates
     ranked: Sequence[tuple[str, float]] = ()
     if len(rest) <= max(slots, 0):
         for name in rest:

@@ -34,9 +34,16 @@ class ToolIndex:
         self.fits = 0
         """How many times the ranker was (re)fitted."""
 
-    def update(self, tools: Sequence[BaseTool | dict[str, Any]]) -> None:
-        """Make sure every tool in `tools` is indexed with its current definition."""
-        signature = tuple(id(t) for t in tools)
+    def update(
+        self,
+        tools: Sequence[BaseTool | dict[str, Any]],
+        *,
+        signature: tuple[int, ...] | None = None,
+    ) -> None:
+        """Make sure every tool in `tools` is indexed with its current definition
+        (`signature`: the ids of `tools`, when the caller has them already)."""
+        if signature is None:
+            signature = tuple(map(id, tools))
         if signature == self._last:
             return
         with self._lock:

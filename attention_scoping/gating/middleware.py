@@ -24,7 +24,7 @@ from typing_extensions import override
 
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
-from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
+from attention_scoping.adapters.tools import is_pinned, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text, is_user_turn
 from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
@@ -52,6 +52,7 @@ from attention_scoping.gating.disclosure import (
     precondition_payload,
     unknown_tool_payload,
 )
+from attention_scoping.gating.facts import FactsMemo, ToolFacts
 from attention_scoping.gating.gate import (
     Decision,
     GateInputs,
@@ -225,6 +226,7 @@ class ToolAttentionMiddleware(
         self._name = name
         self._pools: dict[tuple[str, ...], tuple[str, int]] = {}
         self._matchers: dict[tuple[str, ...], NameMatcher] = {}
+        self._facts = FactsMemo()
         self._counter = get_counter()
         self._eager = list(tools) if tools is not None else []
         self.disclosure = DisclosureSetting(pool.disclosure, type(self).__name__)
@@ -268,16 +270,14 @@ class ToolAttentionMiddleware(
         """The gate's decision for `state` over candidate `tools` (no model call made);
         `opened`: tools that write which the model or the application already opened (a scope
         it loaded): they rank like tools that read."""
-        candidates = [t for t in tools if not isinstance(t, dict)]
+        facts = self._facts.facts(tools, objects_only=True)
         if self._eager:
             self.index.update(self._eager)
-        self.index.update(candidates)
-        if len(self._tools) > 4 * len(candidates) + 1024:
+        self.index.update(facts.objects, signature=facts.ids)
+        if len(self._tools) > 4 * len(facts.objects) + 1024:
             self._tools.clear()
-        self._tools.update((t.name, t) for t in candidates)
-        return self.decide_names(
-            state, [tool_name(t) for t in candidates], candidates, opened=opened
-        )
+        self._tools.update((t.name, t) for t in facts.objects)
+        return self._decide(state, facts.names, facts, opened=opened)
 
     def decide_names(
         self,
@@ -293,31 +293,40 @@ class ToolAttentionMiddleware(
         decision measures the ranking only. `asked`: tools the model asked for besides the
         ones refused this turn (promoted as requested); `opened`: writes already opened by the
         model or the application (they rank like reads)."""
+        facts = self._facts.facts(tools, objects_only=False) if tools else None
+        return self._decide(state, names, facts, asked=asked, opened=opened)
+
+    def _decide(
+        self,
+        state: Mapping[str, Any],
+        names: Sequence[str],
+        facts: ToolFacts | None,
+        *,
+        asked: Sequence[str] = (),
+        opened: Collection[str] = (),
+    ) -> Decision:
+        """The decision over `names`, with what the tool objects say (`facts`) when known."""
         messages = list(state.get("messages", []))
         intent = intent_text(messages, self.intent_turns)
-        present = set(names)
+        present = facts.present if facts is not None and names is facts.names else set(names)
         checks = {n: check for n, check in self.preconditions.items() if n in present}
-        for tool in tools or ():
-            meta = getattr(tool, "metadata", None)
-            if meta and "preconditions" in meta:
-                found = self._precondition(tool_name(tool), tool)
-                if found is not None:
-                    checks.setdefault(tool_name(tool), found)
+        for name, own in facts.metadata_checks if facts is not None else ():
+            found = self.preconditions.get(name, own)
+            if found is not None:
+                checks.setdefault(name, found)
+        writes: frozenset[str] = frozenset()
+        if facts is not None:
+            writes = facts.writes if present is facts.present else facts.writes & present
         inputs = GateInputs(
             intent=intent,
             candidates=names,
-            pinned=self.pinned | {tool_name(t) for t in tools or () if is_pinned(t)},
+            pinned=self.pinned | frozenset(facts.marked if facts is not None else ()),
             named=self._matcher(names)(intent) if self.detect_names else (),
             requested=[*requested_tools(messages), *asked],
             sticky=used_tools(messages, self.sticky_turns),
             preconditions=checks,
             state=state,
-            writes=frozenset(
-                tool_name(t)
-                for t in tools or ()
-                if not may_open(t, "code") and tool_name(t) in present
-            )
-            - frozenset(opened),
+            writes=writes - frozenset(opened),
         )
         return decide(inputs, self.index.scores, k=self.k, threshold=self.threshold)
 
@@ -419,11 +428,12 @@ class ToolAttentionMiddleware(
     ) -> tuple[ModelRequest[ContextT], Decision, list[str]]:
         """The rewrite mode: the tools array narrowed to the decision, the pool in the prompt."""
         decision = self.decide(request.state, request.tools)
-        candidates = [tool_name(t) for t in request.tools if not isinstance(t, dict)]
-        marked = [tool_name(t) for t in request.tools if not isinstance(t, dict) and is_pinned(t)]
+        facts = self._facts.facts(request.tools, objects_only=True)
+        candidates, marked = facts.names, facts.marked
         held = self.held_tools(request.state, decision, candidates)
         shown = set(held)
-        tools = [t for t in request.tools if isinstance(t, dict) or tool_name(t) in shown]
+        rows = sorted([*facts.dict_rows, *(r for n in shown for r in facts.rows.get(n, ()))])
+        tools = [request.tools[r] for r in rows]
         text, tokens = self.pool(
             candidates, marked, [n for n in decision.withheld_writes if n not in shown]
         )

@@ -13,13 +13,17 @@ words), not normalised per query.
 from __future__ import annotations
 
 import bisect
+import threading
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from attention_scoping.core.messages import MessageLike, current_turn
 from attention_scoping.core.tool import RankTools, ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
+
+if TYPE_CHECKING:  # numpy comes with the gate extra; only rankers that need it use it
+    import numpy as np
 
 SCOPE_DOC_PREFIX = "scope::"
 """Name prefix of the document that stands for a scope's own description."""
@@ -116,6 +120,154 @@ def choose(scores: Mapping[str, float], *, margin: float, min_score: float = 0.0
     return ScopeChoice(ordered[0][0], "confident", dict(ordered), lead)
 
 
+@runtime_checkable
+class ScoresDocuments(Protocol):
+    """A `Rank` that also gives its scores as arrays (`gating.CatalogRanker`): pre-selection
+    then picks scopes and tools with numpy instead of walking (name, score) pairs."""
+
+    def scored(self, query: str, entries: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """(every document's score, rows named exactly raised to lead; the rows named
+        exactly): the order `rank` gives is `gating.catalog_ranker.ranked_rows` of these."""
+        ...
+
+
+class DocumentScopes:
+    """The ranking documents of a catalog as arrays: the scopes each one stands for (a scope's
+    own document, or every scope offering a tool), built once per catalog and document tuple."""
+
+    def __init__(self, catalog: ScopeCatalog, documents: Sequence[ToolSpec]) -> None:
+        """Read the owners of every document (the per-document Python, done once)."""
+        import numpy as np
+
+        self.names = [d.name for d in documents]
+        self.scope_names = sorted(catalog.scopes)
+        ids = {name: i for i, name in enumerate(self.scope_names)}
+        docs: list[int] = []
+        scopes: list[int] = []
+        counts: list[bool] = []
+        self.scoped = np.zeros(len(self.names), dtype=bool)
+        """Tool documents some scope offers (what `matched_tools` may name)."""
+        for row, name in enumerate(self.names):
+            if name.startswith(SCOPE_DOC_PREFIX):
+                owners: Sequence[str] = (name[len(SCOPE_DOC_PREFIX) :],)
+            else:
+                owners = catalog.scopes_offering(name)
+                self.scoped[row] = bool(owners)
+            for scope in owners:
+                if scope not in ids:
+                    ids[scope] = len(self.scope_names)
+                    self.scope_names.append(scope)
+                docs.append(row)
+                scopes.append(ids[scope])
+                counts.append(scope in catalog.scopes)
+        self.ids = ids
+        self.pair_doc = np.asarray(docs, dtype=np.int64)
+        self.pair_scope = np.asarray(scopes, dtype=np.int64)
+        self.pair_counts = np.asarray(counts, dtype=bool)
+        self.name_order = np.argsort(np.asarray(self.scope_names, dtype=object)).argsort()
+        self._allowed: tuple[Collection[str], np.ndarray] | None = None
+
+    def allowed(self, names: Collection[str]) -> np.ndarray:
+        """A mask of the documents named in `names` (remembered for the last collection)."""
+        import numpy as np
+
+        last = self._allowed
+        if last is not None and last[0] is names:
+            return last[1]
+        mask = np.fromiter((n in names for n in self.names), dtype=bool, count=len(self.names))
+        if isinstance(names, frozenset):
+            self._allowed = (names, mask)
+        return mask
+
+    def best(self, scores: np.ndarray, reach: np.ndarray) -> dict[str, float]:
+        """`scope_scores` over the documents in `reach`: best score per scope, best first."""
+        import numpy as np
+
+        pairs = self.pair_counts & reach[self.pair_doc]
+        owners = self.pair_scope[pairs]
+        best = np.full(len(self.scope_names), -np.inf)
+        np.maximum.at(best, owners, scores[self.pair_doc[pairs]])
+        found = np.flatnonzero(best > -np.inf)
+        found = found[np.lexsort((self.name_order[found], -best[found]))]
+        return {self.scope_names[i]: float(best[i]) for i in found.tolist()}
+
+    def offered_by(self, scope: str) -> np.ndarray:
+        """A mask of the tool documents `scope` offers."""
+        import numpy as np
+
+        mask = np.zeros(len(self.names), dtype=bool)
+        sid = self.ids.get(scope)
+        if sid is not None:
+            mask[self.pair_doc[self.pair_scope == sid]] = True
+        return mask & self.scoped
+
+
+_DOCUMENT_SCOPES: list[tuple[ScopeCatalog, Sequence[ToolSpec], DocumentScopes]] = []
+_DOCUMENT_SCOPES_LOCK = threading.Lock()
+DOCUMENT_SCOPES_MEMO = 8
+"""Document tuples whose `DocumentScopes` are remembered (one per scoping middleware)."""
+
+
+def document_scopes(catalog: ScopeCatalog, documents: Sequence[ToolSpec]) -> DocumentScopes:
+    """The `DocumentScopes` of `documents`, remembered for the last few tuples of documents (a
+    tuple cannot change; a list is read afresh)."""
+    with _DOCUMENT_SCOPES_LOCK:
+        known = list(_DOCUMENT_SCOPES)
+    for owner, docs, made in known:
+        if owner is catalog and docs is documents:
+            return made
+    made = DocumentScopes(catalog, documents)
+    if isinstance(documents, tuple):
+        with _DOCUMENT_SCOPES_LOCK:
+            _DOCUMENT_SCOPES[:] = [(catalog, documents, made), *_DOCUMENT_SCOPES][
+                :DOCUMENT_SCOPES_MEMO
+            ]
+    return made
+
+
+def _ordered_names(
+    arrays: DocumentScopes, rows: np.ndarray, scores: np.ndarray, exact: np.ndarray
+) -> tuple[str, ...]:
+    """The names of the documents at `rows`, best first as the ranker orders them: by score,
+    rows named exactly before others of the same score, ties in row order."""
+    import numpy as np
+
+    named = np.zeros(scores.size, dtype=bool)
+    named[exact] = True
+    order = rows[np.lexsort((rows, ~named[rows], -scores[rows]))]
+    names = arrays.names
+    return tuple(names[i] for i in order.tolist())
+
+
+def _preselect_arrays(
+    intent: str,
+    catalog: ScopeCatalog,
+    documents: Sequence[ToolSpec],
+    rank: ScoresDocuments,
+    *,
+    margin: float,
+    min_score: float,
+) -> ScopeChoice:
+    """`preselect` with numpy over the ranker's score array: the same choice, scores and tools
+    as walking its (name, score) pairs, without a Python step per document."""
+    import numpy as np
+
+    arrays = document_scopes(catalog, documents)
+    values, exact = rank.scored(intent, documents)
+    scores = np.asarray(values, dtype=np.float64)
+    floor = min_score - margin
+    reach = scores >= floor if floor > 0 else np.ones(scores.size, dtype=bool)
+    choice = choose(arrays.best(scores, reach), margin=margin, min_score=min_score)
+    if choice.reason not in MATCHED:
+        return choice
+    keep = reach & (scores > 0)
+    if choice.reason == "confident" and choice.scope is not None:
+        keep &= arrays.offered_by(choice.scope)
+    else:  # a close call: the tools of every scope scoring at least the minimum
+        keep &= arrays.scoped & (scores >= min_score)
+    return replace(choice, tools=_ordered_names(arrays, np.flatnonzero(keep), scores, exact))
+
+
 def preselect(
     intent: str,
     catalog: ScopeCatalog,
@@ -128,6 +280,10 @@ def preselect(
     """Rank `documents` against `intent` and choose a scope (see `choose`)."""
     if not intent.strip():
         return ScopeChoice(None, "no_intent")
+    if isinstance(rank, ScoresDocuments):
+        return _preselect_arrays(
+            intent, catalog, documents, rank, margin=margin, min_score=min_score
+        )
     ranked = within_reach(list(rank(intent, documents)), min_score - margin)
     choice = choose(scope_scores(ranked, catalog), margin=margin, min_score=min_score)
     if choice.reason == "confident":
@@ -216,5 +372,15 @@ def top_tools(
     above 0), among `allowed` when given: the "top" start mode."""
     if not intent.strip() or k <= 0:
         return []
+    if isinstance(rank, ScoresDocuments):
+        import numpy as np
+
+        arrays = document_scopes(catalog, documents)
+        values, exact = rank.scored(intent, documents)
+        scores = np.asarray(values, dtype=np.float64)
+        keep = arrays.scoped & (scores > 0) & (scores >= min_score)
+        if allowed is not None:
+            keep &= arrays.allowed(allowed)
+        return list(_ordered_names(arrays, np.flatnonzero(keep), scores, exact)[:k])
     ranked = rank(intent, documents)
     return list(matched_tools(ranked, catalog, None, min_score=min_score, allowed=allowed)[:k])

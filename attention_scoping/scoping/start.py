@@ -45,18 +45,45 @@ PRESELECT_MODES: tuple[str, ...] = ("off", "unscoped", "every_turn")
 START_MODES: tuple[str, ...] = ("index", "all", "top")
 
 
+_DOCUMENT_WORDS: list[tuple[Sequence[ToolSpec], list[tuple[str, frozenset[str]]]]] = []
+_DOCUMENT_WORDS_LOCK = threading.Lock()
+DOCUMENT_WORDS_MEMO = 8
+"""Document tuples whose words `lexical_rank` remembers (one per scoping middleware)."""
+
+
+def document_words(documents: Sequence[ToolSpec]) -> list[tuple[str, frozenset[str]]]:
+    """(name, words of name, description and parameter names) per document, tokenized once per
+    tuple of documents (a tuple cannot change; a list is tokenized afresh)."""
+    with _DOCUMENT_WORDS_LOCK:
+        known = list(_DOCUMENT_WORDS)
+    for docs, words in known:
+        if docs is documents:
+            return words
+    made = [
+        (
+            doc.name,
+            frozenset(
+                lexical_tokens(f"{doc.name} {doc.description} {' '.join(doc.parameter_names())}")
+            ),
+        )
+        for doc in documents
+    ]
+    if isinstance(documents, tuple):
+        with _DOCUMENT_WORDS_LOCK:
+            _DOCUMENT_WORDS[:] = [(documents, made), *_DOCUMENT_WORDS][:DOCUMENT_WORDS_MEMO]
+    return made
+
+
 def lexical_rank(query: str, documents: Sequence[ToolSpec]) -> list[tuple[str, float]]:
     """Dependency-free ranking: the share of the query's words found in each document."""
     words = set(lexical_tokens(query))
     if not words:
         return []
     scored = []
-    for doc in documents:
-        params = " ".join(doc.parameter_names())
-        text = set(lexical_tokens(f"{doc.name} {doc.description} {params}"))
+    for name, text in document_words(documents):
         hits = len(words & text)
         if hits:
-            scored.append((doc.name, hits / len(words)))
+            scored.append((name, hits / len(words)))
     return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
@@ -173,7 +200,8 @@ class ScopeStart:
         self._ranker_spec = ranker
         self._rank: Rank | None = None
         self.ranker_label = ""
-        self._docs: tuple[tuple[str, ...], list[ToolSpec], frozenset[str]] | None = None
+        self._docs: tuple[tuple[str, ...], tuple[ToolSpec, ...], frozenset[str]] | None = None
+        self._seen: tuple[tuple[int, ...], tuple[Any, ...]] | None = None
         self._lock = threading.Lock()
 
     @property
@@ -181,8 +209,10 @@ class ScopeStart:
         """Whether any call will rank (pre-selection on, or the `top` start)."""
         return self.preselect != "off" or self.start == "top"
 
-    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, list[ToolSpec], frozenset[str]]:
-        """The ranker, the ranking documents of `tools`, and the names code may put in view."""
+    def _ranking(self, tools: Sequence[Any]) -> tuple[Rank, tuple[ToolSpec, ...], frozenset[str]]:
+        """The ranker, the ranking documents of `tools`, and the names code may put in view
+        (read again only when the tool objects change; a tuple, so rankers and pre-selection
+        recognise the same documents by identity)."""
         with self._lock:
             if self._rank is None:
                 self._rank, self.ranker_label, kind = resolve_rank(self._ranker_spec)
@@ -195,12 +225,17 @@ class ScopeStart:
                 floor, lead = CALIBRATION.get(kind, (0.0, 0.0))
                 self.min_score = floor if self._min_score is None else self._min_score
                 self.margin = lead if self._margin is None else self._margin
+            ids = tuple(map(id, tools))
+            if self._seen is not None and self._seen[0] == ids:
+                assert self._docs is not None
+                return self._rank, self._docs[1], self._docs[2]
             objects = [t for t in tools if not isinstance(t, dict)]
             key = tuple(getattr(t, "name", "") for t in objects)
             if self._docs is None or self._docs[0] != key:
-                docs = scope_documents(self.catalog, specs_from_tools(objects))
+                docs = tuple(scope_documents(self.catalog, specs_from_tools(objects)))
                 readable = frozenset(t.name for t in objects if may_open(t, "code"))
                 self._docs = (key, docs, readable)
+            self._seen = (ids, tuple(tools))  # held, so no id in `ids` is reused meanwhile
             return self._rank, self._docs[1], self._docs[2]
 
     def choose(self, intent: str, tools: Sequence[Any]) -> ScopeChoice:

@@ -1,0 +1,215 @@
+"""The search's array paths return exactly what the simple paths returned: scope pre-selection
+over a ranker's score array against the walk over its (name, score) pairs, and the gate's
+decision through its per-tool-list facts against a fresh gate and the names-only entry."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langchain_core.tools import BaseTool, StructuredTool
+
+from attention_scoping.adapters.tools import specs_from_tools
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.gating.cache import VectorCache
+from attention_scoping.gating.catalog_ranker import CatalogRanker
+from attention_scoping.gating.encoders import HashingEncoder
+from attention_scoping.gating.ranking import BM25Ranker, DenseRanker
+from attention_scoping.scoping.catalog import Scope, ScopeCatalog
+from attention_scoping.scoping.preselect import (
+    ScoresDocuments,
+    preselect,
+    scope_documents,
+    top_tools,
+)
+from attention_scoping.scoping.start import document_words, lexical_rank
+
+DESCRIPTIONS = {
+    "get_current_weather": "Current weather and temperature for a city.",
+    "weather_forecast": "Weather forecast for the next days in a city.",
+    "convert_currency": "Convert an amount between two currencies.",
+    "exchange_rate": "Exchange rate between two currencies.",
+    "send_email": "Send an email message to a recipient.",
+    "read_inbox": "Read the latest email messages in the inbox.",
+    "twin_a": "Book a table at a restaurant.",  # twin_a and twin_b tie on every query
+    "twin_b": "Book a table at a restaurant.",
+    "shared_search": "Search the web for a query.",
+}
+SCOPES = {
+    "weather": ["get_current_weather", "weather_forecast", "shared_search"],
+    "money": ["convert_currency", "exchange_rate"],
+    "mail": ["send_email", "read_inbox", "shared_search"],
+    "dining": ["twin_b", "twin_a"],
+}
+QUERIES = [
+    "what is the weather in Paris",
+    "get current weather for Rome please",  # names a tool exactly
+    "convert 10 dollars to euros and email the result",
+    "book a table at a restaurant",  # the twins tie
+    "search the web",
+    "hello there",
+    "",
+]
+
+
+def make_tools() -> list[BaseTool]:
+    def run(text: str) -> str:
+        return text
+
+    return [
+        StructuredTool.from_function(run, name=name, description=text)
+        for name, text in DESCRIPTIONS.items()
+    ]
+
+
+def pairs_only(rank: CatalogRanker) -> Any:
+    """The same ranking seen only as (name, score) pairs: the simple path."""
+
+    def walk(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
+        return rank(query, documents)
+
+    return walk
+
+
+@pytest.fixture
+def catalog() -> ScopeCatalog:
+    return ScopeCatalog([Scope(name, f"{name} tools", tools=t) for name, t in SCOPES.items()])
+
+
+@pytest.fixture(params=["dense", "bm25"])
+def ranker(request: pytest.FixtureRequest, tmp_path: Path) -> CatalogRanker:
+    if request.param == "bm25":
+        return CatalogRanker(BM25Ranker())
+    return CatalogRanker(DenseRanker(HashingEncoder(), cache=VectorCache(tmp_path)))
+
+
+@pytest.mark.parametrize(
+    ("margin", "min_score"), [(0.03, 0.2), (0.0, 0.0), (0.5, 0.1), (0.01, 0.9)]
+)
+def test_preselection_over_arrays_matches_the_walk_over_pairs(
+    catalog: ScopeCatalog, ranker: CatalogRanker, margin: float, min_score: float
+) -> None:
+    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
+    assert isinstance(ranker, ScoresDocuments)
+    reasons = set()
+    for query in QUERIES:
+        fast = preselect(query, catalog, docs, ranker, margin=margin, min_score=min_score)
+        simple = preselect(
+            query, catalog, list(docs), pairs_only(ranker), margin=margin, min_score=min_score
+        )
+        assert fast == simple, query
+        reasons.add(fast.reason)
+    assert len(reasons) >= 2  # the catalogs exercise more than one outcome
+
+
+def test_the_exact_name_and_ties_come_out_the_same(
+    catalog: ScopeCatalog, ranker: CatalogRanker
+) -> None:
+    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
+    named = preselect("get current weather for Rome please", catalog, docs, ranker, margin=0.0)
+    assert named.tools[0] == "get_current_weather"
+    tie = top_tools("book a table at a restaurant", catalog, docs, ranker, 9)
+    assert tie.index("twin_a") < tie.index("twin_b")  # a tie keeps document order
+
+
+@pytest.mark.parametrize("allowed", [None, frozenset({"weather_forecast", "twin_b", "read_inbox"})])
+def test_the_top_start_over_arrays_matches_the_walk_over_pairs(
+    catalog: ScopeCatalog, ranker: CatalogRanker, allowed: frozenset[str] | None
+) -> None:
+    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
+    for query in QUERIES:
+        for k, min_score in ((3, 0.0), (9, 0.2)):
+            fast = top_tools(query, catalog, docs, ranker, k, min_score=min_score, allowed=allowed)
+            simple = top_tools(
+                query,
+                catalog,
+                list(docs),
+                pairs_only(ranker),
+                k,
+                min_score=min_score,
+                allowed=allowed,
+            )
+            assert fast == simple, (query, k)
+
+
+# -- the gate ---------------------------------------------------------------------------------
+
+
+def gate_tools() -> list[BaseTool]:
+    tools = make_tools()
+    by_name = {t.name: t for t in tools}
+    by_name["send_email"].metadata = {"risk": "write"}
+    by_name["read_inbox"].metadata = {"preconditions": {"authenticated": True}}
+    by_name["shared_search"].metadata = {"pinned": True}
+    return tools
+
+
+def new_gate() -> ToolAttentionMiddleware:
+    return ToolAttentionMiddleware(
+        ranker="bm25", k=3, summary_pool="off", preconditions={"exchange_rate": {"vip": True}}
+    )
+
+
+STATES = [
+    {"messages": [HumanMessage(q)], "authenticated": auth, "vip": True}
+    for q in QUERIES[:-1]
+    for auth in (True, False)
+]
+
+
+def test_the_gate_decides_the_same_through_its_facts_as_a_fresh_gate() -> None:
+    tools = gate_tools()
+    kept = new_gate()
+    for state in STATES:
+        first = kept.decide(state, tools)
+        again = kept.decide(state, tools)  # facts and positions remembered
+        fresh = new_gate().decide(state, tools)
+        by_names = new_gate()
+        by_names.index.update(tools)
+        named = by_names.decide_names(state, [t.name for t in tools], list(tools))
+        for other in (again, fresh, named):
+            assert other.shown == first.shown
+            assert other.as_trace() == first.as_trace()
+            assert other.verdicts == first.verdicts
+    assert kept._facts.reads == 1
+
+
+def test_the_gate_reads_a_tool_again_when_its_metadata_is_replaced() -> None:
+    tools = gate_tools()
+    gate = new_gate()
+    state = {"messages": [HumanMessage("convert 10 dollars to euros")], "vip": True}
+    assert "convert_currency" in gate.decide(state, tools).shown
+    tools[2].metadata = {"risk": "write"}  # the same object, now a write
+    decision = gate.decide(state, tools)
+    assert "convert_currency" not in decision.shown
+    assert decision.verdicts["convert_currency"].reason == "writes"
+    assert decision.shown == new_gate().decide(state, tools).shown
+
+
+def test_the_gate_keeps_candidate_order_for_writes_and_shown_tools() -> None:
+    tools = gate_tools()
+    for tool in tools[:4]:
+        tool.metadata = {"risk": "write"}
+    state = {"messages": [HumanMessage("weather and currency")], "vip": True}
+    decision = new_gate().decide(state, list(reversed(tools)))
+    rows = decision.as_trace()["verdicts"]  # fixed verdicts in the order they were decided
+    writes = [row["name"] for row in rows if row["reason"] == "writes"]
+    expected = [t.name for t in reversed(tools) if (t.metadata or {}).get("risk") == "write"]
+    assert writes == expected
+    assert len(expected) == 5
+    order = [t.name for t in reversed(tools)]
+    assert list(decision.shown) == sorted(decision.shown, key=order.index)
+
+
+def test_the_lexical_ranking_tokenizes_a_document_tuple_once_with_the_same_result(
+    catalog: ScopeCatalog,
+) -> None:
+    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
+    for query in QUERIES:
+        first = lexical_rank(query, docs)
+        assert lexical_rank(query, docs) == first == lexical_rank(query, list(docs))
+    assert document_words(docs) is document_words(docs)
+    assert document_words(list(docs)) is not document_words(list(docs))
