@@ -76,8 +76,12 @@ def _agent(config: str, model: Any) -> Any:
             system_prompt=CORE_PROMPT + "\n\n" + modules,
             checkpointer=InMemorySaver(),
         )
-    layout: Literal["stable", "layered"] = (
-        "stable" if "module in load_context" in config else "layered"
+    layout: Literal["stable", "layered", "compact"] = (
+        "stable"
+        if "module in load_context" in config
+        else "compact"
+        if "compact" in config
+        else "layered"
     )
     middleware: list[Any] = [AttentionScopingMiddleware(scopes, layout=layout)]
     if "gate" in config:
@@ -118,7 +122,8 @@ def bill(recorded: Sequence[dict[str, Any]], prices: Sequence[Any]) -> dict[str,
 
 CONFIGS = (
     "eager",
-    "scoping",
+    "scoping, compact (the default)",
+    "scoping, layered",
     "scoping, module in load_context",
     "scoping + gate per call",
     "scoping + gate per turn",
