@@ -170,8 +170,8 @@ def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServ
         say("still here"),
     ]
     model = ScriptedChatModel(script=script)
-    middleware: list[Any] = [
-        AttentionScopingMiddleware(changing.scopes, **NAVIGATION_ONLY),
+    middleware: list[Any] = [  # the layered layout: the index line is in the system prompt
+        AttentionScopingMiddleware(changing.scopes, layout="layered", **NAVIGATION_ONLY),
         McpConnectMiddleware(changing),
     ]
     agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())

@@ -482,6 +482,15 @@ class AttentionScopingMiddleware(
         tool sent, the system prompt fixed, the scope disclosed at the tail)."""
         return self._prepare(request, plan)[0]
 
+    def _prepared(
+        self, request: ModelRequest[ContextT], plan: CallPlan
+    ) -> tuple[ModelRequest[ContextT], list[BaseMessage]]:
+        """The request the model gets and the disclosure pair: through `prepare_request` in
+        the rewrite mode, so a subclass that overrides it is honoured."""
+        if self.disclosure_for(request).native:
+            return self._prepare(request, plan)
+        return self.prepare_request(request, plan), []
+
     def _prepare(
         self, request: ModelRequest[ContextT], plan: CallPlan | None = None
     ) -> tuple[ModelRequest[ContextT], list[BaseMessage]]:
@@ -670,7 +679,7 @@ class AttentionScopingMiddleware(
     ) -> ModelResponse[ResponseT]:
         """Call the model with the scoped tools and the three-layer prompt."""
         plan = self.plan(request)
-        narrowed, pair = self._prepare(request, plan)
+        narrowed, pair = self._prepared(request, plan)
         mode = self.disclosure_for(request)
         reply = read_reply(mode, handler(on_wire(mode, narrowed)))
         return self._finish(request, with_pair(reply, pair), plan)
@@ -684,7 +693,7 @@ class AttentionScopingMiddleware(
         """Async form of `wrap_model_call`."""
         plan = await asyncio.to_thread(self.plan, request) if self.start.needs_ranking else None
         plan = plan or self.plan(request)
-        narrowed, pair = self._prepare(request, plan)
+        narrowed, pair = self._prepared(request, plan)
         mode = self.disclosure_for(request)
         reply = read_reply(mode, await handler(on_wire(mode, narrowed)))
         return self._finish(request, with_pair(reply, pair), plan)
