@@ -49,8 +49,10 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.http_support import LocalServer
 
 ReplySpec = Mapping[str, Any]
 ScriptEntry = ReplySpec | Callable[[dict[str, Any]], ReplySpec]
@@ -306,7 +308,7 @@ class PrefixCache:
 # -- the server -------------------------------------------------------------------------------
 
 
-class AnthropicStub:
+class AnthropicStub(LocalServer):
     """Scripted Anthropic Messages server on 127.0.0.1 (a free port), run in a thread.
 
     Attributes:
@@ -341,40 +343,6 @@ class AnthropicStub:
         self.cache = PrefixCache(min_cache_tokens)
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-
-    def start(self) -> AnthropicStub:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
-        stub = self
-
-        class Handler(_Handler):
-            owner = stub
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> AnthropicStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     @property
     def base_url(self) -> str:
@@ -577,3 +545,6 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
             self.wfile.flush()
         self.close_connection = True
+
+
+AnthropicStub.handler = _Handler

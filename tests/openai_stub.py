@@ -52,8 +52,10 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.http_support import LocalServer
 
 ReplySpec = Mapping[str, Any]
 ScriptEntry = ReplySpec | Callable[[dict[str, Any]], ReplySpec]
@@ -464,7 +466,7 @@ def _usage(spec: Mapping[str, Any]) -> dict[str, int]:
     return usage
 
 
-class OpenAIStub:
+class OpenAIStub(LocalServer):
     """Scripted OpenAI-compatible server on 127.0.0.1 (a free port), run in a thread.
 
     Attributes:
@@ -515,8 +517,6 @@ class OpenAIStub:
         outside `allowed_tools`)."""
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._cache: Any = None
         if prompt_cache:
             from attention_scoping_lab.cost import PromptCache, price_model
@@ -525,45 +525,6 @@ class OpenAIStub:
         self._started = time.monotonic()
 
     # -- lifecycle ------------------------------------------------------------------------
-
-    def start(self) -> OpenAIStub:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
-        stub = self
-
-        class Handler(_Handler):
-            owner = stub
-
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> OpenAIStub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port."""
-        if self._server is None:
-            raise RuntimeError("stub is not running")
-        return int(self._server.server_address[1])
 
     @property
     def base_url(self) -> str:
@@ -886,3 +847,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"data: [DONE]\n\n")
         self.wfile.flush()
         self.close_connection = True
+
+
+OpenAIStub.handler = _Handler

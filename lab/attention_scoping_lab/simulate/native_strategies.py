@@ -152,6 +152,17 @@ class _Disclosing(SessionStrategy):
     provider: Provider
     round_trips: bool
     disclosed: set[str]
+    _tools: list[dict[str, Any]]
+
+    def reset(self, session: Session) -> None:
+        """Nothing disclosed yet (and whatever the strategy's other base resets)."""
+        super().reset(session)
+        self.disclosed = set()
+
+    def tools(self) -> list[dict[str, Any]]:
+        """What the prompt renders: the loaded tools only (deferred ones are not rendered;
+        OpenAI: the namespaces and its tool search)."""
+        return self._tools
 
     def expanded(self, names: Sequence[str], text: str | None = None) -> str:
         """The result content once the provider expands it: `text` (a scope's module and
@@ -231,15 +242,6 @@ class NativeGate(_Disclosing, _Gated):
             f"the gate, disclosure={provider!r}: tools and system prompt fixed (no pool), per "
             f"turn the gate's new tools disclosed at the tail ({how}); a missed tool searched for"
         )
-
-    def reset(self, session: Session) -> None:
-        """Nothing disclosed yet."""
-        super().reset(session)
-        self.disclosed = set()
-
-    def tools(self) -> list[dict[str, Any]]:
-        """What the prompt renders: the loaded tools only (deferred ones are not rendered)."""
-        return self._tools
 
     def system(self) -> str:
         """The user's prompt alone: no summary pool in the native modes."""
@@ -325,15 +327,6 @@ class NativeScoping(_Disclosing, Scoping):
             f"scoping, disclosure={provider!r}: tools and system prompt fixed; each load_context "
             f"result carries the module and {which}, at the tail"
         )
-
-    def reset(self, session: Session) -> None:
-        """No scope, nothing disclosed."""
-        super().reset(session)
-        self.disclosed = set()
-
-    def tools(self) -> list[dict[str, Any]]:
-        """The loaded tools (load_context; OpenAI: the namespaces and its tool search)."""
-        return self._tools
 
     def system(self) -> str:
         """The fixed system prompt (the stable layout: no module in it)."""
