@@ -140,6 +140,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "with Qwen2.5-Coder); default: on with --base-url, off for OpenRouter",
     )
     parser.add_argument(
+        "--digest-turns",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show earlier turns to the model as a digest in front of the new question "
+        "(TurnDigestMiddleware): a small local model then calls the tool a later question "
+        "needs instead of answering from memory; default: on when text tool calls are run",
+    )
+    parser.add_argument(
         "--record-requests",
         metavar="FILE",
         help="append every model request to FILE (JSON lines), to price the session with "
@@ -161,6 +169,14 @@ def text_tool_calls(args: argparse.Namespace) -> bool:
     if args.text_tool_calls is not None:
         return bool(args.text_tool_calls)
     return bool(args.base_url)
+
+
+def digest_turns(args: argparse.Namespace) -> bool:
+    """Whether earlier turns reach the model as a digest: as asked, else with text tool calls
+    (the small local model's set-up, where it was measured: docs/example-agent.md)."""
+    if args.digest_turns is not None:
+        return bool(args.digest_turns)
+    return text_tool_calls(args)
 
 
 def live_model(args: argparse.Namespace) -> BaseChatModel:
@@ -435,6 +451,7 @@ def build_agent(
     prompt_layout: PromptLayout = "compact",
     record_requests: str | None = None,
     text_calls: bool = False,
+    digest: bool = False,
 ) -> tuple[Any, AttentionScopingMiddleware]:
     """The example agent: three scopes (plus one per MCP server with `mcp`), optionally a gate
     inside them, the hesitation radar, the core prompt and an in-memory checkpointer
@@ -445,7 +462,8 @@ def build_agent(
     `prompt_layout` is the system prompt's layout (default compact); `record_requests` appends
     every model request to that session file (`attention-scoping bill`); `text_calls=True` adds
     `TextToolCallMiddleware` innermost, so a call written as text naming a tool the model was
-    offered runs (and the radar judges the converted reply)."""
+    offered runs (and the radar judges the converted reply); `digest=True` shows earlier turns
+    to the model as a digest (`TurnDigestMiddleware`)."""
     scopes = tiered_scopes() if tiers else build_scopes()
     extra: list[Any] = []
     if mcp is not None:
@@ -476,6 +494,7 @@ def build_agent(
     middleware += [HesitationMiddleware(), RepeatedCallMiddleware()]
     if tiers:
         middleware.append(ApprovalMiddleware(approval_gate()))  # last: refused calls never ask
+    middleware.extend(digest_layer(digest))
     middleware.extend(request_log(record_requests))
     middleware.extend(text_call_layer(text_calls))
     agent = create_agent(
@@ -485,6 +504,16 @@ def build_agent(
         checkpointer=checkpointer or (InMemorySaver() if in_memory else None),
     )
     return agent, scoping
+
+
+def digest_layer(enabled: bool) -> list[Any]:
+    """`[TurnDigestMiddleware()]` when earlier turns are shown as a digest, else nothing (after
+    scoping and the radar, so it folds the request they prepared)."""
+    if not enabled:
+        return []
+    from attention_scoping.history import TurnDigestMiddleware
+
+    return [TurnDigestMiddleware()]
 
 
 def request_log(path: str | None) -> list[Any]:
@@ -572,6 +601,7 @@ def build_for(
         prompt_layout=args.prompt_layout,
         record_requests=args.record_requests,
         text_calls=text_tool_calls(args),
+        digest=digest_turns(args),
     )
     view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
     return agent, view

@@ -59,6 +59,8 @@ PURE = (
     "attention_scoping.hesitation.texts",
     "attention_scoping.textcalls.context",
     "attention_scoping.textcalls.parse",
+    "attention_scoping.textcalls.markup",
+    "attention_scoping.history.digest",
     "attention_scoping.ledger",
     "attention_scoping.ledger.*",
     "attention_scoping.storage",

@@ -10,10 +10,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 
 from attention_scoping.adapters.replies import ReplyRewriteMiddleware, offered_tool_names
 from attention_scoping.textcalls.context import decline_reason
-from attention_scoping.textcalls.parse import TextCall, reply_calls
+from attention_scoping.textcalls.markup import keyed_call, strip_markup
+from attention_scoping.textcalls.parse import ReplyCalls, TextCall, reply_calls
 
 __all__ = [
     "TextToolCallMiddleware",
+    "clean_markup",
     "convert_text_calls",
     "message_text",
     "offered_tool_names",
@@ -26,6 +28,22 @@ def message_text(message: AIMessage) -> str:
     return message.text if isinstance(message.content, list) else str(message.content or "")
 
 
+def _reply_calls(text: str) -> ReplyCalls | None:
+    """The calls of a reply that is a call (`parse.reply_calls`), read again without template
+    markup (`markup.strip_markup`) and in the keyed form (`name:` / `arguments:`) when the
+    plain reading finds none; the lead-in kept as content loses its markup too."""
+    found = reply_calls(text)
+    if found is None:
+        cleaned = strip_markup(text)
+        found = reply_calls(cleaned) if cleaned is not text else None
+        keyed = keyed_call(cleaned) if found is None else None
+        found = ReplyCalls([keyed], "", "keyed") if keyed is not None else found
+    if found is None:
+        return None
+    lead_in = strip_markup(found.lead_in)
+    return found if lead_in is found.lead_in else ReplyCalls(found.calls, lead_in, found.source)
+
+
 def text_calls_to_run(
     text: str, offered: Collection[str], thread: Sequence[BaseMessage] = ()
 ) -> tuple[list[TextCall], str, str | None]:
@@ -35,7 +53,7 @@ def text_calls_to_run(
     offered tool, and none when the thread says otherwise (`context.decline_reason`: the user
     asked to see JSON or an example, or the call copies one from a tool result).
     """
-    found = reply_calls(text)
+    found = _reply_calls(text)
     if found is None:
         return [], "", "the reply is not a call"
     calls = [c for c in found.calls if c.name in offered]
@@ -61,7 +79,7 @@ def convert_text_calls(
         return message
     calls, lead_in, _ = text_calls_to_run(message_text(message), offered, thread)
     if not calls:
-        return message
+        return clean_markup(message)
     tool_calls = [
         {
             "name": c.name,
@@ -80,6 +98,19 @@ def convert_text_calls(
             "response_metadata": metadata,
         }
     )
+
+
+def clean_markup(message: AIMessage) -> AIMessage:
+    """A text reply without the template markup it copied (`markup.strip_markup`), so the next
+    turn does not copy it again; the same message when it has none or is not plain text. The
+    words between the tags stay; `response_metadata["markup_removed"]` marks the change."""
+    if message.tool_calls or not isinstance(message.content, str):
+        return message
+    cleaned = strip_markup(message.content)
+    if cleaned is message.content:
+        return message
+    metadata = {**message.response_metadata, "markup_removed": True}
+    return message.model_copy(update={"content": cleaned, "response_metadata": metadata})
 
 
 class TextToolCallMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):

@@ -87,6 +87,12 @@ def add_eval_parser(sub: Any) -> None:
         "reply, and a first reply that calls none of them is nudged once; a call that repeats "
         "one already answered in the turn gets that result instead of running again",
     )
+    ev.add_argument(
+        "--digest-turns",
+        action="store_true",
+        help="add TurnDigestMiddleware to every strategy: earlier turns reach the model as a "
+        "digest (questions and answers) in front of the new question, for small local models",
+    )
     ev.add_argument("--concurrency", type=positive, default=1, help="tasks in flight (default 1)")
     ev.add_argument("--max-cost", type=non_negative, metavar="USD", help="stop before this spend")
     add_usd_prices(ev, output=True, default=0.0)
@@ -167,6 +173,7 @@ def _options(args: argparse.Namespace, base_url: str) -> Any:
         prices=TokenPrices(args.price_in, args.price_out, args.price_cached),
         parse_text_calls=args.parse_text_tool_calls,
         self_heal=args.self_heal,
+        digest_turns=args.digest_turns,
         concurrency=args.concurrency,
         max_cost=args.max_cost,
         max_steps=args.max_steps,

@@ -159,7 +159,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
             if self.parse_text_calls:
                 result[i] = convert_text_calls(message, offered, request.messages)
                 converted += len(getattr(result[i], "tool_calls", []) or [])
-        if converted:
+        if converted or any(a is not b for a, b in zip(result, response.result, strict=True)):
             response = ModelResponse(
                 result=result, structured_response=response.structured_response
             )

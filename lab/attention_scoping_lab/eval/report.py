@@ -56,6 +56,8 @@ def render(
         title += ", text tool calls converted"
     if result.self_heal:
         title += ", self-healing (HesitationMiddleware, RepeatedCallMiddleware)"
+    if result.digest_turns:
+        title += ", earlier turns as a digest (TurnDigestMiddleware)"
     table = Table(title=escape(title))
     headers = [
         "strategy",

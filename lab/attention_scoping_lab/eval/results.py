@@ -282,6 +282,7 @@ class EvalResult:
     notes: str = ""
     parse_text_calls: bool = False
     self_heal: bool = False
+    digest_turns: bool = False
 
     def by_strategy(self) -> list[StrategyFigures]:
         """Figures per strategy that ran, in the requested order."""
@@ -306,6 +307,7 @@ class EvalResult:
             "base_url": self.base_url,
             "parse_text_tool_calls": self.parse_text_calls,
             "self_heal": self.self_heal,
+            "digest_turns": self.digest_turns,
             "notes": self.notes,
             "skipped": self.skipped,
             "stopped": self.stopped,

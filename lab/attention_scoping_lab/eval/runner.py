@@ -63,6 +63,7 @@ class EvalOptions:
     prices: CallPricer = field(default_factory=TokenPrices)
     parse_text_calls: bool = False
     self_heal: bool = False
+    digest_turns: bool = False
     concurrency: int = 1
     max_cost: float | None = None
     max_steps: int = 8
@@ -171,6 +172,10 @@ def _agents(
             from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 
             tail[:0] = [HesitationMiddleware(emit_events=False), RepeatedCallMiddleware()]
+        if options.digest_turns:
+            from attention_scoping.history import TurnDigestMiddleware
+
+            tail.insert(len(tail) - 1, TurnDigestMiddleware())
         try:
             strategy_options = replace(
                 options.strategy_options, parse_text_calls=options.parse_text_calls
@@ -208,6 +213,7 @@ def run_eval(
         notes=suite.notes,
         parse_text_calls=options.parse_text_calls,
         self_heal=options.self_heal,
+        digest_turns=options.digest_turns,
     )
     task_ids = {t.id for t in suite.tasks}
     path = options.results_path
