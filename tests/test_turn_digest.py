@@ -117,3 +117,14 @@ def test_the_model_sees_the_digest_and_the_state_keeps_every_message(
     assert str(second_turn[0].content).endswith(f"{NOW_HEADER}\nshout five")
     assert "You answered: 5" in str(second_turn[0].content)
     assert len(out["messages"]) == 8  # two turns of user, call, result, answer
+
+
+def test_a_hand_built_model_node_sends_the_digest() -> None:
+    from attention_scoping.graph import make_model_node
+
+    model = ScriptedChatModel(script=[say("FIVE")])
+    node = make_model_node(model, middleware=[TurnDigestMiddleware()])
+    out = node.invoke({"messages": _thread()[1:]})
+    sent = model.recorded[0]["messages"]
+    assert str(sent[0].content).startswith(DIGEST_HEADER)
+    assert [m.content for m in out["messages"]] == ["FIVE"]
