@@ -176,8 +176,8 @@ def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServ
     ]
     agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
-    old = "MCP server changing; tools: echo, lookup, retire"
-    new = "MCP server changing; tools: echo, retire"
+    old = "MCP server changing; tools: echo, lookup and 1 tool that changes data"  # retire
+    new = "MCP server changing; tools: echo and 1 tool that changes data"
     agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
     for recorded in model.recorded[:3]:  # before and after `retire` ran, in the same turn
         assert f"- changing: {old}" in recorded["system"] and new not in recorded["system"]
