@@ -338,15 +338,17 @@ class McpServers:
         self.scopes = [Scope(name, line, tools=tools) if s.name == name else s for s in self.scopes]
 
     def index_text(self, text: str) -> str:
-        """`text`, a system prompt laid out from the scopes as built, with each MCP scope's
-        index line (and its module, the same line) as of this turn: a list change reaches the
-        capability index at the next turn, like the tools, never mid-turn."""
+        """`text`, a system prompt laid out from the scopes as built (or the compact layout's
+        `load_context` scope descriptions), with each MCP scope's index line (and its module,
+        the same line) as of this turn: a list change reaches the capability index at the next
+        turn, like the tools, never mid-turn."""
         for server, built in self._built_lines.items():
             now = self.index_lines.get(server, built)
             if now != built:
                 scope = self.scope_names[server]
                 text = text.replace(f"{scope}: {built}", f"{scope}: {now}")
                 text = text.replace(f"{scope}\n{built}", f"{scope}\n{now}")
+                text = text.replace(f"{scope} ({built})", f"{scope} ({now})")
         return text
 
     def shown(self, tool: Any) -> bool:
