@@ -304,6 +304,10 @@ class AttentionScopingMiddleware(
         """The `load_context` tool the model is sent (the registered one, or a copy whose
         scope descriptions count tools learnt to write at the first request)."""
         self._registered_load_context = self.load_context_tool
+        self._texts_writing = self.catalog.writing
+        """The tools counted as writes in `index` and `load_context_tool`."""
+        self._writes_read_from = 0
+        """How many known tool objects the catalog's `writing` was last updated from."""
         self.tools = [
             self.load_context_tool,
             *(as_base_tool(t) for t in self.catalog.tool_objects.values()),
@@ -441,7 +445,11 @@ class AttentionScopingMiddleware(
         objects with the first request: when the catalog learns that some write, the index
         and `load_context`'s scope descriptions count them instead of naming them, from that
         call on (code-written text never names a write, `core.blast_radius`)."""
-        if self.catalog.add_writes(self._code_closed()):
+        if len(self._known_tools) != self._writes_read_from:  # new tool objects: read them
+            self._writes_read_from = len(self._known_tools)
+            self.catalog.add_writes(self._code_closed())
+        if self.catalog.writing != self._texts_writing:  # (a catalog may be shared)
+            self._texts_writing = self.catalog.writing
             self.index = capability_index(self.catalog, self.layout.header)
             text = name_description(self.catalog, self.prompt_layout == "compact")
             self.load_context_tool = with_name_text(self._registered_load_context, text)
