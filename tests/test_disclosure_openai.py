@@ -165,6 +165,51 @@ def test_tool_choice_names_only_top_level_tools() -> None:
     assert mode.shape(TOOLS, tool_choice="required", **kw).tool_choice == "required"
 
 
+def _write(name: str, metadata: dict[str, Any]) -> BaseTool:
+    """A tool whose metadata says it writes (`core.blast_radius.writes`)."""
+
+    @tool(name, description=f"{name} something.")
+    def run(item: str) -> str:
+        return item
+
+    run.metadata = metadata
+    return run
+
+
+def test_a_generated_namespace_description_names_only_tools_that_read() -> None:
+    """Code-written text never names a write: the namespace description lists the scope's
+    reading tools and counts its writes; the tools array stays byte-identical per request."""
+    refund_w = _write("refund", {"risk": "write"})
+    delete_w = _write("delete_invoice", {"annotations": {"destructiveHint": True}})
+    tools: list[BaseTool] = [load_context, get_invoice, refund_w, delete_w, open_ticket]
+    groups = {"billing": ["get_invoice", "refund", "delete_invoice"], "support": ["open_ticket"]}
+    mode = OpenAIDisclosure()
+    first = mode.shape(tools, visible=[], loaded=LOADED, groups=groups).tools
+    billing = next(t for t in first if isinstance(t, dict) and t.get("name") == "billing")
+    assert billing["description"] == (
+        "Tools of the 'billing' context: get_invoice and 2 tools that change data."
+    )
+    assert [f["name"] for f in billing["tools"]] == ["get_invoice", "refund", "delete_invoice"]
+    again = mode.shape(tools, visible=["refund"], loaded=LOADED, groups=groups).tools
+    wire = [t for t in first if isinstance(t, dict)]
+    assert json.dumps(wire) == json.dumps([t for t in again if isinstance(t, dict)])
+
+
+def test_a_namespace_of_writes_only_is_described_without_names() -> None:
+    definitions = _definitions("refund", "void", *(f"r{i}" for i in range(9)))
+    writing = {"refund", "void"}
+    writes_only = build_namespaces({"payments": ["refund", "void"]}, definitions, writing=writing)
+    assert writes_only[0].description == (
+        "Tools of the 'payments' context: 2 tools that change data."
+    )
+    reads = build_namespaces({"reads": [f"r{i}" for i in range(9)]}, definitions)
+    assert reads[0].description == (
+        "Tools of the 'reads' context: r0, r1, r2, r3, r4, r5, r6, r7, ...."
+    )
+    empty = build_namespaces({"crm": ["lookup"]}, _definitions("lookup"), writing={"lookup"})
+    assert "lookup" not in empty[0].description
+
+
 def test_content_discloses_and_disclosed_reads_it_back() -> None:
     mode = OpenAIDisclosure()
     _shaped(mode, [])

@@ -179,6 +179,18 @@ def test_the_index_line_comes_from_the_config_or_the_server_name() -> None:
     assert index_line(config.servers["b"], []) == "MCP server b"
 
 
+def test_the_index_line_names_only_tools_that_read_and_counts_the_writes() -> None:
+    """Code wrote the line, so it never names a tool that writes (issue 24); the model still
+    learns that the scope can act."""
+    from attention_scoping.mcp.servertext import index_line
+
+    server = load_config({"mcpServers": {"b": {"command": "y"}}}).servers["b"]
+    names = ["delete_file", "read_file", "write_file", "list_dir"]
+    line = index_line(server, names, {"delete_file", "write_file"})
+    assert line == "MCP server b; tools: read_file, list_dir and 2 tools that change data"
+    assert index_line(server, ["rm"], {"rm"}) == "MCP server b; 1 tool that changes data"
+
+
 def test_server_text_is_fenced_labelled_bounded_and_droppable() -> None:
     from attention_scoping.mcp.servertext import (
         check_server_text,

@@ -176,8 +176,8 @@ def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServ
     ]
     agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
-    old = "MCP server changing; tools: echo, lookup, retire"
-    new = "MCP server changing; tools: echo, retire"
+    old = "MCP server changing; tools: echo, lookup and 1 tool that changes data"  # retire
+    new = "MCP server changing; tools: echo and 1 tool that changes data"
     agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
     for recorded in model.recorded[:3]:  # before and after `retire` ran, in the same turn
         assert f"- changing: {old}" in recorded["system"] and new not in recorded["system"]
@@ -187,6 +187,40 @@ def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServ
     assert f"- changing: {new}" in system and old not in system  # the index and the module
     assert changing.index_lines["changing"] == new
     assert [s.description for s in changing.scopes] == [new]  # an agent built now gets it
+
+
+def test_the_compact_load_context_follows_a_list_change_at_the_next_turn(
+    changing: McpServers,
+) -> None:
+    """Under the compact layout the index is `load_context`'s scope descriptions: they follow a
+    list change (lookup withdrawn) at the next turn's first model call, like the index line."""
+    script = [
+        calls(tool_call("load_context", {"name": "changing"})),
+        calls(tool_call("retire", {})),
+        say("done"),
+        say("still here"),
+    ]
+    model = ScriptedChatModel(script=script)
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(changing.scopes, layout="compact", **NAVIGATION_ONLY),
+        McpConnectMiddleware(changing),
+    ]
+    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    old = "changing (MCP server changing; tools: echo, lookup and 1 tool that changes data)"
+    new = "changing (MCP server changing; tools: echo and 1 tool that changes data)"
+
+    def described(recorded: dict[str, Any]) -> str:
+        schema = _schema(recorded, "load_context")
+        assert schema is not None
+        return str(schema["function"]["parameters"]["properties"]["name"]["description"])
+
+    agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
+    for recorded in model.recorded[:3]:  # before and after `retire` ran, in the same turn
+        assert old in described(recorded)
+    agent.invoke({"messages": [HumanMessage("and now?")]}, config)
+    assert new in described(model.recorded[3]) and old not in described(model.recorded[3])
+    assert "lookup" not in (model.recorded[3]["system"] or "")
 
 
 def test_a_withdrawn_tool_answers_tool_withdrawn(changing: McpServers) -> None:

@@ -87,8 +87,9 @@ def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
         assert [s.name for s in servers.scopes] == ["calc", "raw"]
         # sorted by name, whatever order the server lists in (one tools array on every run)
         assert servers.scopes[0].tools == ("add", "enable_history", "multiply", "take_note")
-        # the index line is ours (server name, tool names); the server's text is not a prompt
-        line = "MCP server calc; tools: add, enable_history, multiply, take_note"
+        # the index line is ours (server name, the names of the tools that read; the writes,
+        # unannotated, only counted); the server's text is not a prompt
+        line = "MCP server calc; tools: add, multiply and 2 tools that change data"
         assert (servers.scopes[0].description, servers.scopes[0].prompt) == (line, "")
         instructions = servers.listings["calc"].instructions or ""
         assert instructions.startswith("Exact integer arithmetic and a small notebook.")

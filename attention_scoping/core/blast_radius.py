@@ -13,7 +13,7 @@ Framework-free: it reads a tool's metadata mapping (LangChain's `BaseTool.metada
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
 from attention_scoping.core.tool import ToolSpec, metadata_risk
@@ -22,6 +22,7 @@ __all__ = [
     "OPENERS",
     "Opener",
     "may_open",
+    "tool_listing",
     "writes",
     "writes_metadata",
 ]
@@ -67,3 +68,28 @@ def may_open(tool: ToolSpec | Mapping[str, Any] | object, opener: Opener) -> boo
         msg = f"unknown opener {opener!r}; valid: {', '.join(OPENERS)}"
         raise ValueError(msg)
     return opener != "code" or not writes(tool)
+
+
+def tool_listing(
+    names: Sequence[str],
+    writing: Collection[str],
+    *,
+    limit: int,
+    more: str = ", …",
+    label: str = "tools: ",
+) -> str:
+    """Code-written text about a group of tools that names only the ones that read.
+
+    The first `limit` reading tools follow `label` (`more` marks the rest); the tools in
+    `writing` are counted, never named, so the model knows the group can act without being
+    pointed at a write: `"tools: a, b and 2 tools that change data"`, `"1 tool that changes
+    data"`, or `""` for no tools.
+    """
+    reads = [n for n in names if n not in writing]
+    count = len(names) - len(reads)
+    parts: list[str] = []
+    if reads:
+        parts.append(label + ", ".join(reads[:limit]) + (more if len(reads) > limit else ""))
+    if count:
+        parts.append(f"{count} tools that change data" if count > 1 else "1 tool that changes data")
+    return " and ".join(parts)

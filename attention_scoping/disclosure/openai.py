@@ -26,6 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from attention_scoping.core.blast_radius import writes
 from attention_scoping.disclosure.base import (
     SEARCH_TOOL,
     Disclosure,
@@ -173,7 +174,8 @@ class OpenAIDisclosure(Disclosure):
             for n in given
         ]
         taken = {t.name for t in top} | {ns.name for ns in existing}
-        built = build_namespaces(groups or {}, deferred, taken=taken)
+        writing = {t.name for t in tools if isinstance(t, BaseTool) and writes(t)}
+        built = build_namespaces(groups or {}, deferred, taken=taken, writing=writing)
         self.namespaces = [*existing, *built]
         self.top_level = frozenset(t.name for t in top)
         objects = {t.name: t for t in stable_order(tools) if isinstance(t, BaseTool)}

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from attention_scoping.core.blast_radius import tool_listing
 
 MAX_PER_NAMESPACE = 10
 """Most functions in one namespace; a larger group is split into `<name>_1`, `<name>_2`, ..."""
@@ -106,12 +108,16 @@ def split(names: Sequence[str], limit: int = MAX_PER_NAMESPACE) -> list[list[str
     return out
 
 
-def group_description(group: str, names: Sequence[str], description: str = "") -> str:
-    """The namespace description: the group's own, else one naming its tools."""
+def group_description(
+    group: str, names: Sequence[str], description: str = "", writing: Collection[str] = ()
+) -> str:
+    """The namespace description: the group's own, else one naming up to 8 of its tools that
+    read and counting those in `writing` without naming them (code-written text never names a
+    write: `core.blast_radius`). The same arguments give the same bytes."""
     if description:
         return description
-    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-    return f"Tools of the {group!r} context: {shown}."
+    shown = tool_listing(names, writing, limit=8, more=", ...", label="")
+    return f"Tools of the {group!r} context" + (f": {shown}." if shown else ".")
 
 
 def build_namespaces(
@@ -121,13 +127,15 @@ def build_namespaces(
     descriptions: Mapping[str, str] | None = None,
     taken: Iterable[str] = (),
     limit: int = MAX_PER_NAMESPACE,
+    writing: Collection[str] = (),
 ) -> list[Namespace]:
     """One namespace per group of the deferred functions in `definitions` (group order, the
     group's tool order), split above `limit`; deferred functions no group names go in a last
     `DEFAULT_GROUP` namespace, by name. Names a group lists without a definition are skipped.
 
     `definitions`: name -> Responses function definition of every deferred tool. `taken`: names
-    the namespaces must not reuse (top-level functions).
+    the namespaces must not reuse (top-level functions). `writing`: names of the tools that
+    write (a generated description counts them without naming them).
     """
     used = set(taken)
     grouped: list[tuple[str, list[str]]] = []
@@ -142,7 +150,8 @@ def build_namespaces(
     out: list[Namespace] = []
     for group, members in grouped:
         chunks = split(members, limit)
-        base = group_description(group, members, (descriptions or {}).get(group, ""))
+        own = (descriptions or {}).get(group, "")
+        base = group_description(group, members, own, writing)
         for i, chunk in enumerate(chunks, 1):
             label = group if len(chunks) == 1 else f"{group}_{i}"
             name = namespace_name(label, used)

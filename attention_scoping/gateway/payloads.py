@@ -11,6 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.errors import ErrorCode, ErrorPayload, Payload, refusal, unknown_tool
 from attention_scoping.core.failures import exception_text
 from attention_scoping.core.limits import ECHO_MAX_CHARS, LimitExceeded, shorten
@@ -62,16 +63,23 @@ def disclosure(spec: ToolSpec) -> dict[str, Any]:
 
 
 def search_payload(query: str, ranked: Sequence[tuple[ToolSpec, float]]) -> Payload:
-    """Ranked candidates for `query`, with a `next_step` naming the schema call."""
+    """Ranked candidates for `query`, with a `next_step` naming the schema call: of the best
+    candidate when it reads; the model picks a tool that writes itself (the breadcrumb never
+    points at a write, `core.blast_radius`)."""
     candidates = [
         {"name": spec.name, "summary": spec.summary, "risk": spec.risk, "score": round(score, 4)}
         for spec, score in ranked
     ]
-    if candidates:
-        best = candidates[0]["name"]
+    if ranked and not writes(ranked[0][0]):
+        best = ranked[0][0].name
         step = (
             f"Call {call_text(GET_TOOL_SCHEMA, tool_names=[best])} now to get its full schema "
             f"(or name another candidate that fits better), then call {EXECUTE_TOOL}."
+        )
+    elif ranked:
+        step = (
+            f"Call {GET_TOOL_SCHEMA} with the candidate that fits the request to get its full "
+            f"schema, then call {EXECUTE_TOOL}."
         )
     else:
         step = (

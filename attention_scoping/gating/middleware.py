@@ -24,7 +24,7 @@ from typing_extensions import override
 
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
-from attention_scoping.adapters.tools import is_pinned, visible_tool_choice
+from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text, is_user_turn
 from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
@@ -236,6 +236,9 @@ class ToolAttentionMiddleware(
         """The client-side search tool sent in the native modes that disclose in the history;
         this middleware answers its calls (`search`)."""
         self._tools: dict[str, Any] = {}
+        self._eager_writes = frozenset(tool_name(t) for t in self._eager if not may_open(t, "code"))
+        """Tools given at construction that write (the catalog pool leaves them out unless
+        this call's candidates hold them)."""
 
     @property
     def name(self) -> str:
@@ -350,7 +353,7 @@ class ToolAttentionMiddleware(
         """
         if self.summary_pool == "off":
             return "", 0
-        source = self.index.names if self.summary_pool == "catalog" else candidates
+        source = self._catalog(candidates) if self.summary_pool == "catalog" else candidates
         skip = self.pinned | frozenset(pinned)
         names = tuple(n for n in source if n not in skip)
         asked = set(withheld) & set(names)
@@ -371,6 +374,18 @@ class ToolAttentionMiddleware(
         if self.summary_pool == "auto" and tokens > self.pool_budget_tokens:
             return "", 0
         return text, tokens
+
+    def _catalog(self, candidates: Sequence[str]) -> list[str]:
+        """Every tool the gate knows, less the writes outside this call's `candidates`: a tool
+        that writes in a scope nobody opened is not named by the gate (`core.blast_radius`);
+        the candidates are what the application or the model put in view."""
+        present = set(candidates)
+        return [
+            n
+            for n in self.index.names
+            if n in present
+            or (n not in self._eager_writes and may_open(self._tools.get(n, {}), "code"))
+        ]
 
     def held_tools(
         self, state: Mapping[str, Any], decision: Decision, candidates: Sequence[str]

@@ -18,6 +18,7 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
@@ -27,6 +28,7 @@ from attention_scoping.mcp.servers import McpServers
 from attention_scoping.mcp.tools import McpTool
 from attention_scoping.scoping.breadcrumbs import STATE_KEY
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
+from attention_scoping.scoping.navigation import name_text, with_name_text
 
 ToolResult = ToolMessage | Command[Any]
 SERVER_TEXT_KEY = "server_text"
@@ -87,6 +89,31 @@ def with_index(servers: McpServers, message: SystemMessage | None) -> SystemMess
     return message if blocks == content else message.model_copy(update={"content": blocks})
 
 
+def with_load_context_text(
+    servers: McpServers, tools: Sequence[Any], copies: dict[tuple[int, str], BaseTool]
+) -> list[Any] | None:
+    """`tools` with the `load_context` tool's scope descriptions (the compact layout's index)
+    naming the MCP scopes' lines as of this turn (`McpServers.index_text`), or None when
+    nothing changed. `copies` keeps one copy per tool and text, so the request is the same
+    object on every call of a turn."""
+    out = list(tools)
+    changed = False
+    for i, tool in enumerate(out):
+        if not isinstance(tool, BaseTool) or tool.name != LOAD_CONTEXT:
+            continue
+        text = name_text(tool)
+        now = servers.index_text(text)
+        if now == text:
+            continue
+        key = (id(tool), now)
+        if key not in copies:
+            if len(copies) > 64:
+                copies.clear()
+            copies[key] = with_name_text(tool, now)
+        out[i], changed = copies[key], True
+    return out if changed else None
+
+
 class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Open the session of the MCP server whose tools this model call shows, in the background;
     let tool-list changes reach the model at the start of the next user turn, never mid-turn.
@@ -102,8 +129,9 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
     At the start of each user turn (`before_agent`) it calls `McpServers.begin_turn`: servers
     that announced a list change (or whose listing's `ttlMs` ran out) are listed again, and the
     changes since the last turn are applied, to the tools and to the server's line in the
-    capability index (the system prompt it sees is rewritten with `McpServers.index_text`);
-    within a turn both stay as the model saw them.
+    capability index (the system prompt it sees, and under the compact layout the scope
+    descriptions of the `load_context` tool it sees, are rewritten with
+    `McpServers.index_text`); within a turn both stay as the model saw them.
 
     The `load_context` call that loads a server's scope gets the server's instructions in its
     result, fenced and labelled as the server's text (`server_text`; not with
@@ -140,6 +168,7 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         """How many unconnected servers one model call may start ahead of their first call."""
         self.tools = []
         self._name = name
+        self._copies: dict[tuple[int, str], BaseTool] = {}
 
     @property
     def name(self) -> str:
@@ -159,12 +188,16 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
 
     def _prepare(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         """Start the shown server's session; hide the tools their servers withdrew; give the
-        capability index the MCP scopes' lines as of this turn."""
+        capability index (in the system prompt, or in `load_context`'s scope descriptions
+        under the compact layout) the MCP scopes' lines as of this turn."""
         for server in self.servers_to_start(request.tools):
             self.servers.prefetch(server)
         shown = [t for t in request.tools if self.servers.shown(t)]
         if len(shown) != len(request.tools):
             request = request.override(tools=shown)
+        described = with_load_context_text(self.servers, request.tools, self._copies)
+        if described is not None:
+            request = request.override(tools=described)
         system = with_index(self.servers, request.system_message)
         return (
             request if system is request.system_message else request.override(system_message=system)

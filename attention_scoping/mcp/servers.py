@@ -22,6 +22,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
+from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.limits import RESULT_MAX_CHARS, check_result_limit
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
@@ -252,7 +253,7 @@ class McpServers:
                 for record in listing.tools
             }
             self._tools_by_server[server] = tools
-            line = index_line(self.config.servers[server], [t.name for t in tools.values()])
+            line = self._line(server, list(tools.values()))
             self.index_lines[server] = self._built_lines[server] = line
             # No prompt module: the server's instructions are its own text, not ours to put
             # in the system prompt (they travel with load_context's result instead).
@@ -310,7 +311,7 @@ class McpServers:
                 refresh_tool(tool, record, tool_description(record, server, self.server_text))
         names = set(listing.names)
         self.withdrawn[server] = frozenset(n for n in registered if n not in names)
-        self._reindex(server, [t.name for n, t in registered.items() if n in names])
+        self._reindex(server, [t for n, t in registered.items() if n in names])
         added = [n for n in listing.names if n not in registered]
         if added:
             logger.info(
@@ -320,9 +321,15 @@ class McpServers:
             )
         return before is None or before.tools != listing.tools
 
-    def _reindex(self, server: str, shown: list[str]) -> None:
-        """Give `server`'s scope the index line of the tools it shows now (if it changed)."""
-        line = index_line(self.config.servers[server], shown)
+    def _line(self, server: str, tools: list[McpTool]) -> str:
+        """`server`'s index line over `tools`: the names of those that read, the rest counted."""
+        writing = {t.name for t in tools if writes(t)}
+        return index_line(self.config.servers[server], [t.name for t in tools], writing)
+
+    def _reindex(self, server: str, shown: list[McpTool]) -> None:
+        """Give `server`'s scope the index line of the tools it shows now (if it changed; a
+        tool's annotations may have changed too)."""
+        line = self._line(server, shown)
         if line == self.index_lines.get(server):
             return
         self.index_lines[server] = line
@@ -331,15 +338,17 @@ class McpServers:
         self.scopes = [Scope(name, line, tools=tools) if s.name == name else s for s in self.scopes]
 
     def index_text(self, text: str) -> str:
-        """`text`, a system prompt laid out from the scopes as built, with each MCP scope's
-        index line (and its module, the same line) as of this turn: a list change reaches the
-        capability index at the next turn, like the tools, never mid-turn."""
+        """`text`, a system prompt laid out from the scopes as built (or the compact layout's
+        `load_context` scope descriptions), with each MCP scope's index line (and its module,
+        the same line) as of this turn: a list change reaches the capability index at the next
+        turn, like the tools, never mid-turn."""
         for server, built in self._built_lines.items():
             now = self.index_lines.get(server, built)
             if now != built:
                 scope = self.scope_names[server]
                 text = text.replace(f"{scope}: {built}", f"{scope}: {now}")
                 text = text.replace(f"{scope}\n{built}", f"{scope}\n{now}")
+                text = text.replace(f"{scope} ({built})", f"{scope} ({now})")
         return text
 
     def shown(self, tool: Any) -> bool:

@@ -2,7 +2,8 @@
 
 A server controls its `instructions` and its tools' descriptions. None of it goes into the system
 prompt: a scope's line in the capability index comes from the configuration (the `description`
-the user wrote) or from the server's name and tool names, and the scope's module is that line.
+the user wrote) or from the server's name and the names of its tools that read (those that write
+are counted), and the scope's module is that line.
 The instructions travel fenced and labelled in the result of the `load_context` call that loads
 the server's scope (`server_text_block`), and the tool descriptions where every tool's
 description goes (the tools array). `server_text="drop"` sends neither. Framework-free.
@@ -11,9 +12,10 @@ description goes (the tools array). `server_text="drop"` sends neither. Framewor
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
+from attention_scoping.core.blast_radius import tool_listing
 from attention_scoping.core.limits import clip
 from attention_scoping.mcp.config import ServerConfig
 
@@ -46,13 +48,17 @@ def check_server_text(value: object) -> ServerText:
     return value
 
 
-def index_line(server: ServerConfig, tool_names: Sequence[str]) -> str:
+def index_line(
+    server: ServerConfig, tool_names: Sequence[str], writing: Collection[str] = ()
+) -> str:
     """The scope's line in the capability index: the configured `description`, else the
-    server's configured name and its tool names (never the server's own text)."""
+    server's configured name and the names of its tools that read, with how many of them (in
+    `writing`) change data (never the server's own text; never a write's name, as code
+    wrote the line: `core.blast_radius`)."""
     if server.description:
         return server.description
-    shown = ", ".join(tool_names[:6]) + (", …" if len(tool_names) > 6 else "")
-    return f"MCP server {server.name}" + (f"; tools: {shown}" if shown else "")
+    shown = tool_listing(tool_names, writing, limit=6)
+    return f"MCP server {server.name}" + (f"; {shown}" if shown else "")
 
 
 def tool_description(record: Mapping[str, Any], server: str, server_text: ServerText) -> str:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+from attention_scoping.core.blast_radius import tool_listing, writes
 from attention_scoping.core.text import did_you_mean_hint, listing
 from attention_scoping.core.tool import tool_object_name
 
@@ -179,6 +180,9 @@ class ScopeCatalog:
         }
         self.scoped_names: frozenset[str] = frozenset(self._index) | frozenset(self.always_on)
         """Every tool name some scope or the always-on set names."""
+        self.writing: frozenset[str] = frozenset(n for n, t in registry.items() if writes(t))
+        """Scoped tools known to write (from the tool objects; `add_writes` adds those known
+        later): the text code writes about a scope counts them, never names them."""
         self.validated = False
         if known is not None:
             self.validate_tools(known | {LOAD_CONTEXT})
@@ -288,13 +292,28 @@ class ScopeCatalog:
         """Whether some scope or the always-on set names `tool`."""
         return tool in self.scoped_names
 
-    def describe(self, scope: str) -> str:
-        """The scope's one-line description, or a listing of its tools when it has none."""
+    def add_writes(self, names: Iterable[str]) -> bool:
+        """Learn that the scoped tools among `names` write (tools registered by name, whose
+        objects arrive with the first request); True when `writing` grew."""
+        grown = self.writing | (frozenset(names) & self.scoped_names)
+        if grown == self.writing:
+            return False
+        self.writing = grown
+        return True
+
+    def describe(self, scope: str, writing: Iterable[str] = ()) -> str:
+        """The scope's one-line description, or a listing of its tools when it has none; the
+        tools in `writing` are counted, not named (what the model reads passes `self.writing`:
+        code-written text never names a write, `core.blast_radius`)."""
         s = self.scopes[scope]
         if s.description:
             return s.description
-        tools = ", ".join(s.tools[:6]) + (", …" if len(s.tools) > 6 else "")
-        return f"tools: {tools}" if tools else "no tools"
+        return tool_listing(s.tools, frozenset(writing), limit=6) or "no tools"
+
+    def line(self, scope: str) -> str:
+        """The scope's description as the model reads it (index, module, `load_context`):
+        `describe` with the tools known to write counted, not named."""
+        return self.describe(scope, self.writing)
 
     def closest_scope(self, name: str) -> str:
         """A ' (did you mean ...?)' hint for a mistyped scope name."""

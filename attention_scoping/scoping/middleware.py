@@ -74,7 +74,12 @@ from attention_scoping.scoping.native import (
     scope_groups,
     with_module_text,
 )
-from attention_scoping.scoping.navigation import STATE_KEY, make_load_context_tool
+from attention_scoping.scoping.navigation import (
+    STATE_KEY,
+    make_load_context_tool,
+    name_description,
+    with_name_text,
+)
 from attention_scoping.scoping.opening import (
     OPENED_KEY,
     ScopeOpened,
@@ -296,7 +301,13 @@ class AttentionScopingMiddleware(
             with_module=self.module_delivery == "load_context",
             describe_scopes=self.prompt_layout == "compact",
         )
-        """The `load_context` tool registered with the agent."""
+        """The `load_context` tool the model is sent (the registered one, or a copy whose
+        scope descriptions count tools learnt to write at the first request)."""
+        self._registered_load_context = self.load_context_tool
+        self._texts_writing = self.catalog.writing
+        """The tools counted as writes in `index` and `load_context_tool`."""
+        self._writes_read_from = 0
+        """How many known tool objects the catalog's `writing` was last updated from."""
         self.tools = [
             self.load_context_tool,
             *(as_base_tool(t) for t in self.catalog.tool_objects.values()),
@@ -429,6 +440,24 @@ class AttentionScopingMiddleware(
             if isinstance(tool, BaseTool):
                 self._known_tools.setdefault(tool.name, tool)
 
+    def _follow_writes(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
+        """`request` with the current `load_context` tool. Tools registered by name arrive as
+        objects with the first request: when the catalog learns that some write, the index
+        and `load_context`'s scope descriptions count them instead of naming them, from that
+        call on (code-written text never names a write, `core.blast_radius`)."""
+        if len(self._known_tools) != self._writes_read_from:  # new tool objects: read them
+            self._writes_read_from = len(self._known_tools)
+            self.catalog.add_writes(self._code_closed())
+        if self.catalog.writing != self._texts_writing:  # (a catalog may be shared)
+            self._texts_writing = self.catalog.writing
+            self.index = capability_index(self.catalog, self.layout.header)
+            text = name_description(self.catalog, self.prompt_layout == "compact")
+            self.load_context_tool = with_name_text(self._registered_load_context, text)
+        current, registered = self.load_context_tool, self._registered_load_context
+        if current is registered or not any(t is registered for t in request.tools):
+            return request
+        return request.override(tools=[current if t is registered else t for t in request.tools])
+
     def _code_closed(self) -> frozenset[str]:
         """Names of the known tools code may not open (those that write)."""
         return frozenset(n for n, t in self._known_tools.items() if not may_open(t, "code"))
@@ -500,6 +529,7 @@ class AttentionScopingMiddleware(
                 tool_name(t) for t in request.tools if not isinstance(t, dict)
             )
         self._remember(request.tools)
+        request = self._follow_writes(request)
         plan = plan or self.plan(request)
         disclosure = self.disclosure_for(request)
         if disclosure.native:

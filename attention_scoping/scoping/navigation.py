@@ -6,6 +6,7 @@ those that write included (`core.blast_radius`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal
 
@@ -13,7 +14,7 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool
 from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
-from pydantic import Field, WithJsonSchema, create_model
+from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
 from attention_scoping.core.errors import render_payload
 from attention_scoping.core.messages import current_turn
@@ -53,11 +54,12 @@ def switch_command(
     return Command(update={**update, "messages": [message]})
 
 
-def _name_description(catalog: ScopeCatalog, describe_scopes: bool) -> str:
-    """The `name` parameter's description: the scope names, or each with its description."""
+def name_description(catalog: ScopeCatalog, describe_scopes: bool) -> str:
+    """The `name` parameter's description: the scope names, or each with its description (the
+    tools that write counted, not named: `ScopeCatalog.line`)."""
     if not describe_scopes:
         return "Name of the context to load: " + ", ".join(catalog.names) + "."
-    described = "; ".join(f"{n} ({catalog.describe(n)})" for n in catalog.names)
+    described = "; ".join(f"{n} ({catalog.line(n)})" for n in catalog.names)
     return "The context to load: " + described + "."
 
 
@@ -81,7 +83,7 @@ def make_load_context_tool(
         "LoadContextArgs",
         name=(
             name_type,
-            Field(description=_name_description(catalog, describe_scopes)),
+            Field(description=name_description(catalog, describe_scopes)),
         ),
         tool_call_id=(Annotated[str, InjectedToolCallId], ...),
         previous=(Annotated[str | None, InjectedState(STATE_KEY)], None),
@@ -112,3 +114,29 @@ def make_load_context_tool(
         ),
         args_schema=args_schema,
     )
+
+
+def name_text(tool: BaseTool) -> str:
+    """The description of a `load_context` tool's `name` parameter ('' when it has none)."""
+    schema = tool.args_schema
+    fields = getattr(schema, "model_fields", None)
+    info = fields.get("name") if isinstance(fields, Mapping) else None
+    return str(info.description or "") if info is not None else ""
+
+
+def with_name_text(tool: BaseTool, text: str) -> BaseTool:
+    """`tool` (a `load_context` tool) with `text` as its `name` parameter's description: a copy
+    for the model request (the registered tool runs the call), or `tool` when it says so
+    already. How a scope's description that changed after the tool was registered (an MCP list
+    change, tools that write learnt at the first request) reaches the model."""
+    schema = tool.args_schema
+    if not isinstance(schema, type) or not issubclass(schema, BaseModel):
+        return tool
+    fields = schema.model_fields
+    if "name" not in fields or fields["name"].description == text:
+        return tool
+    info = copy.copy(fields["name"])
+    info.description = text
+    annotation: Any = info.annotation
+    changed = create_model(schema.__name__, __base__=schema, name=(annotation, info))
+    return tool.model_copy(update={"args_schema": changed})

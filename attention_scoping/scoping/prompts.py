@@ -56,8 +56,9 @@ class PromptLayers:
 
 
 def capability_index(catalog: ScopeCatalog, header: str = INDEX_HEADER) -> str:
-    """One line per scope, from the scope descriptions, in configuration order."""
-    lines = [header] + [f"- {name}: {catalog.describe(name)}" for name in catalog.names]
+    """One line per scope, from the scope descriptions, in configuration order (a scope
+    without one lists its tools that read; `ScopeCatalog.line`)."""
+    lines = [header] + [f"- {name}: {catalog.line(name)}" for name in catalog.names]
     return "\n".join(lines)
 
 
@@ -71,7 +72,7 @@ def module_layer(catalog: ScopeCatalog, scope: str | None) -> str:
     """The switchable layer: the active scope's prompt module under a fixed heading."""
     if scope is None:
         return NO_CONTEXT_MODULE
-    body = catalog.scopes[scope].prompt or catalog.describe(scope)
+    body = catalog.scopes[scope].prompt or catalog.line(scope)
     return f"# Active context: {scope}\n{body}"
 
 

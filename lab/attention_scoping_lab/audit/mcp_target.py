@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.core.blast_radius import writes
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
@@ -58,6 +59,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
         raise McpTargetError(str(exc)) from None
     try:
         from attention_scoping.mcp.inventory import list_server_tools
+        from attention_scoping.mcp.tools import tool_metadata
     except ImportError as exc:
         msg = f"auditing an MCP configuration needs the 'mcp' extra: {install_hint('mcp')} ({exc})"
         raise McpTargetError(msg) from None
@@ -85,7 +87,10 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
             spec = ToolSpec(exposed, exposed, record["description"], record["inputSchema"], server)
             specs.append(spec)
             scopes.setdefault(scope, []).append(exposed)
-        descriptions[scope] = index_line(config.servers[server], scopes.get(scope, []))
+        writing = {
+            names[(server, r["name"])] for r in listing.tools if writes(tool_metadata(server, r))
+        }
+        descriptions[scope] = index_line(config.servers[server], scopes.get(scope, []), writing)
     counts = ", ".join(f"{s} {len(listings[s].tools)}" for s in listings)
     notes.insert(0, f"tools listed live from {len(listings)} MCP server(s): {counts}")
     return {
