@@ -274,37 +274,58 @@ def _rank(scores: np.ndarray, row: int) -> int:
     return int((scores > scores[row]).sum()) + 1
 
 
-def print_misses(case: Case, peer: str, make: Callable[[], Any], k: int) -> None:
-    """Each request of `case` whose gold tool the default misses and `peer` finds, with the
-    default's scores: cosine, BM25 (raw and min-max over the catalog), fused, calibrated."""
-    default = ToolAttentionMiddleware(ranker="default", k=k, summary_pool="off", emit_events=False)
-    other = ToolAttentionMiddleware(ranker=make(), k=k, summary_pool="off", emit_events=False)
-    hybrid = HybridRanker(DenseRanker(shared_minilm()))
-    for gate in (default, other):
-        gate.index.fit_catalog(case.specs)
-    hybrid.fit(case.specs)
-    keys = [s.id for s in case.specs]
-    for query in case.queries:
-        state = {"messages": [HumanMessage(query.query)]}
-        shown = set(default.decide_names(state, keys).shown)
-        found = set(other.decide_names(state, keys).shown)
-        for gold in (g for g in query.gold_ids if g in found and g not in shown):
-            texts = hybrid.texts(query.query)
-            cosine = hybrid._similarities(texts, None)[0]
-            lexical = hybrid.lexical.all_scores(query.query)[0]
-            calibrated = hybrid.scores(query.query)
-            fused = hybrid.fuse_text(cosine, lexical, 1.0)
-            print(f"  [{case.kind}] {query.query!r} gold {gold}, {len(texts) - 1 or 'no'} parts")
-            rows = [keys.index(gold), *ranking.top_rows(calibrated, k).tolist()]
-            for n, row in enumerate(rows):
-                label = "gold" if n == 0 else "shown"
-                print(
-                    f"    {label:5} {keys[row][:36]:36} rank {_rank(calibrated, row):3d}"
-                    f"  cos {cosine[row]:.3f} (best {cosine.max():.3f})"
-                    f"  bm25 {lexical[row]:5.2f} (best {lexical.max():5.2f})"
-                    f"  min-max {minmax(cosine)[row]:.2f}/{minmax(lexical)[row]:.2f}"
-                    f"  fused {fused[row]:.3f}  final {calibrated[row]:.3f}"
-                )
+def _print_breakdown(
+    kind: str, query: Query, gold: str, hybrid: HybridRanker, keys: list[str], k: int
+) -> None:
+    """The default's scores for `gold` and for the tools it showed instead."""
+    texts = hybrid.texts(query.query)
+    cosine = hybrid._similarities(texts, None)[0]
+    lexical = hybrid.lexical.all_scores(query.query)[0]
+    calibrated = hybrid.scores(query.query)
+    fused = hybrid.fuse_text(cosine, lexical, 1.0)
+    print(f"  [{kind}] {query.query!r} gold {gold}, {len(texts) - 1 or 'no'} parts")
+    rows = [keys.index(gold), *ranking.top_rows(calibrated, k).tolist()]
+    for n, row in enumerate(rows):
+        label = "gold" if n == 0 else "shown"
+        print(
+            f"    {label:5} {keys[row][:36]:36} rank {_rank(calibrated, row):3d}"
+            f"  cos {cosine[row]:.3f} (best {cosine.max():.3f})"
+            f"  bm25 {lexical[row]:5.2f} (best {lexical.max():5.2f})"
+            f"  min-max {minmax(cosine)[row]:.2f}/{minmax(lexical)[row]:.2f}"
+            f"  fused {fused[row]:.3f}  final {calibrated[row]:.3f}"
+        )
+
+
+def print_misses(cases: Sequence[Case], peer: str, make: Callable[[], Any], k: int) -> None:
+    """Each request whose gold tool the default misses and `peer` finds, with the default's
+    scores: cosine, BM25 (raw and min-max over the catalog), fused, calibrated; then both
+    directions counted, in gold tools and in distinct requests."""
+    lost: list[str] = []
+    won: list[str] = []
+    for case in cases:
+        default = ToolAttentionMiddleware(
+            ranker="default", k=k, summary_pool="off", emit_events=False
+        )
+        other = ToolAttentionMiddleware(ranker=make(), k=k, summary_pool="off", emit_events=False)
+        hybrid = HybridRanker(DenseRanker(shared_minilm()))
+        for gate in (default, other):
+            gate.index.fit_catalog(case.specs)
+        hybrid.fit(case.specs)
+        keys = [s.id for s in case.specs]
+        for query in case.queries:
+            state = {"messages": [HumanMessage(query.query)]}
+            shown = set(default.decide_names(state, keys).shown)
+            found = set(other.decide_names(state, keys).shown)
+            for gold in query.gold_ids:
+                if gold in found and gold not in shown:
+                    lost.append(query.id)
+                    _print_breakdown(case.kind, query, gold, hybrid, keys, k)
+                elif gold in shown and gold not in found:
+                    won.append(query.id)
+    print(
+        f"  default misses {len(lost)} gold tools {peer} finds ({len(set(lost))} distinct "
+        f"requests); {peer} misses {len(won)} the default finds ({len(set(won))} distinct)"
+    )
 
 
 def main() -> None:
@@ -356,8 +377,7 @@ def main() -> None:
         print(f"{row}  {queries:7d}  {distinct:7d}  {tools:5.0f}  [{seconds:.0f} s]")
         print("  small talk".ljust(14) + "".join(t.rjust(16) for t in talk))
         if args.misses:
-            for case in group:
-                print_misses(case, args.misses, makers[args.misses], args.k)
+            print_misses(group, args.misses, makers[args.misses], args.k)
 
 
 if __name__ == "__main__":
