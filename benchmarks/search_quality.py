@@ -1,6 +1,7 @@
 """Benchmark: the default gate's ranking against its simple peers on several kinds of catalog.
 
     python benchmarks/search_quality.py [--half tune|report] [--subcatalogs 6] [--methods ...]
+        [--kinds ...] [--misses METHOD]
 
 Kinds of catalog, all from the shipped dev data (`data/`):
 
@@ -18,7 +19,13 @@ Kinds of catalog, all from the shipped dev data (`data/`):
 Queries are split in two fixed halves by a hash of their id: `--half tune` is where choices are
 made, `--half report` is the held-out figure. Sub-catalogs of a half are drawn only from that
 half's queries. Each row: recall@k of what the gate shows (name detection, threshold and all)
-and the mean number of ranked tools shown.
+and the mean number of ranked tools shown. A sub-catalog repeats requests another one of its
+kind drew, so a kind's 240 requests are fewer distinct ones (printed as `distinct`).
+
+`--misses dense` (or `bm25`) also prints, per kind, each request whose gold tool the default
+misses and that method finds, with the default's score breakdown (cosine, BM25, their min-max
+values, the fused score) for the gold tool and the tools shown instead. The `fuse-*` and
+`bm25-fillers` methods are fusions measured and not kept (docs/gating.md, "Ablations").
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
+import re
 import statistics
 import time
 from collections.abc import Callable, Sequence
@@ -33,14 +41,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from langchain_core.messages import HumanMessage
 
 from attention_scoping.core.text import tool_text
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.gating import Promotion, ToolAttentionMiddleware, ranking
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import shared_minilm
-from attention_scoping.gating.ranking import BM25Ranker, DenseRanker, HybridRanker
+from attention_scoping.gating.ranking import BM25Ranker, DenseRanker, HybridRanker, minmax
 from attention_scoping_lab.catalog import Query, load_catalog, load_queries
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -152,6 +161,61 @@ def cases(half: str, subcatalogs: int, kinds: Sequence[str]) -> list[Case]:
     return out
 
 
+class ZScoreHybrid(HybridRanker):
+    """Study: z-scores of cosine and BM25 fused, then min-max (instead of min-max of each)."""
+
+    def fuse_text(self, dense: np.ndarray, lexical: np.ndarray, coverage: float) -> np.ndarray:
+        def z(values: np.ndarray) -> np.ndarray:
+            spread = float(values.std())
+            return values - values.mean() if spread <= 0 else (values - values.mean()) / spread
+
+        return minmax(self.alpha * z(dense) + (1 - self.alpha) * z(lexical))
+
+
+class RRFHybrid(HybridRanker):
+    """Study: reciprocal-rank fusion (k 60, equal weights), scaled so the best scores 1."""
+
+    def fuse_text(self, dense: np.ndarray, lexical: np.ndarray, coverage: float) -> np.ndarray:
+        def reciprocal(values: np.ndarray) -> np.ndarray:
+            ranks = np.empty(values.size)
+            ranks[np.argsort(-values, kind="stable")] = np.arange(values.size)
+            return 1.0 / (61.0 + ranks)
+
+        fused = reciprocal(dense) + reciprocal(lexical)
+        return (fused / fused.max()).astype(np.float32) if fused.size else fused
+
+
+class SqrtLexicalHybrid(HybridRanker):
+    """Study: min-max of sqrt(BM25), so one strong word counts less against several."""
+
+    def fuse_text(self, dense: np.ndarray, lexical: np.ndarray, coverage: float) -> np.ndarray:
+        return ranking.fuse(dense, np.sqrt(np.maximum(lexical, 0.0)), alpha=self.alpha)
+
+
+class GatedLexicalHybrid(HybridRanker):
+    """Study: the lexical share counts in proportion to the tool's min-max cosine, so a word
+    match on a tool far from the request's meaning counts less (rescaled so the best is 1)."""
+
+    def fuse_text(self, dense: np.ndarray, lexical: np.ndarray, coverage: float) -> np.ndarray:
+        close = minmax(dense)
+        fused = self.alpha * close + (1 - self.alpha) * minmax(lexical) * close
+        top = float(fused.max()) if fused.size else 0.0
+        return fused / top if top > 0 else fused
+
+
+FILLERS = frozenset("d ll m re s t ve like want need would tell help let know".split())
+"""Study: conversational words ("I'd like", "I need", "can you tell me") dropped from requests."""
+
+
+class FillerBM25(BM25Ranker):
+    """Study: BM25 with `FILLERS` left out of the request's words."""
+
+    def all_scores(self, text: str) -> tuple[np.ndarray, float]:
+        words = re.findall(r"[A-Za-z]+|[0-9]+", text)
+        kept = " ".join(w for w in words if w.lower() not in FILLERS)
+        return super().all_scores(kept)
+
+
 def rankers(cache: VectorCache) -> dict[str, Callable[[], Any]]:
     """The methods compared: the default gate and its simple peers (one shared encoder)."""
     encoder = shared_minilm()
@@ -171,6 +235,12 @@ def rankers(cache: VectorCache) -> dict[str, Callable[[], Any]]:
         "calib-0.2": lambda: HybridRanker(dense(), confident_cosine=0.2),
         "alpha-0.8": lambda: HybridRanker(dense(), alpha=0.8),
         "alpha-0.5": lambda: HybridRanker(dense(), alpha=0.5),
+        "alpha-0.75": lambda: HybridRanker(dense(), alpha=0.75),
+        "fuse-zscore": lambda: ZScoreHybrid(dense()),
+        "fuse-rrf": lambda: RRFHybrid(dense()),
+        "fuse-sqrt-bm25": lambda: SqrtLexicalHybrid(dense()),
+        "fuse-gated-bm25": lambda: GatedLexicalHybrid(dense()),
+        "bm25-fillers": lambda: HybridRanker(dense(), FillerBM25()),
     }
 
 
@@ -179,7 +249,11 @@ def score_case(
 ) -> tuple[list[float], list[int]]:
     """Recall@k and tools shown per query for one method on one case."""
     gate = ToolAttentionMiddleware(
-        ranker=make(), k=k, summary_pool="off", emit_events=False, threshold=threshold
+        ranker=make(),
+        k=k,
+        summary_pool="off",
+        emit_events=False,
+        promotion=Promotion(threshold=threshold),
     )
     gate.index.fit_catalog(case.specs)
     keys = [s.id for s in case.specs]
@@ -196,6 +270,64 @@ def score_case(
     return recalls, shown
 
 
+def _rank(scores: np.ndarray, row: int) -> int:
+    return int((scores > scores[row]).sum()) + 1
+
+
+def _print_breakdown(
+    kind: str, query: Query, gold: str, hybrid: HybridRanker, keys: list[str], k: int
+) -> None:
+    """The default's scores for `gold` and for the tools it showed instead."""
+    texts = hybrid.texts(query.query)
+    cosine = hybrid._similarities(texts, None)[0]
+    lexical = hybrid.lexical.all_scores(query.query)[0]
+    calibrated = hybrid.scores(query.query)
+    fused = hybrid.fuse_text(cosine, lexical, 1.0)
+    print(f"  [{kind}] {query.query!r} gold {gold}, {len(texts) - 1 or 'no'} parts")
+    rows = [keys.index(gold), *ranking.top_rows(calibrated, k).tolist()]
+    for n, row in enumerate(rows):
+        label = "gold" if n == 0 else "shown"
+        print(
+            f"    {label:5} {keys[row][:36]:36} rank {_rank(calibrated, row):3d}"
+            f"  cos {cosine[row]:.3f} (best {cosine.max():.3f})"
+            f"  bm25 {lexical[row]:5.2f} (best {lexical.max():5.2f})"
+            f"  min-max {minmax(cosine)[row]:.2f}/{minmax(lexical)[row]:.2f}"
+            f"  fused {fused[row]:.3f}  final {calibrated[row]:.3f}"
+        )
+
+
+def print_misses(cases: Sequence[Case], peer: str, make: Callable[[], Any], k: int) -> None:
+    """Each request whose gold tool the default misses and `peer` finds, with the default's
+    scores: cosine, BM25 (raw and min-max over the catalog), fused, calibrated; then both
+    directions counted, in gold tools and in distinct requests."""
+    lost: list[str] = []
+    won: list[str] = []
+    for case in cases:
+        default = ToolAttentionMiddleware(
+            ranker="default", k=k, summary_pool="off", emit_events=False
+        )
+        other = ToolAttentionMiddleware(ranker=make(), k=k, summary_pool="off", emit_events=False)
+        hybrid = HybridRanker(DenseRanker(shared_minilm()))
+        for gate in (default, other):
+            gate.index.fit_catalog(case.specs)
+        hybrid.fit(case.specs)
+        keys = [s.id for s in case.specs]
+        for query in case.queries:
+            state = {"messages": [HumanMessage(query.query)]}
+            shown = set(default.decide_names(state, keys).shown)
+            found = set(other.decide_names(state, keys).shown)
+            for gold in query.gold_ids:
+                if gold in found and gold not in shown:
+                    lost.append(query.id)
+                    _print_breakdown(case.kind, query, gold, hybrid, keys, k)
+                elif gold in shown and gold not in found:
+                    won.append(query.id)
+    print(
+        f"  default misses {len(lost)} gold tools {peer} finds ({len(set(lost))} distinct "
+        f"requests); {peer} misses {len(won)} the default finds ({len(set(won))} distinct)"
+    )
+
+
 def main() -> None:
     """Print recall@k per kind of catalog and method."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -207,16 +339,19 @@ def main() -> None:
     )
     parser.add_argument(
         "--kinds",
-        default="bfcl-small,seal-small,bfcl-near,seal-near,seal-domains,bfcl-full,seal-full",
+        default="bfcl-short,seal-short,bfcl-near,seal-near,bfcl-small,seal-small,seal-domains,"
+        "bfcl-full,seal-full",
     )
+    parser.add_argument("--misses", help="a method: list the requests it finds and default misses")
     args = parser.parse_args()
+    ranking.MEMO_SIZE = 1 << 16  # every method reuses the request vectors of the first
     cache = VectorCache()
     makers = rankers(cache)
     methods = args.methods.split(",")
     kinds = args.kinds.split(",")
     all_cases = cases(args.half, args.subcatalogs, kinds)
     print(f"half: {args.half}; k={args.k}; recall@k (mean tools shown)")
-    print("kind".ljust(14) + "".join(m.rjust(16) for m in methods) + "  queries  tools")
+    print("kind".ljust(14) + "".join(m.rjust(16) for m in methods) + "  queries distinct  tools")
     for kind in kinds:
         group = [c for c in all_cases if c.kind == kind]
         if not group:
@@ -236,9 +371,13 @@ def main() -> None:
             talk.append(f"{statistics.mean(SMALL_TALK_SHOWN):.1f}")
             SMALL_TALK_SHOWN.clear()
         queries = sum(len(c.queries) for c in group)
+        distinct = len({q.id for c in group for q in c.queries})
         tools = statistics.mean(len(c.specs) for c in group)
-        print(f"{row}  {queries:7d}  {tools:5.0f}  [{time.perf_counter() - started:.0f} s]")
+        seconds = time.perf_counter() - started
+        print(f"{row}  {queries:7d}  {distinct:7d}  {tools:5.0f}  [{seconds:.0f} s]")
         print("  small talk".ljust(14) + "".join(t.rjust(16) for t in talk))
+        if args.misses:
+            print_misses(group, args.misses, makers[args.misses], args.k)
 
 
 if __name__ == "__main__":

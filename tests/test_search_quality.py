@@ -16,7 +16,7 @@ from attention_scoping.gating.catalog_ranker import CatalogRanker
 from attention_scoping.gating.encoders import HashingEncoder
 from attention_scoping.gating.exact import ExactNames
 from attention_scoping.gating.order import Ranking, top_rows
-from attention_scoping.gating.ranking import DenseRanker, HybridRanker
+from attention_scoping.gating.ranking import DenseRanker, HybridRanker, minmax
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog
 from attention_scoping.scoping.preselect import (
     choose,
@@ -84,6 +84,37 @@ def test_a_tool_named_exactly_stays_hidden_when_its_precondition_fails() -> None
     state = {"messages": [HumanMessage(REQUESTS[1])]}
     assert "get_current_weather" not in gate.decide(state, tools).shown
     assert "get_current_weather" in gate.decide({**state, "located": True}, tools).shown
+
+
+class _Inverted(HybridRanker):
+    """A fusion that ranks lexical matches last: plainly not the default's order."""
+
+    def fuse_text(self, dense: np.ndarray, lexical: np.ndarray, coverage: float) -> np.ndarray:
+        return 1.0 - minmax(lexical)
+
+
+def test_an_overridden_fusion_ranks_and_a_tool_named_exactly_stays_first() -> None:
+    empty = {"type": "object", "properties": {}}
+    specs = [
+        ToolSpec(name, name, description, empty)
+        for name, description in (
+            ("forecast_tool", "Weather forecast for a city."),
+            ("send_email", "Send an email message to a recipient."),
+            ("get_current_weather", "Station readings."),
+        )
+    ]
+    request = "email message for Ana"
+    default = _hybrid()
+    default.fit(specs)
+    assert int(np.argmax(default.scores(request))) == 1
+    inverted = _Inverted(DenseRanker(HashingEncoder(), cache=VectorCache(persist=False)))
+    inverted.fit(specs)
+    scores = inverted.scores(request)
+    assert scores[1] == 0.0
+    assert scores[0] == scores[2] > 0.0
+    named = inverted.scores(f"{request}, use send_email")
+    assert named[1] == 1.0
+    assert max(named[0], named[2]) < 1.0
 
 
 def test_short_names_count_only_when_written_as_identifiers() -> None:

@@ -344,6 +344,11 @@ class HybridRanker:
         whole = (weights / weights.sum()) @ parts
         return np.vstack([whole[None, :], parts])
 
+    def fuse_text(self, dense: np.ndarray, lexical: np.ndarray, coverage: float) -> np.ndarray:
+        """One text's fused scores over the candidates, best 1 (benchmarks override this to
+        measure other fusions under the same parts, calibration and exact names)."""
+        return fuse(dense, lexical, alpha=self.alpha, coverage=coverage if self.adaptive else 1.0)
+
     def scores(self, query: str, rows: np.ndarray | None = None) -> np.ndarray:
         """Fused scores in [0, 1]; the whole request's best candidate scores 1 unless no
         candidate is close to the request (see `confident_cosine`)."""
@@ -357,12 +362,7 @@ class HybridRanker:
         for text, similarity in zip(texts, dense, strict=True):
             lexical, coverage = self.lexical.all_scores(text)
             fused.append(
-                fuse(
-                    similarity,
-                    lexical if rows is None else lexical[rows],
-                    alpha=self.alpha,
-                    coverage=coverage if self.adaptive else 1.0,
-                )
+                self.fuse_text(similarity, lexical if rows is None else lexical[rows], coverage)
             )
         result = fused[0]
         if len(fused) > 1:
