@@ -134,7 +134,9 @@ SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
     ("Thanks.", {}, [{"content": "You are welcome."}]),
 ]
 """Ten user turns: the model loads math, text, notes, math and text itself, the application
-opens units, and one call to another scope's (already disclosed) tool is refused."""
+opens units, and one call to another scope's (already disclosed) tool is refused (played with
+`scope_disclosure="whole"`: each scope discloses all its tools; "ranked" is
+tests/test_disclosure_ranked.py)."""
 
 
 @dataclass
@@ -155,7 +157,7 @@ def session() -> Session:
     ran: list[str] = []
     script: list[ScriptEntry] = [reply for _, _, replies in SESSION for reply in replies]
     with AnthropicStub(script, min_cache_tokens=64) as stub:
-        agent = scoped_agent(stub, ran)
+        agent = scoped_agent(stub, ran, scope_disclosure="whole")
         contexts, events = [], []
         for text, state, _ in SESSION:
             inputs = {"messages": [("user", text)], **state}

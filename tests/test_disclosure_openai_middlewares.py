@@ -107,7 +107,9 @@ def test_openai_session_through_the_middlewares() -> None:
             use_responses_api=True,
         )
         middleware = [
-            names.AttentionScopingMiddleware(support.make_scopes(tools), navigation="model"),
+            names.AttentionScopingMiddleware(
+                    support.make_scopes(tools), navigation="model", scope_disclosure="whole"
+                ),
             names.ToolAttentionMiddleware(
                 ranker="bm25", k=1, summary_pool=names.SummaryPool(disclosure="auto")
             ),
