@@ -108,8 +108,8 @@ def test_openai_session_through_the_middlewares() -> None:
         )
         middleware = [
             names.AttentionScopingMiddleware(
-                    support.make_scopes(tools), navigation="model", scope_disclosure="whole"
-                ),
+                support.make_scopes(tools), navigation="model", scope_disclosure="whole"
+            ),
             names.ToolAttentionMiddleware(
                 ranker="bm25", k=1, summary_pool=names.SummaryPool(disclosure="auto")
             ),
