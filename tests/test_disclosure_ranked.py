@@ -103,7 +103,9 @@ def test_ranked_scope_discloses_what_the_request_needs_and_searches_the_rest() -
     results = {m.tool_call_id: m for m in messages if isinstance(m, ToolMessage)}
     # the model's load of math discloses the request's tool only; the other is named
     assert references(results["r1a"].content) == ["add"]
-    text = next(b["text"] for b in results["r1a"].content if b.get("type") == "text")
+    text = next(
+        b["text"] for b in results["r1a"].content if isinstance(b, dict) and b["type"] == "text"
+    )
     payload = json.loads(text)
     assert payload["other_tools"] == ["multiply"] and payload["prompt_module"].endswith("M.")
     # the next turn: a search pair in front of the model's reply discloses multiply
@@ -112,7 +114,7 @@ def test_ranked_scope_discloses_what_the_request_needs_and_searches_the_rest() -
         and str(m.tool_calls[0]["id"]).startswith("toolu_disclose_")
     ]  # fmt: skip
     assert [p.tool_calls[0]["name"] for p in pairs] == [SEARCH_TOOL]
-    assert references(results[pairs[0].tool_calls[0]["id"]].content) == ["multiply"]
+    assert references(results[str(pairs[0].tool_calls[0]["id"])].content) == ["multiply"]
     # text: only reverse disclosed at the load; shout refused, never run, until searched
     assert references(results["r3a"].content) == ["reverse"]
     assert results["r3c"].status == "error"
@@ -166,7 +168,7 @@ def test_whole_discloses_the_scope_and_a_bad_value_fails_at_construction() -> No
     assert references(answers["a"].content) == ["add", "multiply"]
     assert SEARCH_TOOL not in stub.tool_names(0)
     with pytest.raises(ValueError, match="scope_disclosure") as err:
-        scoping(make_tools([]), scope_disclosure="some")  # type: ignore[arg-type]
+        scoping(make_tools([]), scope_disclosure="some")
     assert all(v in str(err.value) for v in SCOPE_DISCLOSURES)
 
 
@@ -201,7 +203,7 @@ def test_code_opened_scope_discloses_only_ranked_tools_that_read() -> None:
 
 def test_openai_ranked_scope_through_the_responses_api() -> None:
     ran: list[str] = []
-    script = [
+    script: list[dict[str, Any]] = [
         {"tool_calls": [call("load_context", "o1", name="math")]},
         {"tool_calls": [call("add", "o2", a=2, b=3)]},
         {"content": "5"},

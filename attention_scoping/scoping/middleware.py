@@ -114,6 +114,7 @@ from attention_scoping.scoping.ranked import (
     ScopeDisclosure,
     ranked_names,
     scope_search_payload,
+    searched_names,
     with_ranked_text,
 )
 from attention_scoping.scoping.start import ScopeStart
@@ -837,7 +838,7 @@ class AttentionScopingMiddleware(
 
     def search(self, request: ToolCallRequest, disclosure: Disclosure) -> ToolMessage:
         """The answer to a search call with `scope_disclosure="ranked"`: within the active
-        scope, the tools the query names exactly and the ranker's best for it, those not yet
+        scope, the tools the query names exactly, else the ranker's best for it, those not yet
         disclosed referenced in the mode's form (a scope code opened: its tools that write only
         by exact name)."""
         call = request.tool_call
@@ -851,14 +852,13 @@ class AttentionScopingMiddleware(
         own = list(self.catalog.scopes[scope].tools)
         opener = read_opener(state, scope)[0]
         closed = self._code_closed() if opener == "code" else frozenset()
-        found = ranked_names(
+        found = searched_names(
             self.start,
             query,
             own,
             self._registered,
             k=SCOPE_DISCLOSE_K,
             allowed=[n for n in own if n not in closed],
-            exact_allowed=own,
         )
         seen = disclosure.disclosed(state.get("messages", [])) or frozenset()
         new = [n for n in found if n not in seen and n not in self.catalog.always_on]

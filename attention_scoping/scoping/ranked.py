@@ -68,6 +68,24 @@ def ranked_names(
     return [*exact, *(n for n in best if n not in exact)]
 
 
+def searched_names(
+    start: ScopeStart,
+    query: str,
+    scope_tools: Sequence[str],
+    registered: Sequence[object],
+    *,
+    k: int,
+    allowed: Collection[str] | None = None,
+) -> list[str]:
+    """What the scope search loads for `query`: the tools it names exactly, when it names any
+    (the model asked for those: every other definition would stay in the conversation for
+    nothing); else the ranker's `k` best among `allowed`."""
+    exact = exact_names(query, scope_tools)
+    if exact:
+        return exact
+    return ranked_names(start, query, scope_tools, registered, k=k, allowed=allowed)
+
+
 def with_ranked_text(text: str, catalog: ScopeCatalog, scope: str, shown: Sequence[str]) -> str:
     """A `load_context` result's JSON text saying which of the scope's tools are loaded
     (`shown`, and the always-on ones) and which load with the search tool."""

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from attention_scoping.core.errors import render_payload
 from attention_scoping.core.tool import ToolSpec
+from attention_scoping.scoping.options import RankerName
 from attention_scoping_lab.cost import stable_json
 from attention_scoping_lab.simulate.conversation import Conversation
 from attention_scoping_lab.simulate.session_strategies import (
@@ -306,7 +307,7 @@ search), `whole` (`scope_disclosure="whole"`: every tool of the scope not disclo
 
 SCOPE_SUFFIX: dict[str, str] = {"ranked": "", "whole": "_whole", "again": "_again"}
 
-SCOPING_RANKERS: dict[str, str] = {"bm25": "lexical", "default": "auto"}
+SCOPING_RANKERS: dict[str, RankerName] = {"bm25": "lexical", "default": "auto"}
 """The benchmark's `ranker` -> the scoping middleware's `Navigation(ranker=...)`."""
 
 
@@ -334,7 +335,7 @@ class NativeScoping(_Disclosing, Scoping):
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
         options = {
-            "navigation": Navigation(ranker=SCOPING_RANKERS.get(ranker, ranker)),
+            "navigation": Navigation(ranker=SCOPING_RANKERS[ranker]),
             "scope_disclosure": "ranked" if mode == "ranked" else "whole",
         }
         super().__init__(specs, module_in_messages=True, middleware_options=options)
@@ -411,7 +412,7 @@ class NativeScoping(_Disclosing, Scoping):
         """Switch scope when the tool lives elsewhere (the model's load_context call); a tool
         still not disclosed is searched for within the scope (the request, then the tool's
         name, listed in the load result); then call the tool."""
-        from attention_scoping.scoping.ranked import SCOPE_DISCLOSE_K, ranked_names
+        from attention_scoping.scoping.ranked import SCOPE_DISCLOSE_K, searched_names
 
         if self.server_of[tool] != self.active:
             self._load(conv, turn, self.server_of[tool])
@@ -420,7 +421,9 @@ class NativeScoping(_Disclosing, Scoping):
             outcome = "recovered"
             own = list(self.mw.catalog.scopes[self.server_of[tool]].tools)
             for query in (turn.text, tool):  # the load result lists the other tools' names
-                found = ranked_names(self.mw.start, query, own, self.registered, k=SCOPE_DISCLOSE_K)
+                found = searched_names(
+                    self.mw.start, query, own, self.registered, k=SCOPE_DISCLOSE_K
+                )
                 self._search(conv, query, [n for n in found if n not in self.disclosed], call=True)
                 if tool in self.disclosed:
                     break
