@@ -30,16 +30,18 @@ NATIVE = (
     "gate_anthropic",
     "gate_anthropic_announced",
     "scoping_anthropic",
+    "scoping_anthropic_whole",
     "scoping_anthropic_again",
     "gate_openai",
     "gate_openai_announced",
     "scoping_openai",
+    "scoping_openai_whole",
     "scoping_openai_again",
 )
-BOUNDED = {  # strategy -> (price model, bound on billed input vs eager after 10 turns)
-    "gate_anthropic": ("anthropic", 0.30),
+BOUNDED = {  # the modes as built -> (price model, bound on billed input vs eager after 10 turns)
+    "gate_anthropic_announced": ("anthropic", 0.30),
     "scoping_anthropic": ("anthropic", 0.35),
-    "gate_openai": ("openai", 0.30),
+    "gate_openai_announced": ("openai", 0.30),
     "scoping_openai": ("openai", 0.35),
 }
 
@@ -146,7 +148,9 @@ def test_allowed_tools_sends_every_schema_on_every_call(
         assert set(strategy.specs) <= set(next(iter(names)))
 
 
-@pytest.mark.parametrize("name", ["gate_anthropic", "scoping_anthropic", "gate_openai"])
+@pytest.mark.parametrize(
+    "name", ["gate_anthropic", "scoping_anthropic", "scoping_anthropic_whole", "gate_openai"]
+)
 def test_every_disclosure_round_trip_is_a_billed_call(
     strategies: dict[str, SessionStrategy], name: str
 ) -> None:
@@ -161,8 +165,9 @@ def test_every_disclosure_round_trip_is_a_billed_call(
     assert extra > 0
     missed = strategy.exposure["missed"] - missed  # a tool never found is never called
     assert sum(len(c.calls) for c in convs) == base + extra - missed
-    if name.startswith("scoping"):
-        assert extra == strategy.counters["scope switches"]
+    if name.startswith("scoping"):  # a load_context call per switch, plus ranked's searches
+        searches = extra - strategy.counters["scope switches"]
+        assert searches == 0 if name.endswith("_whole") else searches > 0
     assert all(c.output_tokens > 0 for conv in convs for c in conv.calls)
 
 
@@ -227,8 +232,8 @@ def test_native_modes_never_cost_more_than_eager_from_1_to_30_turns(
     assert max(_ratios(sweep, sweep.strategy(name), model)) < 1.0
 
 
-@pytest.mark.parametrize("name", ["gate_anthropic", "gate_openai"])
-def test_native_gate_exposure_is_at_least_the_per_call_gates(
+@pytest.mark.parametrize("name", [*BOUNDED])
+def test_native_modes_exposure_is_at_least_the_per_call_gates(
     sweep: SessionBenchmark, name: str
 ) -> None:
     gate, native = sweep.strategy("per_call_gate"), sweep.strategy(name)
@@ -239,10 +244,11 @@ def test_native_gate_exposure_is_at_least_the_per_call_gates(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "missed, see docs/cost.md: disclosed definitions stay in the conversation and are "
-        "re-read on every later call (the gate discloses its k best at each new turn, about "
-        "5 definitions per tool used; a scope is 13,000-14,000 tokens), and each new gate "
-        "decision costs a search call"
+        "missed, see docs/cost.md (default ranker, 20 x 10 turns): gate announced 36.8 % "
+        "(OpenAI prices 37.7 %), ranked scoping 37.1 % (39.0 %), floor without tools 13.4 %; "
+        "disclosed definitions stay in the conversation and are re-read on every later call "
+        "(the gate's k best at each new turn: 31.8 definitions for 6.8 tools used), and "
+        "disclosing fewer drops the at-once exposure below the per-call gate's 78 %"
     ),
 )
 @pytest.mark.parametrize("name", [*BOUNDED])
