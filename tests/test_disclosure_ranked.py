@@ -177,6 +177,7 @@ def test_code_opened_scope_discloses_only_ranked_tools_that_read() -> None:
     tools = make_tools(ran)
     script: list[ScriptEntry] = [
         {"tool_calls": [call("save_note", "a", title="x")]},
+        {"tool_calls": [call(SEARCH_TOOL, "b", query="save_note")]},
         {"content": "done"},
     ]
     with AnthropicStub(script) as stub:
@@ -195,10 +196,12 @@ def test_code_opened_scope_discloses_only_ranked_tools_that_read() -> None:
         m for m in result["messages"] if isinstance(m, ToolMessage) and m.name == "load_context"
     )
     assert references(pair.content) == ["list_notes"]  # save_note writes: not opened by code
-    refused = next(
-        m for m in result["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "a"
-    )
-    assert refused.status == "error" and ran == []
+    answers = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
+    assert answers["a"].status == "error" and ran == []
+    # nor does a search by its exact name load it: the model loads the scope itself for writes
+    assert references(answers["b"].content) == []
+    text = next(b["text"] for b in answers["b"].content if isinstance(b, dict))
+    assert "load_context" in json.loads(text)["writes_step"]
 
 
 def test_openai_ranked_scope_through_the_responses_api() -> None:

@@ -839,8 +839,8 @@ class AttentionScopingMiddleware(
     def search(self, request: ToolCallRequest, disclosure: Disclosure) -> ToolMessage:
         """The answer to a search call with `scope_disclosure="ranked"`: within the active
         scope, the tools the query names exactly, else the ranker's best for it, those not yet
-        disclosed referenced in the mode's form (a scope code opened: its tools that write only
-        by exact name)."""
+        disclosed referenced in the mode's form (a scope code opened: never its tools that
+        write, which the model reaches by loading the scope itself)."""
         call = request.tool_call
         state = request.state if isinstance(request.state, Mapping) else {}
         args = call.get("args")
@@ -862,7 +862,7 @@ class AttentionScopingMiddleware(
         )
         seen = disclosure.disclosed(state.get("messages", [])) or frozenset()
         new = [n for n in found if n not in seen and n not in self.catalog.always_on]
-        text = scope_search_payload(query, scope, new, writes_by_name=bool(closed & set(own)))
+        text = scope_search_payload(query, scope, new, writes_held=bool(closed & set(own)))
         content = disclosure.content(new, text)
         return ToolMessage(content, tool_call_id=call["id"], name=SEARCH_TOOL)
 

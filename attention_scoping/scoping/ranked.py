@@ -9,9 +9,9 @@ for it; the rest of the scope stays deferred and is reached with the search tool
 the active scope (the always-on tools are loaded anyway). Until disclosed, a call to one of them
 is refused and never runs. `"whole"` discloses every tool of the scope (the first build).
 
-Blast radius (`core.blast_radius`): a scope code opened discloses only its tools that read; in
-the search, as in the gate's, a tool that writes is loaded by its exact name only when code
-opened the scope.
+Blast radius (`core.blast_radius`): a scope code opened discloses only its tools that read, by
+ranking and by search alike (the model loads the scope itself to reach its writes, as under
+the rewrite mode).
 """
 
 from __future__ import annotations
@@ -77,10 +77,11 @@ def searched_names(
     k: int,
     allowed: Collection[str] | None = None,
 ) -> list[str]:
-    """What the scope search loads for `query`: the tools it names exactly, when it names any
-    (the model asked for those: every other definition would stay in the conversation for
-    nothing); else the ranker's `k` best among `allowed`."""
-    exact = exact_names(query, scope_tools)
+    """What the scope search loads for `query` among `allowed` (default: all of `scope_tools`):
+    the tools it names exactly, when it names any (the model asked for those: every other
+    definition would stay in the conversation for nothing); else the ranker's `k` best."""
+    can = set(scope_tools if allowed is None else allowed)
+    exact = [n for n in exact_names(query, scope_tools) if n in can]
     if exact:
         return exact
     return ranked_names(start, query, scope_tools, registered, k=k, allowed=allowed)
@@ -103,7 +104,7 @@ def with_ranked_text(text: str, catalog: ScopeCatalog, scope: str, shown: Sequen
 
 
 def scope_search_payload(
-    query: str, scope: str | None, loaded: Sequence[str], *, writes_by_name: bool = False
+    query: str, scope: str | None, loaded: Sequence[str], *, writes_held: bool = False
 ) -> str:
     """The text of the scope search's result (and of the pair a new turn adds)."""
     if scope is None:
@@ -122,9 +123,9 @@ def scope_search_payload(
             f"No tool of {scope!r} matches; describe the capability differently, or call "
             f"{LOAD_CONTEXT} if the request needs another context."
         )
-    if writes_by_name:
+    if writes_held:
         payload["writes_step"] = (
-            f"Tools that change something load only by name: call {SEARCH_TOOL} with the exact "
-            f"tool name, or {LOAD_CONTEXT} yourself."
+            f"This context was opened for you: its tools that change something do not load. "
+            f"Call {LOAD_CONTEXT} with it yourself if the request needs one of them."
         )
     return render_payload(payload)
