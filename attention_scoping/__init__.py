@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from attention_scoping.scoping.middleware import AttentionScopingMiddleware, ScopingState
     from attention_scoping.scoping.options import Layout, Navigation
     from attention_scoping.scoping.prompts import PromptLayers, load_prompt_dir, read_prompt
+    from attention_scoping.scoping.ranked import ScopeDisclosureOptions
 
 __version__ = "0.1.0"
 
@@ -48,6 +49,7 @@ _EXPORTS = {
     "HesitationMiddleware": "hesitation.middleware",
     "Layout": "scoping.options",
     "Navigation": "scoping.options",
+    "ScopeDisclosureOptions": "scoping.ranked",
     "Nudging": "hesitation.options",
     "Promotion": "gating.options",
     "PromptLayers": "scoping.prompts",
@@ -85,6 +87,7 @@ __all__ = [
     "Scope",
     "ScopeCatalog",
     "ScopeConfigError",
+    "ScopeDisclosureOptions",
     "ScopingState",
     "SummaryPool",
     "ToolAttentionMiddleware",

@@ -30,16 +30,18 @@ NATIVE = (
     "gate_anthropic",
     "gate_anthropic_announced",
     "scoping_anthropic",
+    "scoping_anthropic_whole",
     "scoping_anthropic_again",
     "gate_openai",
     "gate_openai_announced",
     "scoping_openai",
+    "scoping_openai_whole",
     "scoping_openai_again",
 )
-BOUNDED = {  # strategy -> (price model, bound on billed input vs eager after 10 turns)
-    "gate_anthropic": ("anthropic", 0.30),
+BOUNDED = {  # the modes as built -> (price model, bound on billed input vs eager after 10 turns)
+    "gate_anthropic_announced": ("anthropic", 0.30),
     "scoping_anthropic": ("anthropic", 0.35),
-    "gate_openai": ("openai", 0.30),
+    "gate_openai_announced": ("openai", 0.30),
     "scoping_openai": ("openai", 0.35),
 }
 
@@ -146,7 +148,9 @@ def test_allowed_tools_sends_every_schema_on_every_call(
         assert set(strategy.specs) <= set(next(iter(names)))
 
 
-@pytest.mark.parametrize("name", ["gate_anthropic", "scoping_anthropic", "gate_openai"])
+@pytest.mark.parametrize(
+    "name", ["gate_anthropic", "scoping_anthropic", "scoping_anthropic_whole", "gate_openai"]
+)
 def test_every_disclosure_round_trip_is_a_billed_call(
     strategies: dict[str, SessionStrategy], name: str
 ) -> None:
@@ -161,8 +165,9 @@ def test_every_disclosure_round_trip_is_a_billed_call(
     assert extra > 0
     missed = strategy.exposure["missed"] - missed  # a tool never found is never called
     assert sum(len(c.calls) for c in convs) == base + extra - missed
-    if name.startswith("scoping"):
-        assert extra == strategy.counters["scope switches"]
+    if name.startswith("scoping"):  # a load_context call per switch, plus ranked's searches
+        searches = extra - strategy.counters["scope switches"]
+        assert searches == 0 if name.endswith("_whole") else searches > 0
     assert all(c.output_tokens > 0 for conv in convs for c in conv.calls)
 
 
@@ -185,7 +190,7 @@ def test_dropping_the_round_trips_would_be_cheaper(
         assert outputs[0] > outputs[1]
 
 
-# -- the issue's bounds, on 20 sessions of 30 turns (the first 10 turns are the 10-turn run) --
+# -- the issue's bounds: 20 sessions of 10 turns, and of 30 turns for the curve --
 
 AGAIN = {"scoping_anthropic_again": "anthropic", "scoping_openai_again": "openai"}
 RE_REFERENCED = (
@@ -227,30 +232,72 @@ def test_native_modes_never_cost_more_than_eager_from_1_to_30_turns(
     assert max(_ratios(sweep, sweep.strategy(name), model)) < 1.0
 
 
-@pytest.mark.parametrize("name", ["gate_anthropic", "gate_openai"])
-def test_native_gate_exposure_is_at_least_the_per_call_gates(
-    sweep: SessionBenchmark, name: str
+@pytest.fixture(scope="module")
+def ten() -> SessionBenchmark:
+    """The issue's run: 20 sessions of 10 turns (exposure is counted over the whole run)."""
+    return run_sessions(
+        price=price_model("anthropic"),
+        n_sessions=20,
+        turns=10,
+        ranker="bm25",
+        only=["per_call_gate", *BOUNDED],
+    )
+
+
+RANKED_EXPOSURE = (
+    "with the lexical ranker of this test (bm25) ranked scoping reaches 70 % of the needed "
+    "tools at once over 10 turns against the per-call gate's 77 % (100 % in the end, after a "
+    "search); with the default MiniLM ranker 78.5 % against 78 % (docs/cost.md)"
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=RANKED_EXPOSURE))
+        if n.startswith("scoping")
+        else n
+        for n in BOUNDED
+    ],
+)
+def test_native_modes_exposure_is_at_least_the_per_call_gates(
+    ten: SessionBenchmark, name: str
 ) -> None:
-    gate, native = sweep.strategy("per_call_gate"), sweep.strategy(name)
+    gate, native = ten.strategy("per_call_gate"), ten.strategy(name)
     assert native.exposure >= gate.exposure == 1.0
     assert native.exposed_at_once >= gate.exposed_at_once
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "missed, see docs/cost.md: disclosed definitions stay in the conversation and are "
-        "re-read on every later call (the gate discloses its k best at each new turn, about "
-        "5 definitions per tool used; a scope is 13,000-14,000 tokens), and each new gate "
-        "decision costs a search call"
+MISSED = {
+    "gate_anthropic_announced": "41.0 % here (bm25), 36.8 % with the default ranker",
+    "gate_openai_announced": "41.9 % here at OpenAI prices (bm25), 37.7 % with the default ranker",
+    "scoping_anthropic": (
+        "34.4 % here (bm25), but at 70 % exposure at once against the per-call gate's 77 %; "
+        "37.1 % with the default ranker at 78.5 % against 78 %"
     ),
+    "scoping_openai": "36.2 % here at OpenAI prices (bm25), 39.0 % with the default ranker",
+}
+"""Why each bound is missed: billed input vs eager after 10 turns (20 sessions; the floor
+without tools is 13.4 %). Disclosed definitions stay in the conversation and are re-read on
+every later call; disclosing fewer drops the at-once exposure below the per-call gate's (see
+docs/cost.md: the gate's k best at each new turn are 31.8 definitions for 6.8 tools used)."""
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"missed: {MISSED[n]}"))
+        for n in BOUNDED
+    ],
 )
-@pytest.mark.parametrize("name", [*BOUNDED])
 def test_native_modes_meet_the_issue_bounds_after_10_turns(
-    sweep: SessionBenchmark, name: str
+    ten: SessionBenchmark, name: str
 ) -> None:
+    """The issue's goal: the bound at an exposure at least the per-call gate's."""
     model, bound = BOUNDED[name]
-    assert _ratios(sweep, sweep.strategy(name), model)[9] <= bound
+    native, gate = ten.strategy(name), ten.strategy("per_call_gate")
+    assert native.billed_per_task[model] <= bound * ten.strategy("eager").billed_per_task[model]
+    assert native.exposed_at_once >= gate.exposed_at_once
 
 
 def test_command_plays_the_chosen_strategies_and_reports_the_modes(

@@ -24,6 +24,7 @@ from attention_scoping import (
     ToolAttentionMiddleware,
 )
 from attention_scoping.disclosure import SEARCH_TOOL
+from attention_scoping.scoping.ranked import ScopeDisclosureOptions
 from tests.anthropic_stub import AnthropicStub, ScriptEntry, segments, tokens
 from tests.disclosure_support import THREAD, call, make_scopes, make_tools, turn
 
@@ -134,7 +135,9 @@ SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
     ("Thanks.", {}, [{"content": "You are welcome."}]),
 ]
 """Ten user turns: the model loads math, text, notes, math and text itself, the application
-opens units, and one call to another scope's (already disclosed) tool is refused."""
+opens units, and one call to another scope's (already disclosed) tool is refused (played with
+`ScopeDisclosureOptions(scope_tools="whole")`: each scope discloses all its tools; "ranked" is
+tests/test_disclosure_ranked.py)."""
 
 
 @dataclass
@@ -155,7 +158,7 @@ def session() -> Session:
     ran: list[str] = []
     script: list[ScriptEntry] = [reply for _, _, replies in SESSION for reply in replies]
     with AnthropicStub(script, min_cache_tokens=64) as stub:
-        agent = scoped_agent(stub, ran)
+        agent = scoped_agent(stub, ran, disclosure=ScopeDisclosureOptions(scope_tools="whole"))
         contexts, events = [], []
         for text, state, _ in SESSION:
             inputs = {"messages": [("user", text)], **state}

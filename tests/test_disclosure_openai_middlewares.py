@@ -20,6 +20,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
 from attention_scoping.disclosure.base import SEARCH_TOOL, Disclosure
+from attention_scoping.scoping.ranked import ScopeDisclosureOptions
 from tests.openai_stub import OpenAIStub
 
 support = pytest.importorskip("tests.disclosure_support")
@@ -88,7 +89,8 @@ SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
     ("Thanks.", {}, [{"content": "You are welcome."}]),
 ]
 """Eight turns: the model loads math, text, notes and math again, the application opens units,
-the model searches once (answered by the gate's ranker), and one call to a tool the
+the model searches once (answered by the gate's ranker; what it finds is already loaded, so
+nothing is loaded again), and one call to a tool the
 conversation never loaded is refused."""
 
 
@@ -107,7 +109,11 @@ def test_openai_session_through_the_middlewares() -> None:
             use_responses_api=True,
         )
         middleware = [
-            names.AttentionScopingMiddleware(support.make_scopes(tools), navigation="model"),
+            names.AttentionScopingMiddleware(
+                support.make_scopes(tools),
+                navigation="model",
+                disclosure=ScopeDisclosureOptions(scope_tools="whole"),
+            ),
             names.ToolAttentionMiddleware(
                 ranker="bm25", k=1, summary_pool=names.SummaryPool(disclosure="auto")
             ),
@@ -132,5 +138,8 @@ def test_openai_session_through_the_middlewares() -> None:
     after = 3 + 2 + 3 + 2 + 1  # the request after the model's search
     output = view.items(after, "tool_search_output")[-1]
     assert output["call_id"] == view.items(after, "tool_search_call")[-1]["call_id"]
-    assert [f["name"] for t in output["tools"] for f in t["tools"]] == ["convert_km"]
-    assert SEARCH_TOOL in json.dumps(view.items(after, "message")[-1])  # its text, as a note
+    # the application's pair already loaded convert_km: the search does not load it again (a
+    # second copy of its definition would be billed on every later request); it stays callable
+    assert [f["name"] for t in output["tools"] for f in t["tools"]] == []
+    note = json.dumps(view.items(after, "message")[-1])
+    assert SEARCH_TOOL in note and "convert kilometres to miles" in note  # its text, as a note

@@ -642,7 +642,8 @@ class ToolAttentionMiddleware(
         """The result of a call to the search tool, in a mode that sends it: the best matches
         among this turn's candidates for the query (tools named exactly first), preconditions
         applied, disclosed in the mode's form. Tools that write are loaded only when the query
-        names them exactly; others are listed. None for any other call."""
+        names them exactly; others are listed. Tools the history already disclosed are not
+        referenced again. None for any other call."""
         call = request.tool_call
         disclosure = self.disclosure.last
         if call["name"] != SEARCH_TOOL or disclosure is None or not disclosure.in_history:
@@ -661,6 +662,10 @@ class ToolAttentionMiddleware(
             threshold=self.threshold,
             writes=frozenset(n for n in names if not may_open(self._tool(n), "code")),
         )
+        # a definition already expanded stays in the conversation: referencing it again would
+        # bill it again on every later call
+        seen = disclosure.disclosed(state.get("messages", [])) or frozenset()
+        found = [n for n in found if n not in seen]
         content = disclosure.content(found, search_payload(query, found, held_back))
         return ToolMessage(content, tool_call_id=call["id"], name=SEARCH_TOOL)
 

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         module_layer,
         read_prompt,
     )
+    from attention_scoping.scoping.ranked import ScopeDisclosureOptions
 
 _EXPORTS = {
     "DEFAULT_CORE": "prompts",
@@ -71,6 +72,7 @@ _EXPORTS = {
     "make_load_context_tool": "navigation",
     "module_layer": "prompts",
     "Navigation": "options",
+    "ScopeDisclosureOptions": "ranked",
     "PromptLayers": "prompts",
     "PromptLayout": "prompts",
     "read_prompt": "prompts",
@@ -104,6 +106,7 @@ __all__ = [
     "Scope",
     "ScopeCatalog",
     "ScopeConfigError",
+    "ScopeDisclosureOptions",
     "ScopesInput",
     "ScopingState",
     "ToolScopes",

@@ -46,6 +46,7 @@ from attention_scoping.disclosure.base import (
     DisclosureSetting,
 )
 from attention_scoping.disclosure.tail import (
+    make_search_tool,
     missing,
     on_wire,
     pair_id,
@@ -110,6 +111,16 @@ from attention_scoping.scoping.prompts import (
     PromptLayout,
     build_layers,
     capability_index,
+)
+from attention_scoping.scoping.ranked import (
+    SCOPE_DISCLOSE_K,
+    ScopeDisclosure,
+    ScopeDisclosureOptions,
+    ranked_names,
+    scope_disclosure_options,
+    scope_search_payload,
+    searched_names,
+    with_ranked_text,
 )
 from attention_scoping.scoping.start import ScopeStart
 
@@ -193,7 +204,7 @@ class AttentionScopingMiddleware(
         layout: Layout | LayoutPreset = DEFAULT_LAYOUT,
         unscoped_tools: UnscopedPolicy = "hide",
         invalid_context: InvalidContextPolicy = "default",
-        disclosure: DisclosureMode = DEFAULT_DISCLOSURE,
+        disclosure: DisclosureMode | ScopeDisclosureOptions = DEFAULT_DISCLOSURE,
         emit_events: bool = True,
         name: str | None = None,
         **deprecated: Any,
@@ -233,6 +244,13 @@ class AttentionScopingMiddleware(
                 prompt fixed, so the provider's prompt cache keeps its prefix; the scope is
                 disclosed at the tail). A mode the chat model cannot carry raises `ValueError`
                 at the first model call.
+            disclosure=ScopeDisclosureOptions(mode, scope_tools): in the native modes that
+                disclose in the history (`"anthropic"`, `"openai"`), `scope_tools="ranked"`
+                (default) discloses the scope's tools the request names exactly and the
+                ranker's 5 best for it, at a load and at each new user turn; the rest load with
+                the search tool (`search_tools`, restricted to the active scope) and are refused
+                until then; `"whole"` discloses every tool of the scope at its load
+                (`attention_scoping.scoping.ranked`).
             emit_events: Emit a `{"type": "scope", ...}` custom stream event per model call.
             name: Middleware name, to use two instances in one agent.
             **deprecated: The keyword options of 0.1 that moved into `navigation` and `layout`
@@ -244,7 +262,7 @@ class AttentionScopingMiddleware(
         Raises:
             ScopeConfigError: An unknown tool or default scope, a duplicate name, an unknown
                 preset or option value, or two options that contradict each other.
-            ValueError: An unknown `disclosure` mode.
+            ValueError: An unknown `disclosure` mode or `scope_tools` value.
             TypeError: A keyword argument that does not exist.
         """
         super().__init__()
@@ -292,8 +310,14 @@ class AttentionScopingMiddleware(
         """Pre-selection and the start set of unscoped calls."""
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
-        self.disclosure = DisclosureSetting(disclosure, type(self).__name__)
+        disclosing = scope_disclosure_options(disclosure)
+        self.disclosure = DisclosureSetting(disclosing.mode, type(self).__name__)
         """The `disclosure=` option, resolved per chat model at its first call."""
+        self.scope_disclosure: ScopeDisclosure = disclosing.scope_tools
+        """What a scope discloses in a native mode (`scoping.ranked`)."""
+        self.search_tool: BaseTool = make_search_tool()
+        """The search tool sent (loaded) with `scope_tools="ranked"` in a native mode that
+        discloses in the history; this middleware answers its calls within the active scope."""
         self.index = capability_index(self.catalog, lay.header)
         """The capability index layer (fixed for the middleware's lifetime)."""
         self.load_context_tool: BaseTool = make_load_context_tool(
@@ -315,6 +339,8 @@ class AttentionScopingMiddleware(
         self._name = name
         self._warned: set[str] = set()
         self._warned_contexts: set[str] = set()
+        self._registered: Sequence[Any] = self.tools
+        """The tools array of the latest request (what the tool hooks rank over)."""
         self._known_tools: dict[str, Any] = {t.name: t for t in self.tools}
         """Tool objects by name (registered and seen in requests): what the blast-radius rule
         reads to tell the tools that write."""
@@ -530,6 +556,7 @@ class AttentionScopingMiddleware(
             )
         self._remember(request.tools)
         request = self._follow_writes(request)
+        self._registered = request.tools
         plan = plan or self.plan(request)
         disclosure = self.disclosure_for(request)
         if disclosure.native:
@@ -569,6 +596,11 @@ class AttentionScopingMiddleware(
             for t in request.tools
             if isinstance(t, dict) or t.name in loaded or self.catalog.is_scoped(t.name)
         ]
+        ranked = self.ranks(disclosure)
+        if ranked:
+            loaded |= {SEARCH_TOOL}
+            if SEARCH_TOOL not in {tool_name(t) for t in sent}:
+                sent.append(self.search_tool)
         shaped = disclosure.shape(
             sent,
             visible=visible,
@@ -576,15 +608,10 @@ class AttentionScopingMiddleware(
             tool_choice=request.tool_choice,
             groups=scope_groups(self.catalog),
         )
-        pair: list[BaseMessage] = []
         new = missing(disclosure, request.messages, visible, loaded)
-        if new and plan.scope is not None:
-            call_id = pair_id(request.messages, f"{LOAD_CONTEXT}:{plan.scope}")
-            text = opened_text(self.catalog, plan.scope, visible, plan.opener)
-            args = {"name": plan.scope}
-            pair = disclosure.announce(
-                new, tool=LOAD_CONTEXT, args=args, text=text, call_id=call_id
-            )
+        if ranked:
+            new = self._ranked_new(request, plan, visible, new)
+        pair = self._pair(request, plan, disclosure, visible, new, ranked)
         user_prompt = request.system_message.text if request.system_message is not None else None
         layers = self._layers(self.catalog.resolve(None), user_prompt)
         self._emit(request, plan, kept, disclosure.mode)
@@ -601,6 +628,59 @@ class AttentionScopingMiddleware(
             **overrides,
         )
         return narrowed, pair
+
+    def ranks(self, disclosure: Disclosure) -> bool:
+        """Whether a scope discloses only its ranked tools in `disclosure`'s mode."""
+        return disclosure.in_history and disclosure.native and self.scope_disclosure == "ranked"
+
+    def _ranked_new(
+        self,
+        request: ModelRequest[ContextT],
+        plan: CallPlan,
+        visible: Sequence[str],
+        new: Sequence[str],
+    ) -> list[str]:
+        """Of `new` (visible, not disclosed yet), those the request names or ranks best, at a
+        user turn's first call or when the scope was opened for this call; else none."""
+        if plan.scope is None or not new:
+            return []
+        if not (_turn_start(request.messages) or OPENED_KEY in plan.updates):
+            return []
+        intent = intent_text(request.messages)
+        own = [n for n in self.catalog.scopes[plan.scope].tools if n in set(visible)]
+        best = ranked_names(self.start, intent, own, request.tools, k=SCOPE_DISCLOSE_K)
+        return [n for n in best if n in set(new)]
+
+    def _pair(
+        self,
+        request: ModelRequest[ContextT],
+        plan: CallPlan,
+        disclosure: Disclosure,
+        visible: Sequence[str],
+        new: Sequence[str],
+        ranked: bool,
+    ) -> list[BaseMessage]:
+        """The pair disclosing `new` at the tail: a `load_context` pair (with the module) when
+        the scope was opened for this call, or always without ranking; else a search pair
+        for the new turn's request."""
+        if not new or plan.scope is None:
+            return []
+        if not ranked or OPENED_KEY in plan.updates:
+            call_id = pair_id(request.messages, f"{LOAD_CONTEXT}:{plan.scope}")
+            shown = list(new) if ranked else list(visible)
+            text = opened_text(self.catalog, plan.scope, shown, plan.opener)
+            if ranked:
+                text = with_ranked_text(text, self.catalog, plan.scope, shown)
+            args = {"name": plan.scope}
+            return disclosure.announce(
+                new, tool=LOAD_CONTEXT, args=args, text=text, call_id=call_id
+            )
+        intent = intent_text(request.messages)
+        call_id = pair_id(request.messages, SEARCH_TOOL + ":" + ",".join(new))
+        text = scope_search_payload(intent, plan.scope, new)
+        return disclosure.announce(
+            new, tool=SEARCH_TOOL, args={"query": intent}, text=text, call_id=call_id
+        )
 
     def _loaded(self, kept: Sequence[BaseTool | dict[str, Any]]) -> frozenset[str]:
         """Names a native mode always sends loaded: `load_context`, always-on tools, and the
@@ -645,6 +725,8 @@ class AttentionScopingMiddleware(
         disclosure = self.disclosure.last
         if disclosure is not None and disclosure.in_history:
             if call["name"] == SEARCH_TOOL and request.tool is None:
+                if self.ranks(disclosure):
+                    return self.search(request, disclosure)
                 return None  # a gate after this middleware added and answers it
             unseen = self._undisclosed(disclosure, call["name"], state)
             if unseen is not None:
@@ -760,16 +842,59 @@ class AttentionScopingMiddleware(
         if not isinstance(scope, str) or scope not in self.catalog.scopes:
             return result
         loaded = frozenset(self.catalog.always_on) | {LOAD_CONTEXT}
+        own = list(self.catalog.scopes[scope].tools)
+        ranked = self.ranks(disclosure)
+        if ranked:
+            own = ranked_names(
+                self.start,
+                intent_text(messages),
+                own,
+                self._registered,
+                k=SCOPE_DISCLOSE_K,
+            )
         if disclosure.in_history:
             loaded |= disclosure.disclosed(messages) or frozenset()
-            names = [n for n in self.catalog.scopes[scope].tools if n not in loaded]
+            names = [n for n in own if n not in loaded]
         else:
             names = []
 
         def content(tools: list[str], text: Any) -> Any:
-            return disclosure.content(tools, with_module_text(text, self.catalog, scope))
+            text = with_module_text(text, self.catalog, scope)
+            if ranked:
+                text = with_ranked_text(text, self.catalog, scope, own)
+            return disclosure.content(tools, text)
 
         return disclosed_load(result, str(call.get("id")), names, content)
+
+    def search(self, request: ToolCallRequest, disclosure: Disclosure) -> ToolMessage:
+        """The answer to a search call with `scope_tools="ranked"`: within the active
+        scope, the tools the query names exactly, else the ranker's best for it, those not yet
+        disclosed referenced in the mode's form (a scope code opened: never its tools that
+        write, which the model reaches by loading the scope itself)."""
+        call = request.tool_call
+        state = request.state if isinstance(request.state, Mapping) else {}
+        args = call.get("args")
+        query = str(args.get("query") or "") if isinstance(args, Mapping) else ""
+        scope = self.active_scope(state)
+        if scope is None:
+            text = scope_search_payload(query, None, [])
+            return ToolMessage(text, tool_call_id=call["id"], name=SEARCH_TOOL)
+        own = list(self.catalog.scopes[scope].tools)
+        opener = read_opener(state, scope)[0]
+        closed = self._code_closed() if opener == "code" else frozenset()
+        found = searched_names(
+            self.start,
+            query,
+            own,
+            self._registered,
+            k=SCOPE_DISCLOSE_K,
+            allowed=[n for n in own if n not in closed],
+        )
+        seen = disclosure.disclosed(state.get("messages", [])) or frozenset()
+        new = [n for n in found if n not in seen and n not in self.catalog.always_on]
+        text = scope_search_payload(query, scope, new, writes_held=bool(closed & set(own)))
+        content = disclosure.content(new, text)
+        return ToolMessage(content, tool_call_id=call["id"], name=SEARCH_TOOL)
 
     def _finish(self, request: ModelRequest[ContextT], response: Any, plan: CallPlan) -> Any:
         """Repair the model's tool calls (unique ids, invalid JSON answered) and write the

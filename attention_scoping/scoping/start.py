@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from attention_scoping.adapters.tools import specs_from_tools
@@ -246,6 +246,16 @@ class ScopeStart:
             intent, self.catalog, docs, rank, margin=self.margin, min_score=self.min_score
         )
         return readable_choice(choice, readable)
+
+    def best_tools(
+        self, intent: str, tools: Sequence[Any], k: int, allowed: Collection[str]
+    ) -> list[str]:
+        """The `k` best of `allowed` for `intent`, ranked over the registered `tools` (scored
+        above 0 and at least the ranker's minimum): what a native scope discloses."""
+        rank, docs, _ = self._ranking(tools)
+        return rank_top_tools(
+            intent, self.catalog, docs, rank, k, min_score=self.min_score, allowed=allowed
+        )
 
     def offered(self, intent: str, tools: Sequence[Any]) -> list[str]:
         """The start set of tools (beyond always-on ones) for an unscoped call: tools that

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from attention_scoping.core.errors import render_payload
 from attention_scoping.core.tool import ToolSpec
+from attention_scoping.scoping.options import RankerName
 from attention_scoping_lab.cost import stable_json
 from attention_scoping_lab.simulate.conversation import Conversation
 from attention_scoping_lab.simulate.session_strategies import (
@@ -85,9 +86,11 @@ OPENAI_TOOL_SEARCH: dict[str, Any] = {
 MODES: tuple[str, ...] = (
     "anthropic",
     "anthropic_announced",
+    "anthropic_whole",
     "anthropic_again",
     "openai",
     "openai_announced",
+    "openai_whole",
     "openai_again",
     "allowed_tools",
 )
@@ -296,61 +299,143 @@ class NativeGate(_Disclosing, _Gated):
         """Not used: a missing tool is searched for, not refused."""
 
 
+ScopeMode = Literal["ranked", "whole", "again"]
+"""What a native scope discloses: `ranked` (`scope_tools="ranked"`, as built: the
+request's exact names and the ranker's 5 best, at a load and at each new turn, the rest by
+search), `whole` (`scope_tools="whole"`: every tool of the scope not disclosed yet) or
+`again` (every tool of the scope at each load: the first build)."""
+
+SCOPE_SUFFIX: dict[str, str] = {"ranked": "", "whole": "_whole", "again": "_again"}
+
+SCOPING_RANKERS: dict[str, RankerName] = {"bm25": "lexical", "default": "auto"}
+"""The benchmark's `ranker` -> the scoping middleware's `Navigation(ranker=...)`."""
+
+
 class NativeScoping(_Disclosing, Scoping):
     """Scoping with `disclosure="anthropic"` or `"openai"`: the prompt never changes; a scope
     switch is the model's `load_context` call, whose result carries the scope's module and
-    references every tool of the scope (again at each load), expanded at the tail."""
+    references the scope's tools (`mode`: the ranked ones, all new ones, or all again),
+    expanded at the tail. Ranked: at each new user turn the middleware announces the active
+    scope's ranked tools for the request (a search pair, no call), and a needed tool not
+    disclosed is searched for within the scope (a model call each: the request, then the
+    tool's name, which the load result lists among the scope's other tools)."""
 
     def __init__(
-        self, specs: Sequence[ToolSpec], provider: Provider, *, again: bool = False
+        self,
+        specs: Sequence[ToolSpec],
+        provider: Provider,
+        *,
+        mode: ScopeMode = "ranked",
+        ranker: str = "default",
     ) -> None:
-        """Servers as scopes, the module delivered in the `load_context` result; a load
-        references the scope's tools the history has not disclosed yet (as built), or with
-        `again` every tool of the scope (`scoping_<mode>_again`, the first build)."""
+        """Servers as scopes, the module delivered in the `load_context` result; `ranker`: the
+        benchmark's ranker name (the middleware's own ranker for `ranked`)."""
+        from attention_scoping.scoping.options import Navigation
+        from attention_scoping.scoping.ranked import ScopeDisclosureOptions
+        from attention_scoping_lab.audit.figures import stub_tool
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
-        super().__init__(specs, module_in_messages=True)
+        options = {
+            "navigation": Navigation(ranker=SCOPING_RANKERS[ranker]),
+            "disclosure": ScopeDisclosureOptions(
+                scope_tools="ranked" if mode == "ranked" else "whole"
+            ),
+        }
+        super().__init__(specs, module_in_messages=True, middleware_options=options)
         self.provider = provider
         self.round_trips = True
         self.disclosed = set()
+        self.registered = [stub_tool(s) for s in specs]
         load = self.schema["load_context"]
+        self.search_name = SEARCH_TOOL if provider == "anthropic" else "tool_search"
         if provider == "anthropic":
-            self._tools = [load]
+            self._tools = [load, SEARCH_SCHEMA] if mode == "ranked" else [load]
         else:
             groups = namespaces(specs, SCOPE_DESCRIPTIONS)
             self._tools = [load, *rendered_namespaces(groups), OPENAI_TOOL_SEARCH]
         self._system = self.mw.prompt_layers({"active_context": None}, BASE_PROMPT).render()
-        self.again = again
-        self.name = f"scoping_{provider}" + ("_again" if again else "")
-        which = "every tool definition of the scope" if again else "the scope's new definitions"
+        self.mode = mode
+        self.again = mode == "again"
+        self.name = f"scoping_{provider}{SCOPE_SUFFIX[mode]}"
+        which = {
+            "ranked": "the request's exact names and 5 best of the scope (the rest by search)",
+            "whole": "the scope's new definitions",
+            "again": "every tool definition of the scope",
+        }[mode]
         self.description = (
             f"scoping, disclosure={provider!r}: tools and system prompt fixed; each load_context "
             f"result carries the module and {which}, at the tail"
         )
+
+    def ranked(self, text: str, scope: str) -> list[str]:
+        """The scope's tools the middleware discloses for `text` (`scoping.ranked`)."""
+        from attention_scoping.scoping.ranked import SCOPE_DISCLOSE_K, ranked_names
+
+        own = list(self.mw.catalog.scopes[scope].tools)
+        return ranked_names(self.mw.start, text, own, self.registered, k=SCOPE_DISCLOSE_K)
+
+    def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
+        """Ranked: the active scope's ranked tools for the new request, those not disclosed
+        yet, announced by the middleware as a search pair (no call)."""
+        if self.mode != "ranked" or self.active is None:
+            return
+        new = [n for n in self.ranked(turn.text, self.active) if n not in self.disclosed]
+        if new:
+            self._search(conv, turn.text, new, call=False)
+
+    def _search(self, conv: Conversation, query: str, names: list[str], *, call: bool) -> None:
+        from attention_scoping.scoping.ranked import scope_search_payload
+
+        text = scope_search_payload(query, self.active, names)
+        request = (self.tools(), self.system()) if call else None
+        self.disclose(conv, self.search_name, {"query": query}, names, text=text, call=request)
+
+    def _load(self, conv: Conversation, turn: Turn, server: str) -> None:
+        """The model's `load_context` call and its result (module, breadcrumb, references)."""
+        from attention_scoping.scoping.breadcrumbs import loaded_payload
+        from attention_scoping.scoping.ranked import with_ranked_text
+
+        payload = loaded_payload(self.mw.catalog, server, self.active, with_module=True)
+        text = render_payload(payload)
+        names = list(self.mw.catalog.scopes[server].tools)
+        if self.mode == "ranked":
+            names = self.ranked(turn.text, server)
+            text = with_ranked_text(text, self.mw.catalog, server, names)
+        request = (self.tools(), self.system())
+        args = {"name": server}
+        self.disclose(conv, "load_context", args, names, text=text, call=request, again=self.again)
+        self.active = server
+        self.count("scope switches")
 
     def system(self) -> str:
         """The fixed system prompt (the stable layout: no module in it)."""
         return self._system
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
-        """Switch scope when the tool lives elsewhere (the model's load_context call), then
-        call the tool."""
-        from attention_scoping.scoping.breadcrumbs import loaded_payload
+        """Switch scope when the tool lives elsewhere (the model's load_context call); a tool
+        still not disclosed is searched for within the scope (the request, then the tool's
+        name, listed in the load result); then call the tool."""
+        from attention_scoping.scoping.ranked import SCOPE_DISCLOSE_K, searched_names
 
-        server = self.server_of[tool]
-        if server != self.active:
-            payload = loaded_payload(self.mw.catalog, server, self.active, with_module=True)
-            names = list(self.mw.catalog.scopes[server].tools)
-            request = (self.tools(), self.system())
-            args = {"name": server}
-            text = render_payload(payload)
-            self.disclose(
-                conv, "load_context", args, names, text=text, call=request, again=self.again
-            )
-            self.active = server
-            self.count("scope switches")
+        if self.server_of[tool] != self.active:
+            self._load(conv, turn, self.server_of[tool])
+        outcome = "at once"
+        if tool not in self.disclosed:
+            outcome = "recovered"
+            own = list(self.mw.catalog.scopes[self.server_of[tool]].tools)
+            for query in (turn.text, tool):  # the load result lists the other tools' names
+                found = searched_names(
+                    self.mw.start, query, own, self.registered, k=SCOPE_DISCLOSE_K
+                )
+                self._search(conv, query, [n for n in found if n not in self.disclosed], call=True)
+                if tool in self.disclosed:
+                    break
+                self.count("searches that missed the tool")
+            else:
+                self.miss(conv)
+                return
         conv.send(self.tools(), self.system())
-        self.run(conv, tool, key)
+        self.run(conv, tool, key, outcome)
 
 
 class AllowedToolsGate(PerCallGate):
@@ -408,17 +493,20 @@ class AllowedToolsScoping(Scoping):
         return self._all
 
 
-def native_strategies(specs: Sequence[ToolSpec], gate: Any) -> list[Any]:
-    """Every disclosure mode's gate and scoping set-up, in report order."""
+def native_strategies(specs: Sequence[ToolSpec], gate: Any, ranker: str = "default") -> list[Any]:
+    """Every disclosure mode's gate and scoping set-up, in report order (`ranker`: the
+    benchmark's ranker name, which the ranked scopes rank with too)."""
     return [
         NativeGate(specs, gate, "anthropic"),
         NativeGate(specs, gate, "anthropic", round_trips=False),
-        NativeScoping(specs, "anthropic"),
-        NativeScoping(specs, "anthropic", again=True),
+        NativeScoping(specs, "anthropic", ranker=ranker),
+        NativeScoping(specs, "anthropic", mode="whole"),
+        NativeScoping(specs, "anthropic", mode="again"),
         NativeGate(specs, gate, "openai"),
         NativeGate(specs, gate, "openai", round_trips=False),
-        NativeScoping(specs, "openai"),
-        NativeScoping(specs, "openai", again=True),
+        NativeScoping(specs, "openai", ranker=ranker),
+        NativeScoping(specs, "openai", mode="whole"),
+        NativeScoping(specs, "openai", mode="again"),
         AllowedToolsGate(specs, gate),
         AllowedToolsScoping(specs),
     ]

@@ -168,8 +168,15 @@ class ConversationOnly(Eager):
 class Scoping(SessionStrategy):
     """`AttentionScopingMiddleware` with the servers as scopes."""
 
-    def __init__(self, specs: Sequence[ToolSpec], *, module_in_messages: bool = False) -> None:
-        """Build the middleware over the catalog's servers."""
+    def __init__(
+        self,
+        specs: Sequence[ToolSpec],
+        *,
+        module_in_messages: bool = False,
+        middleware_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Build the middleware over the catalog's servers (`middleware_options`: more
+        keyword arguments of `AttentionScopingMiddleware`)."""
         from attention_scoping.adapters.tools import to_provider_schema
         from attention_scoping.scoping.catalog import Scope
         from attention_scoping.scoping.middleware import AttentionScopingMiddleware
@@ -183,6 +190,7 @@ class Scoping(SessionStrategy):
         self.mw = AttentionScopingMiddleware(
             [Scope(n, SCOPE_DESCRIPTIONS.get(n, ""), tools=t) for n, t in servers.items()],
             layout="stable" if module_in_messages else "layered",
+            **(middleware_options or {}),
         )
         self.schema["load_context"] = to_provider_schema(self.mw.load_context_tool)
         self.module_in_messages = module_in_messages
