@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from agents import weather
+from tests.agents_support import assert_scope_exports, call_tool
 
 GEOCODING_HOST = "geocoding-api.open-meteo.com"
 FORECAST_HOST = "api.open-meteo.com"
@@ -188,17 +189,11 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenMeteo]:
 
 
 def _call(tool_name: str, args: dict[str, object]) -> ToolMessage:
-    tool = next(t for t in weather.TOOLS if t.name == tool_name)
-    message = tool.invoke({"type": "tool_call", "name": tool_name, "args": args, "id": "1"})
-    assert isinstance(message, ToolMessage)
-    return message
+    return call_tool(weather.TOOLS, tool_name, args)
 
 
 def test_exports() -> None:
-    assert [t.name for t in weather.TOOLS] == ["get_current_weather", "get_forecast"]
-    assert all(t.handle_tool_error is True for t in weather.TOOLS)
-    assert isinstance(weather.DESCRIPTION, str)
-    assert "\n" not in weather.DESCRIPTION
+    assert_scope_exports(weather, ["get_current_weather", "get_forecast"])
 
 
 # --------------------------------------------------------------------------- success
