@@ -19,6 +19,14 @@ def call_tool(tools: Sequence[BaseTool], tool_name: str, args: dict[str, object]
     return message
 
 
+def tool_error(tools: Sequence[BaseTool], tool_name: str, args: dict[str, object]) -> str:
+    """Call the tool as `call_tool` does, where the test expects it to fail: the error text
+    the model reads (the call must come back with status "error")."""
+    message = call_tool(tools, tool_name, args)
+    assert message.status == "error", message.content
+    return str(message.content)
+
+
 def assert_scope_exports(scope: ModuleType, names: list[str]) -> None:
     """A scope module exports TOOLS named `names` in order, each turning errors into messages,
     and a one-line DESCRIPTION."""
