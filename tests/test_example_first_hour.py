@@ -11,6 +11,7 @@ from rich.console import Console
 
 import example_agent
 from agents.tiers import PROPOSALS
+from tests.example_support import run_example
 from tests.http_support import serve
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
@@ -145,8 +146,7 @@ def test_tiers_tour_shows_always_on_tools_and_an_approval_card(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     PROPOSALS.clear()
-    code = example_agent.main(["--demo", "--tiers"])
-    out = capsys.readouterr().out
+    code, out = run_example(capsys, "--demo", "--tiers")
     assert code == 0
     turns = out.split("You: ")[1:]
     assert len(turns) == 4
@@ -164,8 +164,7 @@ def test_gateway_tour_searches_then_executes_through_the_gateway(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     PROPOSALS.clear()
-    code = example_agent.main(["--demo", "--gateway"])
-    out = capsys.readouterr().out
+    code, out = run_example(capsys, "--demo", "--gateway")
     assert code == 0
     assert (
         "gateway mode: the model is sent search_tool_catalog, get_tool_schema, execute_tool" in out
