@@ -139,10 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--plot", metavar="PATH.png", help="draw recall and tokens per call versus k"
     )
-    bench.add_argument(
-        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
-    )
-    bench.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_cache_and_quiet(bench)
 
     sim = sub.add_parser(
         "simulate",
@@ -166,10 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument(
         "--export", metavar="DIR", help="write the catalog and single-step queries (bench format)"
     )
-    sim.add_argument(
-        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
-    )
-    sim.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_cache_and_quiet(sim)
     cost = sim.add_argument_group(
         "billed cost per task (session mode)",
         "With --sessions: multi-turn sessions, every strategy billed on a simulated provider "
@@ -206,6 +200,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parser(sub)
     add_bill_parser(sub)
     return parser
+
+
+def _add_cache_and_quiet(parser: argparse.ArgumentParser) -> None:
+    """The options every ranking command shares: where tool vectors are cached, and quiet."""
+    parser.add_argument(
+        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def _cache(directory: str | None) -> object | None:

@@ -122,27 +122,25 @@ class PriceModel:
         return tokens * self.output
 
 
+_ANTHROPIC = PriceModel(
+    "anthropic",
+    "anthropic",
+    cache_read=0.1,
+    cache_write=1.25,
+    ttl_s=300,
+    min_cacheable=1024,
+    max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
+    output=5.0,
+    description="Anthropic, 5-minute cache: reads 0.1x, writes 1.25x, minimum 1,024 tokens",
+)
+
 PRICE_MODELS: dict[str, PriceModel] = {
-    "anthropic": PriceModel(
-        "anthropic",
-        "anthropic",
-        cache_read=0.1,
-        cache_write=1.25,
-        ttl_s=300,
-        min_cacheable=1024,
-        max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
-        output=5.0,
-        description="Anthropic, 5-minute cache: reads 0.1x, writes 1.25x, minimum 1,024 tokens",
-    ),
-    "anthropic-1h": PriceModel(
-        "anthropic-1h",
-        "anthropic",
-        cache_read=0.1,
+    "anthropic": _ANTHROPIC,
+    "anthropic-1h": replace(  # the same cache rules, but an hour's entry costs 2x to write
+        _ANTHROPIC,
+        name="anthropic-1h",
         cache_write=2.0,
         ttl_s=3600,
-        min_cacheable=1024,
-        max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
-        output=5.0,
         description="Anthropic, 1-hour cache: reads 0.1x, writes 2x, minimum 1,024 tokens",
     ),
     "openai": PriceModel(
