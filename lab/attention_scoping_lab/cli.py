@@ -135,11 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--limit", type=_positive, default=None, help="use only the first N queries")
     bench.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
-    bench.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
+    _add_json_cache_and_quiet(bench)
     bench.add_argument(
         "--plot", metavar="PATH.png", help="draw recall and tokens per call versus k"
     )
-    _add_cache_and_quiet(bench)
 
     sim = sub.add_parser(
         "simulate",
@@ -159,11 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["default", "dense", "bm25", "hashing"],
         help="ranker of the gate and of the gateway's search (default: the shipped one)",
     )
-    sim.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
+    _add_json_cache_and_quiet(sim)
     sim.add_argument(
         "--export", metavar="DIR", help="write the catalog and single-step queries (bench format)"
     )
-    _add_cache_and_quiet(sim)
     cost = sim.add_argument_group(
         "billed cost per task (session mode)",
         "With --sessions: multi-turn sessions, every strategy billed on a simulated provider "
@@ -202,8 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_cache_and_quiet(parser: argparse.ArgumentParser) -> None:
-    """The options every ranking command shares: where tool vectors are cached, and quiet."""
+def _add_json_cache_and_quiet(parser: argparse.ArgumentParser) -> None:
+    """The options the ranking commands share: the figures as JSON, where tool vectors are
+    cached, and no progress bars."""
+    parser.add_argument(
+        "--json", dest="json_path", metavar="PATH", help="write the figures as JSON"
+    )
     parser.add_argument(
         "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
     )
