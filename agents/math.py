@@ -264,18 +264,23 @@ def _eval_node(node: ast.AST) -> Number:
     raise CalculationError(msg)
 
 
+def _check_size(size: int, limit: int, empty: str, too_large: str) -> None:
+    """Refuse an empty input (`empty`) and one larger than `limit` (`too_large`), before any
+    work is done on it."""
+    if not size:
+        raise CalculationError(empty)
+    if size > limit:
+        raise CalculationError(too_large)
+
+
 def evaluate(expression: str) -> Number:
     """Evaluate an arithmetic expression without eval(): only whitelisted syntax is executed."""
     text = expression.strip()
     for old, new in _REPLACEMENTS.items():
         text = text.replace(old, new)
     text = text.rstrip("=").strip()
-    if not text:
-        msg = "empty expression"
-        raise CalculationError(msg)
-    if len(text) > MAX_EXPRESSION_LENGTH:
-        msg = f"expression is too long ({len(text)} characters, limit {MAX_EXPRESSION_LENGTH})"
-        raise CalculationError(msg)
+    too_long = f"expression is too long ({len(text)} characters, limit {MAX_EXPRESSION_LENGTH})"
+    _check_size(len(text), MAX_EXPRESSION_LENGTH, "empty expression", too_long)
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError as exc:
@@ -301,12 +306,8 @@ def evaluate(expression: str) -> Number:
 
 def summarize(numbers: Sequence[float]) -> dict[str, Number | None]:
     """Return count, sum, mean, median, min, max, range and standard deviations of numbers."""
-    if not numbers:
-        msg = "no numbers given"
-        raise CalculationError(msg)
-    if len(numbers) > MAX_STATISTICS_VALUES:
-        msg = f"too many numbers ({len(numbers)}; the limit is {MAX_STATISTICS_VALUES})"
-        raise CalculationError(msg)
+    too_many = f"too many numbers ({len(numbers)}; the limit is {MAX_STATISTICS_VALUES})"
+    _check_size(len(numbers), MAX_STATISTICS_VALUES, "no numbers given", too_many)
     values = [float(x) for x in numbers]
     if not all(math.isfinite(x) for x in values):
         msg = "numbers must be finite (no inf or nan)"

@@ -134,54 +134,59 @@ class IssueTracker:
         )
 
 
+ISSUE = {"type": "integer", "minimum": 1, "description": "Issue number."}
+
+
+def _issue_write(
+    name: str, description: str, field: str, schema: dict[str, Any], run: Any, **options: Any
+) -> Capability:
+    """A capability that writes to one issue: its arguments are the issue and one `field`, and
+    the issue is what it affects (`options`: its preflight and reconcile steps)."""
+    arguments = {
+        "type": "object",
+        "properties": {"issue": ISSUE, field: schema},
+        "required": ["issue", field],
+        "additionalProperties": False,
+    }
+    return Capability(
+        name,
+        description,
+        arguments,
+        run,
+        write=True,
+        target="issue",
+        affected=lambda args, result: [f"issue/{args['issue']}"],
+        **options,
+    )
+
+
 def repo_manifest(tracker: IssueTracker) -> CapabilityManifest:
     """The worker's whole world: read an issue, label it, comment on it."""
-    issue = {"type": "integer", "minimum": 1, "description": "Issue number."}
     return CapabilityManifest(
         "repo",
         [
             Capability(
                 "get_issue",
                 "Read one issue: title, labels, comments.",
-                {"type": "object", "properties": {"issue": issue}, "required": ["issue"]},
+                {"type": "object", "properties": {"issue": ISSUE}, "required": ["issue"]},
                 tracker.get_issue,
             ),
-            Capability(
+            _issue_write(
                 "add_label",
                 "Add a label to an issue.",
-                {
-                    "type": "object",
-                    "properties": {
-                        "issue": issue,
-                        "label": {"type": "string", "enum": ["bug", "perf", "docs", "triaged"]},
-                    },
-                    "required": ["issue", "label"],
-                    "additionalProperties": False,
-                },
+                "label",
+                {"type": "string", "enum": ["bug", "perf", "docs", "triaged"]},
                 tracker.add_label,
-                write=True,
-                target="issue",
                 preflight=tracker.preview_label,
-                affected=lambda args, result: [f"issue/{args['issue']}"],
             ),
-            Capability(
+            _issue_write(
                 "comment",
                 "Post a comment on an issue.",
-                {
-                    "type": "object",
-                    "properties": {
-                        "issue": issue,
-                        "body": {"type": "string", "minLength": 1, "maxLength": 5000},
-                    },
-                    "required": ["issue", "body"],
-                    "additionalProperties": False,
-                },
+                "body",
+                {"type": "string", "minLength": 1, "maxLength": 5000},
                 tracker.comment,
-                write=True,
-                target="issue",
                 preflight=tracker.preview_comment,
                 reconcile=tracker.find_comment,
-                affected=lambda args, result: [f"issue/{args['issue']}"],
             ),
         ],
         description="issues of the acme/web repository",

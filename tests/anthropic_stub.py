@@ -49,10 +49,9 @@ import json
 import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.http_support import LocalServer
+from tests.http_support import LocalServer, ScriptedHandler, StubRequestError
 
 ReplySpec = Mapping[str, Any]
 ScriptEntry = ReplySpec | Callable[[dict[str, Any]], ReplySpec]
@@ -62,7 +61,7 @@ TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
 TOOL_CHOICE_TYPES = {"auto", "any", "tool", "none"}
 
 
-class RequestError(Exception):
+class RequestError(StubRequestError):
     """A request the real API would reject with HTTP 400."""
 
     def payload(self) -> dict[str, Any]:
@@ -476,54 +475,31 @@ class AnthropicStub(LocalServer):
         yield "message_stop", {"type": "message_stop"}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     owner: AnthropicStub
     server_version = "AnthropicStub/1.0"
+    request_id_header = "request-id"
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep stderr quiet."""
+    def _validate(self, body: Any) -> None:
+        validate_request(body)
 
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("request-id", f"req_stub{next(self.owner._ids)}")
-        self.end_headers()
-        self.wfile.write(data)
+    def _script_error(self, exc: Exception) -> dict[str, Any]:
+        return {
+            "type": "error",
+            "error": {"type": "api_error", "message": f"script error: {exc!r}"},
+        }
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._read_body()
         path = self.path.split("?", 1)[0].rstrip("/")
         if path != "/v1/messages":
             error = {"type": "not_found_error", "message": f"Not found: {path}"}
             self._send_json(404, {"type": "error", "error": error})
             return
-        try:
-            body = json.loads(raw or b"null")
-        except json.JSONDecodeError:
-            body = None
+        body = self._record(raw)
         stub = self.owner
-        with stub._lock:
-            if isinstance(body, dict):
-                stub.requests.append(body)
-            stub.headers.append({k.lower(): v for k, v in self.headers.items()})
-        if stub.validate or not isinstance(body, dict):
-            try:
-                validate_request(body)
-            except RequestError as err:
-                with stub._lock:
-                    stub.rejections.append({"body": body, "status": 400, "error": err.payload()})
-                self._send_json(400, err.payload())
-                return
-        try:
-            spec = stub._next_entry(body)
-        except Exception as exc:  # a failing script callable: a server error
-            with stub._lock:
-                stub.errors.append(exc)
-            error = {"type": "api_error", "message": f"script error: {exc!r}"}
-            self._send_json(500, {"type": "error", "error": error})
+        spec = self._entry_for(body)
+        if spec is None:
             return
         if "status" in spec:
             error = spec.get("error") or {"type": "api_error", "message": "error"}
@@ -536,15 +512,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, stub.message(spec, model))
 
     def _send_stream(self, events: Iterator[tuple[str, dict[str, Any]]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
+        self._start_stream()
         for name, data in events:
-            self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
-            self.wfile.flush()
-        self.close_connection = True
+            self._send_event(f"event: {name}\ndata: {json.dumps(data)}\n\n")
 
 
 AnthropicStub.handler = _Handler

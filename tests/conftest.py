@@ -1,4 +1,5 @@
-"""Shared fixtures: small real tools with observable side effects, and scope sets over them."""
+"""Shared fixtures: small real tools with observable side effects, scope sets over them, and the
+safety tests' fake clock and issue tracker."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pytest
 from langchain_core.tools import BaseTool
 
 from attention_scoping import Scope
+from tests.safety_support import FakeClock, Tracker
 from tests.toolbox_support import TOOL_NAMES, make_toolbox, math_and_text_scopes
 
 NAVIGATION_ONLY: dict[str, Any] = {"preselect": "off", "start": "index"}
@@ -39,3 +41,15 @@ def toolbox(ledger: Ledger) -> dict[str, BaseTool]:
 @pytest.fixture
 def scopes(toolbox: dict[str, BaseTool]) -> list[Scope]:
     return math_and_text_scopes(toolbox)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A clock the safety tests move by hand (a file may define its own `clock`)."""
+    return FakeClock()
+
+
+@pytest.fixture
+def tracker() -> Tracker:
+    """A fresh fake issue tracker for the manifest and two-phase write tests."""
+    return Tracker()

@@ -1,5 +1,6 @@
 """Shared pieces of the disclosure tests: small real tools that record their runs, the scopes
-over them, a scripted call, and one turn of a checkpointed agent."""
+over them, a scripted call, the scripted session the end-to-end tests share, and one turn of a
+checkpointed agent."""
 
 from __future__ import annotations
 
@@ -15,6 +16,53 @@ THREAD = {"configurable": {"thread_id": "disclosure"}}
 def call(name: str, call_id: str, /, **arguments: Any) -> dict[str, Any]:
     """One scripted tool call."""
     return {"name": name, "id": call_id, "arguments": arguments}
+
+
+Turn = tuple[str, dict[str, Any], list[dict[str, Any]]]
+"""One user turn of a scripted session: the user's text, state to set, the model's replies."""
+
+
+def replies(*calls: dict[str, Any], answer: str) -> list[dict[str, Any]]:
+    """A turn's model replies: each call in a reply of its own, then the answer."""
+    return [{"tool_calls": [c]} for c in calls] + [{"content": answer}]
+
+
+def script_of(session: list[Turn]) -> list[Any]:
+    """The stub's script for a whole session: every turn's replies in order."""
+    return [reply for _, _, turn_replies in session for reply in turn_replies]
+
+
+OPENING: list[Turn] = [
+    ("Please add 2 and 3.", {}, replies(
+        call("load_context", "t1a", name="math"), call("add", "t1b", a=2, b=3), answer="5"
+    )),
+    ("Now multiply 4 by 5.", {}, replies(call("multiply", "t2a", a=4, b=5), answer="20")),
+    ("Shout hello.", {}, replies(
+        call("load_context", "t3a", name="text"), call("shout", "t3b", text="hello"),
+        answer="HELLO!",
+    )),
+]  # fmt: skip
+"""Three turns every end-to-end session starts with: the model loads math, then text."""
+
+NOTES_AND_UNITS: list[Turn] = [
+    ("Reverse abc.", {}, replies(call("reverse", "t4a", text="abc"), answer="cba")),
+    ("Save a note called groceries.", {}, replies(
+        call("load_context", "t5a", name="notes"), call("save_note", "t5b", title="groceries"),
+        answer="saved",
+    )),
+    ("List my notes.", {}, replies(call("list_notes", "t6a"), answer="groceries")),
+    ("Convert 5 km to miles.", {"active_context": "units"}, replies(
+        call("convert_km", "t7a", km=5), answer="3.1 miles"
+    )),
+    ("Add 1 and 1 again.", {}, replies(
+        call("load_context", "t8a", name="math"), call("add", "t8b", a=1, b=1), answer="2"
+    )),
+]  # fmt: skip
+"""Turns four to eight after `OPENING` in the Anthropic and allowed_tools sessions: notes by
+the model, units by the application, math again."""
+
+THANKS: Turn = ("Thanks.", {}, replies(answer="You are welcome."))
+"""The closing turn: no tool call."""
 
 
 def make_tools(ran: list[str]) -> dict[str, BaseTool]:

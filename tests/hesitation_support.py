@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.hesitation.node import HesitationNodeMiddleware
-from attention_scoping.testing import ScriptedChatModel
+from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 Form = Literal["in_call", "node"]
 BOTH = pytest.mark.parametrize("form", ["in_call", "node"])
@@ -35,3 +35,10 @@ def sent(model: ScriptedChatModel, call: int) -> list[BaseMessage]:
     """The messages the model was sent on its `call`-th call."""
     messages: list[BaseMessage] = model.recorded[call]["messages"]
     return messages
+
+
+def draft_then_tool(scopes: list[Scope], form: Form, draft: str) -> tuple[Any, ScriptedChatModel]:
+    """A scoped agent whose model first answers `MATH` without a tool (`draft`), then calls
+    multiply(47, 83) and answers 3901: the case the nudges exist for."""
+    script = [say(draft), calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")]
+    return scoped_agent(scopes, script, form)

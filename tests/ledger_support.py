@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.ledger import PostgresLedger, SqliteLedger
+from attention_scoping.ledger import Lease, PostgresLedger, SqliteLedger
 from attention_scoping.ledger.sql import SqlLedger
 from tests.safety_support import FakeClock
 
@@ -175,3 +175,10 @@ def process_victim(kind: str, where: dict[str, Any], claimed: Any) -> None:
     lease = ledger.claim("victim", lease_seconds=3600, kinds=["victim"])
     claimed.put(lease.task_id if lease else None)
     threading.Event().wait()
+
+
+def claimed(ledger: SqlLedger, worker: str, **kwargs: Any) -> Lease:
+    """Claim a task for `worker` where the test expects one to be free (fails if none is)."""
+    lease = ledger.claim(worker, **kwargs)
+    assert lease is not None, f"no task was free for {worker!r}"
+    return lease

@@ -571,15 +571,10 @@ def _next_entry(stub: OpenAIStub, body: dict[str, Any]) -> Mapping[str, Any]:
 def serve(handler: _Handler, raw: bytes) -> None:
     """Answer one `POST /v1/responses` on `handler` (called by `OpenAIStub`'s handler)."""
     stub = handler.owner
-    try:
-        body = json.loads(raw or b"null")
-    except json.JSONDecodeError:
-        body = None
-    with stub._lock:
-        if isinstance(body, dict):
-            stub.requests.append(body)
+    body = handler._record(raw)
+    if isinstance(body, dict):
+        with stub._lock:
             stub.raw_requests.append(raw)
-        stub.headers.append({k.lower(): v for k, v in handler.headers.items()})
     if not handler._authorized():
         return
     try:
@@ -589,9 +584,7 @@ def serve(handler: _Handler, raw: bytes) -> None:
             raise RequestError(msg, param="stream")
     except RequestError as err:
         if stub.validate or not isinstance(body, dict):
-            with stub._lock:
-                stub.rejections.append({"body": body, "status": 400, "error": err.payload()})
-            handler._send_json(400, err.payload())
+            handler._reject(body, err.payload())
             return
         catalog = Catalog()
     replies = ResponsesReplies(stub)
@@ -599,19 +592,9 @@ def serve(handler: _Handler, raw: bytes) -> None:
         spec = _next_entry(stub, body)
         output = [] if "status" in spec or "raw" in spec else replies.output(spec, catalog)
     except Exception as exc:  # a failing script (or one calling an unloaded function)
-        with stub._lock:
-            stub.errors.append(exc)
-        handler._send_json(500, error_body(f"OpenAIStub script error: {exc}", "server_error"))
+        handler._script_failed(exc, error_body(f"OpenAIStub script error: {exc}", "server_error"))
         return
-    if spec.get("delay"):
-        time.sleep(float(spec["delay"]))
-    if "raw" in spec:
-        handler._send_raw(int(spec.get("status", 200)), str(spec["raw"]))
-    elif "status" in spec:
-        payload = {"error": spec.get("error") or {"message": "error", "type": "server_error"}}
-        payload["error"] = {"param": None, "code": None, **payload["error"]}
-        handler._send_json(int(spec["status"]), payload)
-    else:
+    if not handler._send_scripted_failure(spec):
         handler._send_json(200, replies.response(body, output, spec.get("usage") or {}))
 
 

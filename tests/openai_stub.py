@@ -52,10 +52,9 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.http_support import LocalServer
+from tests.http_support import LocalServer, ScriptedHandler, StubRequestError
 
 ReplySpec = Mapping[str, Any]
 ScriptEntry = ReplySpec | Callable[[dict[str, Any]], ReplySpec]
@@ -69,7 +68,7 @@ TOOL_CHOICE_MODES = {"none", "auto", "required"}
 SYSTEM_ROLES = {"system", "developer"}
 
 
-class RequestError(Exception):
+class RequestError(StubRequestError):
     """A request the real API would reject with HTTP 400."""
 
     def __init__(self, message: str, param: str | None = None, code: str | None = None) -> None:
@@ -710,23 +709,17 @@ class OpenAIStub(LocalServer):
             yield {**base, "choices": [], "usage": _usage(spec)}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScriptedHandler):
     owner: OpenAIStub
     server_version = "OpenAIStub/1.0"
 
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep stderr quiet."""
+    def _validate(self, body: Any) -> None:
+        validate_request(body)
+
+    def _script_error(self, exc: Exception) -> dict[str, Any]:
+        return error_body(f"OpenAIStub script error: {exc!r}", "server_error")
 
     # -- plumbing --------------------------------------------------------------------------
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("x-request-id", f"req_stub{next(self.owner._ids)}")
-        self.end_headers()
-        self.wfile.write(data)
 
     def _send_raw(self, status: int, body: str) -> None:
         data = body.encode()
@@ -781,8 +774,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, error_body(f"Invalid URL (GET {path})"))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._read_body()
         path = self._path()
         if path == "/v1/responses":  # the Responses API lives in its own module
             from tests.openai_responses_stub import serve
@@ -792,41 +784,14 @@ class _Handler(BaseHTTPRequestHandler):
         if path != "/v1/chat/completions":
             self._send_json(404, error_body(f"Invalid URL (POST {path})"))
             return
-        try:
-            body = json.loads(raw or b"null")
-        except json.JSONDecodeError:
-            body = None
+        body = self._record(raw)
         stub = self.owner
-        with stub._lock:
-            if isinstance(body, dict):
-                stub.requests.append(body)
-            stub.headers.append({k.lower(): v for k, v in self.headers.items()})
         if not self._authorized():
             return
-        if stub.validate or not isinstance(body, dict):
-            try:
-                validate_request(body)
-            except RequestError as err:
-                with stub._lock:
-                    stub.rejections.append({"body": body, "status": 400, "error": err.payload()})
-                self._send_json(400, err.payload())
-                return
-        try:
-            spec = stub._next_entry(body)
-        except Exception as exc:  # a failing script callable: report it as a server error
-            with stub._lock:
-                stub.errors.append(exc)
-            self._send_json(500, error_body(f"OpenAIStub script error: {exc!r}", "server_error"))
+        spec = self._entry_for(body)
+        if spec is None:
             return
-        if spec.get("delay"):
-            time.sleep(float(spec["delay"]))
-        if "raw" in spec:
-            self._send_raw(int(spec.get("status", 200)), str(spec["raw"]))
-            return
-        if "status" in spec:
-            payload = {"error": spec.get("error") or {"message": "error", "type": "server_error"}}
-            payload["error"] = {"param": None, "code": None, **payload["error"]}
-            self._send_json(int(spec["status"]), payload)
+        if self._send_scripted_failure(spec):
             return
         model = body.get("model") or stub.model
         if body.get("stream"):
@@ -835,18 +800,26 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(200, stub.completion(spec, model))
 
+    def _send_scripted_failure(self, spec: Mapping[str, Any]) -> bool:
+        """After the entry's `delay`, answer a scripted `raw` body or error `status`; False
+        when the entry is a reply to build instead."""
+        if spec.get("delay"):
+            time.sleep(float(spec["delay"]))
+        if "raw" in spec:
+            self._send_raw(int(spec.get("status", 200)), str(spec["raw"]))
+            return True
+        if "status" in spec:
+            payload = {"error": spec.get("error") or {"message": "error", "type": "server_error"}}
+            payload["error"] = {"param": None, "code": None, **payload["error"]}
+            self._send_json(int(spec["status"]), payload)
+            return True
+        return False
+
     def _send_stream(self, chunks: Iterator[dict[str, Any]]) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
+        self._start_stream()
         for item in chunks:
-            self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
-            self.wfile.flush()
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-        self.close_connection = True
+            self._send_event(f"data: {json.dumps(item)}\n\n")
+        self._send_event("data: [DONE]\n\n")
 
 
 OpenAIStub.handler = _Handler

@@ -9,24 +9,15 @@ from langchain_core.messages import ToolMessage
 
 from agents import math as math_scope
 from agents.math import CalculationError, convert, evaluate, summarize
+from tests.agents_support import assert_scope_exports, call_tool
 
 
 def _call(tool_name: str, args: dict[str, object]) -> ToolMessage:
-    tool = next(t for t in math_scope.TOOLS if t.name == tool_name)
-    message = tool.invoke({"type": "tool_call", "name": tool_name, "args": args, "id": "1"})
-    assert isinstance(message, ToolMessage)
-    return message
+    return call_tool(math_scope.TOOLS, tool_name, args)
 
 
 def test_exports() -> None:
-    assert [t.name for t in math_scope.TOOLS] == [
-        "calculate",
-        "summary_statistics",
-        "convert_units",
-    ]
-    assert all(t.handle_tool_error is True for t in math_scope.TOOLS)
-    assert isinstance(math_scope.DESCRIPTION, str)
-    assert "\n" not in math_scope.DESCRIPTION
+    assert_scope_exports(math_scope, ["calculate", "summary_statistics", "convert_units"])
 
 
 # --------------------------------------------------------------------------- evaluator

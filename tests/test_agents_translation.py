@@ -15,28 +15,20 @@ from agents.translation import (
     lookup_term,
     resolve_language,
 )
+from tests.agents_support import assert_scope_exports, call_tool
 
 NNBSP = "\u202f"  # narrow no-break space
 NBSP = "\u00a0"  # no-break space
 
 
 def _call(tool_name: str, args: dict[str, object]) -> ToolMessage:
-    tool = next(t for t in translation.TOOLS if t.name == tool_name)
-    message = tool.invoke({"type": "tool_call", "name": tool_name, "args": args, "id": "1"})
-    assert isinstance(message, ToolMessage)
-    return message
+    return call_tool(translation.TOOLS, tool_name, args)
 
 
 def test_exports() -> None:
-    assert [t.name for t in translation.TOOLS] == [
-        "detect_language",
-        "language_info",
-        "format_number",
-        "glossary_lookup",
-    ]
-    assert all(t.handle_tool_error is True for t in translation.TOOLS)
-    assert isinstance(translation.DESCRIPTION, str)
-    assert "\n" not in translation.DESCRIPTION
+    assert_scope_exports(
+        translation, ["detect_language", "language_info", "format_number", "glossary_lookup"]
+    )
 
 
 def test_tool_descriptions_say_the_model_translates() -> None:

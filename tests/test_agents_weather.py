@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import ToolMessage
 
 from agents import weather
+from tests.agents_support import assert_scope_exports, call_tool, tool_error
 
 GEOCODING_HOST = "geocoding-api.open-meteo.com"
 FORECAST_HOST = "api.open-meteo.com"
@@ -188,17 +189,15 @@ def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenMeteo]:
 
 
 def _call(tool_name: str, args: dict[str, object]) -> ToolMessage:
-    tool = next(t for t in weather.TOOLS if t.name == tool_name)
-    message = tool.invoke({"type": "tool_call", "name": tool_name, "args": args, "id": "1"})
-    assert isinstance(message, ToolMessage)
-    return message
+    return call_tool(weather.TOOLS, tool_name, args)
+
+
+def _error(tool_name: str, args: dict[str, object]) -> str:
+    return tool_error(weather.TOOLS, tool_name, args)
 
 
 def test_exports() -> None:
-    assert [t.name for t in weather.TOOLS] == ["get_current_weather", "get_forecast"]
-    assert all(t.handle_tool_error is True for t in weather.TOOLS)
-    assert isinstance(weather.DESCRIPTION, str)
-    assert "\n" not in weather.DESCRIPTION
+    assert_scope_exports(weather, ["get_current_weather", "get_forecast"])
 
 
 # --------------------------------------------------------------------------- success
@@ -329,19 +328,15 @@ def test_compass(degrees: float, point: str) -> None:
 
 def test_city_not_found(api: FakeOpenMeteo) -> None:
     api.json(GEOCODING_HOST, NOT_FOUND)
-    message = _call("get_current_weather", {"city": "Atlantis"})
-    assert message.status == "error"
-    assert message.content == (
-        "no place named 'Atlantis' found; check the spelling or add the country"
-    )
+    error = _error("get_current_weather", {"city": "Atlantis"})
+    assert error == "no place named 'Atlantis' found; check the spelling or add the country"
     assert len(api.requests) == 1
 
 
 def test_city_not_in_the_given_country(api: FakeOpenMeteo) -> None:
     api.json(GEOCODING_HOST, PARIS_CANDIDATES)
-    message = _call("get_forecast", {"city": "Paris, Narnia"})
-    assert message.status == "error"
-    assert message.content == (
+    error = _error("get_forecast", {"city": "Paris, Narnia"})
+    assert error == (
         "no place named 'Paris' in 'Narnia' found; other matches: Paris (France), "
         "Paris (United States)"
     )
@@ -349,25 +344,22 @@ def test_city_not_in_the_given_country(api: FakeOpenMeteo) -> None:
 
 @pytest.mark.parametrize("city", ["", " ", "X", ", France"])
 def test_city_too_short(api: FakeOpenMeteo, city: str) -> None:
-    message = _call("get_current_weather", {"city": city})
-    assert message.status == "error"
-    assert "too short" in message.content
+    error = _error("get_current_weather", {"city": city})
+    assert "too short" in error
     assert api.requests == []
 
 
 @pytest.mark.parametrize("days", [0, -1, 17, 100])
 def test_forecast_days_out_of_range(api: FakeOpenMeteo, days: int) -> None:
-    message = _call("get_forecast", {"city": "Paris", "days": days})
-    assert message.status == "error"
-    assert message.content == f"days must be between 1 and 16, got {days}"
+    error = _error("get_forecast", {"city": "Paris", "days": days})
+    assert error == f"days must be between 1 and 16, got {days}"
     assert api.requests == []
 
 
 def test_http_500(api: FakeOpenMeteo) -> None:
     api.routes[GEOCODING_HOST] = lambda request: httpx.Response(500, text="Internal error")
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert message.content == (
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert error == (
         "weather service error (geocoding-api.open-meteo.com): HTTP 500 Internal Server Error"
     )
 
@@ -376,18 +368,14 @@ def test_http_400_includes_the_api_reason(api: FakeOpenMeteo) -> None:
     api.json(GEOCODING_HOST, PARIS_GEOCODING)
     reason = "Parameter 'current' has an invalid value"
     api.json(FORECAST_HOST, {"error": True, "reason": reason}, status=400)
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert message.content == (
-        f"weather service error (api.open-meteo.com): HTTP 400 Bad Request: {reason}"
-    )
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert error == f"weather service error (api.open-meteo.com): HTTP 400 Bad Request: {reason}"
 
 
 def test_timeout(api: FakeOpenMeteo) -> None:
     api.fail(GEOCODING_HOST, httpx.ReadTimeout, "The read operation timed out")
-    message = _call("get_forecast", {"city": "Paris"})
-    assert message.status == "error"
-    assert message.content == (
+    error = _error("get_forecast", {"city": "Paris"})
+    assert error == (
         "weather service timed out after 10 s (geocoding-api.open-meteo.com); try again later"
     )
 
@@ -408,17 +396,15 @@ def test_invalid_timeout_setting(
     api: FakeOpenMeteo, monkeypatch: pytest.MonkeyPatch, value: str
 ) -> None:
     monkeypatch.setenv(weather.TIMEOUT_ENV, value)
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert weather.TIMEOUT_ENV in message.content
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert weather.TIMEOUT_ENV in error
     assert api.requests == []
 
 
 def test_connection_error(api: FakeOpenMeteo) -> None:
     api.fail(GEOCODING_HOST, httpx.ConnectError, "[Errno -2] Name or service not known")
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert message.content == (
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert error == (
         "weather service unreachable (geocoding-api.open-meteo.com): "
         "[Errno -2] Name or service not known; the network may be offline"
     )
@@ -426,17 +412,15 @@ def test_connection_error(api: FakeOpenMeteo) -> None:
 
 def test_invalid_json(api: FakeOpenMeteo) -> None:
     api.routes[GEOCODING_HOST] = lambda request: httpx.Response(200, text="<html>oops</html>")
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert "returned an invalid response (geocoding-api.open-meteo.com)" in message.content
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert "returned an invalid response (geocoding-api.open-meteo.com)" in error
 
 
 def test_unexpected_payload(api: FakeOpenMeteo) -> None:
     api.json(GEOCODING_HOST, PARIS_GEOCODING)
     api.json(FORECAST_HOST, {"latitude": 48.86, "longitude": 2.34})
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert message.content == "weather service returned an unexpected response (no 'current' data)"
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert error == "weather service returned an unexpected response (no 'current' data)"
 
 
 def test_base_urls_are_read_from_the_environment_at_call_time(
@@ -455,9 +439,8 @@ def test_base_urls_are_read_from_the_environment_at_call_time(
 
 def test_invalid_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(weather.GEOCODING_URL_ENV, "not a url")
-    message = _call("get_current_weather", {"city": "Paris"})
-    assert message.status == "error"
-    assert str(message.content).startswith("invalid weather service URL 'not a url'")
+    error = _error("get_current_weather", {"city": "Paris"})
+    assert error.startswith("invalid weather service URL 'not a url'")
 
 
 def test_real_client_fails_once_and_clearly_when_nothing_listens(

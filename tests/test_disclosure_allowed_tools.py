@@ -15,90 +15,67 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
 from attention_scoping import AttentionScopingMiddleware, SummaryPool, ToolAttentionMiddleware
-from tests.disclosure_support import THREAD, call, make_scopes, make_tools
+from tests import disclosure_support as support
 from tests.openai_stub import OpenAIStub, ScriptEntry, allowed_tool_names
 
-SESSION: list[tuple[str, dict[str, Any], list[ScriptEntry]]] = [
-    ("Please add 2 and 3.", {}, [
-        {"tool_calls": [call("load_context", "t1a", name="math")]},
-        {"tool_calls": [call("add", "t1b", a=2, b=3)]},
-        {"content": "5"},
-    ]),
-    ("Now multiply 4 by 5.", {}, [
-        {"tool_calls": [call("multiply", "t2a", a=4, b=5)]},
-        {"content": "20"},
-    ]),
-    ("Shout hello.", {}, [
-        {"tool_calls": [call("load_context", "t3a", name="text")]},
-        {"tool_calls": [call("shout", "t3b", text="hello")]},
-        {"content": "HELLO!"},
-    ]),
-    ("Reverse abc.", {}, [
-        {"tool_calls": [call("reverse", "t4a", text="abc")]},
-        {"content": "cba"},
-    ]),
-    ("Save a note called groceries.", {}, [
-        {"tool_calls": [call("load_context", "t5a", name="notes")]},
-        {"tool_calls": [call("save_note", "t5b", title="groceries")]},
-        {"content": "saved"},
-    ]),
-    ("List my notes.", {}, [
-        {"tool_calls": [call("list_notes", "t6a")]},
-        {"content": "groceries"},
-    ]),
-    ("Convert 5 km to miles.", {"active_context": "units"}, [
-        {"tool_calls": [call("convert_km", "t7a", km=5)]},
-        {"content": "3.1 miles"},
-    ]),
-    ("Add 1 and 1 again.", {}, [
-        {"tool_calls": [call("load_context", "t8a", name="math")]},
-        {"tool_calls": [call("add", "t8b", a=1, b=1)]},
-        {"content": "2"},
-    ]),
-    ("Now reverse xyz.", {}, [
-        {"tool_calls": [call("reverse", "t9a", text="xyz")]},
-        {"tool_calls": [call("load_context", "t9b", name="text")]},
-        {"tool_calls": [call("reverse", "t9c", text="xyz")]},
-        {"content": "zyx"},
-    ]),
-    ("Thanks.", {}, [{"content": "You are welcome."}]),
+call = support.call
+
+SESSION: list[support.Turn] = [
+    *support.OPENING,
+    *support.NOTES_AND_UNITS,
+    ("Now reverse xyz.", {}, support.replies(
+        call("reverse", "t9a", text="xyz"), call("load_context", "t9b", name="text"),
+        call("reverse", "t9c", text="xyz"), answer="zyx",
+    )),
+    support.THANKS,
 ]  # fmt: skip
 """Ten user turns, five scope switches by the model, one by the application, and one call
 outside the allowed tools (t9a: the stub records it, the scope gate refuses it)."""
 
 
-def make_agent(stub: OpenAIStub, ran: list[str]) -> Any:
-    tools = make_tools(ran)
+def make_agent(
+    stub: OpenAIStub,
+    ran: list[str],
+    scoping: dict[str, Any],
+    gating: dict[str, Any],
+    **agent_options: Any,
+) -> Any:
+    """An agent over `make_tools(ran)` whose scoping and gating middlewares both disclose
+    through `allowed_tools` (`scoping` and `gating`: their further options)."""
     model = ChatOpenAI(
         model="stub-model", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
     )
+    scopes = support.make_scopes(support.make_tools(ran))
     middleware: list[Any] = [
-        AttentionScopingMiddleware(
-            make_scopes(tools), navigation="model", disclosure="allowed_tools"
-        ),
+        AttentionScopingMiddleware(scopes, disclosure="allowed_tools", **scoping),
         ToolAttentionMiddleware(
-            ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="allowed_tools")
+            ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="allowed_tools"), **gating
         ),
     ]
-    return create_agent(
-        model, system_prompt="Be terse.", middleware=middleware, checkpointer=InMemorySaver()
-    )
+    return create_agent(model, middleware=middleware, **agent_options)
 
 
 def test_ten_turns_send_one_tools_array_and_the_scope_in_tool_choice() -> None:
     ran: list[str] = []
-    script = [reply for _, _, replies in SESSION for reply in replies]
+    script = support.script_of(SESSION)
     with OpenAIStub(script) as stub:
-        agent = make_agent(stub, ran)
+        agent = make_agent(
+            stub,
+            ran,
+            {"navigation": "model"},
+            {},
+            system_prompt="Be terse.",
+            checkpointer=InMemorySaver(),
+        )
         events: list[dict[str, Any]] = []
         for text, state, _ in SESSION:
             inputs = {"messages": [("user", text)], **state}
-            events += list(agent.stream(inputs, THREAD, stream_mode="custom"))
-        messages = agent.get_state(THREAD).values["messages"]
+            events += list(agent.stream(inputs, support.THREAD, stream_mode="custom"))
+        messages = agent.get_state(support.THREAD).values["messages"]
     assert stub.rejections == [] and stub.remaining == 0
     assert len({json.dumps(b["tools"], sort_keys=True) for b in stub.requests}) == 1
     assert len({stub.system_text(i) for i in range(len(stub.requests))}) == 1
-    assert sorted(stub.tool_names(0)) == sorted([*make_tools([]), "load_context"])
+    assert sorted(stub.tool_names(0)) == sorted([*support.make_tools([]), "load_context"])
     allowed = [allowed_tool_names(b) for b in stub.requests]
     assert allowed[0] == {"load_context"}
     assert allowed[1] == {"load_context", "add"}  # math loaded; the gate ranks add first
@@ -124,7 +101,6 @@ def test_ten_turns_send_one_tools_array_and_the_scope_in_tool_choice() -> None:
 
 def test_a_per_turn_gate_holds_its_allowed_set_for_the_turn() -> None:
     ran: list[str] = []
-    tools = make_tools(ran)
     script: list[ScriptEntry] = [
         {"tool_calls": [call("add", "a", a=2, b=3)]},
         {"tool_calls": [call("multiply", "b", a=2, b=3)]},
@@ -132,21 +108,7 @@ def test_a_per_turn_gate_holds_its_allowed_set_for_the_turn() -> None:
         {"content": "done"},
     ]
     with OpenAIStub(script) as stub:
-        model = ChatOpenAI(
-            model="stub-model", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
-        )
-        middleware: list[Any] = [
-            AttentionScopingMiddleware(
-                make_scopes(tools), default_scope="math", disclosure="allowed_tools"
-            ),
-            ToolAttentionMiddleware(
-                ranker="bm25",
-                k=1,
-                promotion="per_turn",
-                summary_pool=SummaryPool(disclosure="allowed_tools"),
-            ),
-        ]
-        agent: Any = create_agent(model, middleware=middleware)
+        agent = make_agent(stub, ran, {"default_scope": "math"}, {"promotion": "per_turn"})
         agent.invoke({"messages": [("user", "Please add 2 and 3.")]})
     allowed = [allowed_tool_names(b) for b in stub.requests]
     assert allowed[0] == allowed[1] == {"load_context", "add"}

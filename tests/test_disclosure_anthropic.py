@@ -26,7 +26,19 @@ from attention_scoping import (
 from attention_scoping.disclosure import SEARCH_TOOL
 from attention_scoping.scoping.ranked import ScopeDisclosureOptions
 from tests.anthropic_stub import AnthropicStub, ScriptEntry, segments, tokens
-from tests.disclosure_support import THREAD, call, make_scopes, make_tools, turn
+from tests.disclosure_support import (
+    NOTES_AND_UNITS,
+    OPENING,
+    THANKS,
+    THREAD,
+    Turn,
+    call,
+    make_scopes,
+    make_tools,
+    replies,
+    script_of,
+    turn,
+)
 
 
 def chat_model(stub: AnthropicStub) -> ChatAnthropic:
@@ -53,87 +65,15 @@ def scoped_agent(stub: AnthropicStub, ran: list[str], **scoping: Any) -> Any:
     )
 
 
-SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
-    (
-        "Please add 2 and 3.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t1a", name="math")]},
-            {"tool_calls": [call("add", "t1b", a=2, b=3)]},
-            {"content": "5"},
-        ],
-    ),
-    (
-        "Now multiply 4 by 5.",
-        {},
-        [
-            {"tool_calls": [call("multiply", "t2a", a=4, b=5)]},
-            {"content": "20"},
-        ],
-    ),
-    (
-        "Shout hello.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t3a", name="text")]},
-            {"tool_calls": [call("shout", "t3b", text="hello")]},
-            {"content": "HELLO!"},
-        ],
-    ),
-    (
-        "Reverse abc.",
-        {},
-        [
-            {"tool_calls": [call("reverse", "t4a", text="abc")]},
-            {"content": "cba"},
-        ],
-    ),
-    (
-        "Save a note called groceries.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t5a", name="notes")]},
-            {"tool_calls": [call("save_note", "t5b", title="groceries")]},
-            {"content": "saved"},
-        ],
-    ),
-    (
-        "List my notes.",
-        {},
-        [
-            {"tool_calls": [call("list_notes", "t6a")]},
-            {"content": "groceries"},
-        ],
-    ),
-    (
-        "Convert 5 km to miles.",
-        {"active_context": "units"},
-        [
-            {"tool_calls": [call("convert_km", "t7a", km=5)]},
-            {"content": "3.1 miles"},
-        ],
-    ),
-    (
-        "Add 1 and 1 again.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t8a", name="math")]},
-            {"tool_calls": [call("add", "t8b", a=1, b=1)]},
-            {"content": "2"},
-        ],
-    ),
-    (
-        "Shout bye.",
-        {},
-        [
-            {"tool_calls": [call("shout", "t9a", text="bye")]},
-            {"tool_calls": [call("load_context", "t9b", name="text")]},
-            {"tool_calls": [call("shout", "t9c", text="bye")]},
-            {"content": "BYE!"},
-        ],
-    ),
-    ("Thanks.", {}, [{"content": "You are welcome."}]),
-]
+SESSION: list[Turn] = [
+    *OPENING,
+    *NOTES_AND_UNITS,
+    ("Shout bye.", {}, replies(
+        call("shout", "t9a", text="bye"), call("load_context", "t9b", name="text"),
+        call("shout", "t9c", text="bye"), answer="BYE!",
+    )),
+    THANKS,
+]  # fmt: skip
 """Ten user turns: the model loads math, text, notes, math and text itself, the application
 opens units, and one call to another scope's (already disclosed) tool is refused (played with
 `ScopeDisclosureOptions(scope_tools="whole")`: each scope discloses all its tools; "ranked" is
@@ -156,7 +96,7 @@ class Session:
 def session() -> Session:
     """`SESSION` run once against the stub (the tests below read it)."""
     ran: list[str] = []
-    script: list[ScriptEntry] = [reply for _, _, replies in SESSION for reply in replies]
+    script: list[ScriptEntry] = script_of(SESSION)
     with AnthropicStub(script, min_cache_tokens=64) as stub:
         agent = scoped_agent(stub, ran, disclosure=ScopeDisclosureOptions(scope_tools="whole"))
         contexts, events = [], []

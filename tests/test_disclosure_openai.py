@@ -93,6 +93,15 @@ def search_tools(query: str) -> str:
 GROUPS = {"billing": ["get_invoice", "refund"], "support": ["open_ticket"]}
 TOOLS: list[BaseTool] = [refund, open_ticket, load_context, get_invoice, search_tools]
 LOADED = {"load_context", SEARCH_TOOL}
+SEARCH_CALL: dict[str, Any] = {
+    "type": "tool_search_call",
+    "id": "tsc_1",
+    "call_id": "call_s",
+    "execution": "client",
+    "status": "completed",
+    "arguments": {"query": "refund"},
+}
+"""A client-executed search for "refund", as the Responses API replies with it."""
 
 
 def _shaped(mode: OpenAIDisclosure, visible: list[str]) -> list[Any]:
@@ -227,15 +236,7 @@ def test_content_discloses_and_disclosed_reads_it_back() -> None:
 
 def test_incoming_turns_a_client_search_into_a_search_tool_call() -> None:
     mode = OpenAIDisclosure()
-    block = {
-        "type": "tool_search_call",
-        "id": "tsc_1",
-        "call_id": "call_s",
-        "execution": "client",
-        "status": "completed",
-        "arguments": {"query": "refund"},
-    }
-    reply = AIMessage(content=[block])
+    reply = AIMessage(content=[SEARCH_CALL])
     seen = mode.incoming(reply)
     assert seen.tool_calls == [
         {"name": SEARCH_TOOL, "args": {"query": "refund"}, "id": "call_s", "type": "tool_call"}
@@ -254,20 +255,7 @@ def _payload(messages: list[BaseMessage], tools: list[Any]) -> dict[str, Any]:
 def _history(mode: OpenAIDisclosure) -> list[BaseMessage]:
     """A session: a search the model asked for, a load_context result disclosing a scope, a
     scripted (namespace-less) call to a namespaced function, and a refused one."""
-    search = mode.incoming(
-        AIMessage(
-            content=[
-                {
-                    "type": "tool_search_call",
-                    "id": "tsc_1",
-                    "call_id": "call_s",
-                    "execution": "client",
-                    "status": "completed",
-                    "arguments": {"query": "refund"},
-                }
-            ]
-        )
-    )
+    search = mode.incoming(AIMessage(content=[SEARCH_CALL]))
     return [
         SystemMessage("Be brief."),
         HumanMessage("refund invoice 3"),

@@ -28,36 +28,13 @@ if not all(hasattr(Disclosure, hook) for hook in ("outgoing", "incoming", "tool_
     pytest.skip("the Responses hooks are not wired yet", allow_module_level=True)
 
 call = support.call
+replies = support.replies
 
 SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
-    (
-        "Please add 2 and 3.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t1a", name="math")]},
-            {"tool_calls": [call("add", "t1b", a=2, b=3)]},
-            {"content": "5"},
-        ],
-    ),
-    (
-        "Now multiply 4 by 5.",
-        {},
-        [{"tool_calls": [call("multiply", "t2a", a=4, b=5)]}, {"content": "20"}],
-    ),
-    (
-        "Shout hello.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t3a", name="text")]},
-            {"tool_calls": [call("shout", "t3b", text="hello")]},
-            {"content": "HELLO!"},
-        ],
-    ),
-    (
-        "Convert 5 km to miles.",
-        {"active_context": "units"},
-        [{"tool_calls": [call("convert_km", "t4a", km=5)]}, {"content": "3.1 miles"}],
-    ),
+    *support.OPENING,
+    ("Convert 5 km to miles.", {"active_context": "units"}, replies(
+        call("convert_km", "t4a", km=5), answer="3.1 miles"
+    )),
     (
         "Which tool converts kilometres?",
         {},
@@ -77,17 +54,11 @@ SESSION: list[tuple[str, dict[str, Any], list[dict[str, Any]]]] = [
             {"content": "groceries"},
         ],
     ),
-    (
-        "Add 1 and 1 again.",
-        {},
-        [
-            {"tool_calls": [call("load_context", "t7a", name="math")]},
-            {"tool_calls": [call("add", "t7b", a=1, b=1)]},
-            {"content": "2"},
-        ],
-    ),
-    ("Thanks.", {}, [{"content": "You are welcome."}]),
-]
+    ("Add 1 and 1 again.", {}, replies(
+        call("load_context", "t7a", name="math"), call("add", "t7b", a=1, b=1), answer="2"
+    )),
+    support.THANKS,
+]  # fmt: skip
 """Eight turns: the model loads math, text, notes and math again, the application opens units,
 the model searches once (answered by the gate's ranker; what it finds is already loaded, so
 nothing is loaded again), and one call to a tool the
@@ -99,7 +70,7 @@ def test_openai_session_through_the_middlewares() -> None:
 
     names: Any = attention_scoping  # the disclosure= options are on the disclosure branch
     ran: list[str] = []
-    script = [reply for _, _, replies in SESSION for reply in replies]
+    script = support.script_of(SESSION)
     with OpenAIStub(script, prompt_cache=True) as stub:
         tools = support.make_tools(ran)
         model = ChatOpenAI(

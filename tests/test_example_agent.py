@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import example_agent
+from tests.example_support import ask_once
 from tests.openai_stub import OpenAIStub, ScriptEntry, auth_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -72,9 +73,7 @@ def test_once_against_an_openai_compatible_server(
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
         {"content": "47 times 83 is 3901."},
     ]
-    with OpenAIStub(script) as stub:
-        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
-    out = capsys.readouterr().out
+    code, out, stub = ask_once(capsys, script)
     assert code == 0, out
     assert "47 times 83 is 3901." in out and "[active_context = math]" in out
     assert "OFFLINE TOUR" not in out
@@ -144,9 +143,7 @@ def test_stall_is_hidden_nudged_and_shown_dimmed(
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
         {"content": "3901"},
     ]
-    with OpenAIStub(script) as stub:
-        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
-    out = capsys.readouterr().out
+    code, out, stub = ask_once(capsys, script)
     assert code == 0, out
     assert "⋯ thinking (nudge 1/2)" in out
     assert "Agent" in out and "3901" in out
@@ -165,9 +162,7 @@ def test_example_agent_shows_cached_tokens_per_call(
         {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]},
         {"content": "47 times 83 is 3901."},
     ]
-    with OpenAIStub(script, prompt_cache=True) as stub:
-        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
-    out = capsys.readouterr().out
+    code, out, _stub = ask_once(capsys, script, prompt_cache=True)
     assert code == 0, out
     lines = [line.strip() for line in out.splitlines() if line.strip().startswith("$ input")]
     assert len(lines) == 3

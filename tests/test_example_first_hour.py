@@ -11,6 +11,7 @@ from rich.console import Console
 
 import example_agent
 from agents.tiers import PROPOSALS
+from tests.example_support import run_example
 from tests.http_support import serve
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
@@ -141,13 +142,18 @@ def test_interactive_mode_shows_each_user_line_once(
     assert "⋯ thinking (answered without a tool, nudge 1/2): 3901." in out
 
 
+def _tour(capsys: pytest.CaptureFixture[str], mode: str) -> str:
+    """The offline tour in `mode` from a clean glossary: what it printed (it must succeed)."""
+    PROPOSALS.clear()
+    code, out = run_example(capsys, "--demo", mode)
+    assert code == 0, out
+    return out
+
+
 def test_tiers_tour_shows_always_on_tools_and_an_approval_card(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    PROPOSALS.clear()
-    code = example_agent.main(["--demo", "--tiers"])
-    out = capsys.readouterr().out
-    assert code == 0
+    out = _tour(capsys, "--tiers")
     turns = out.split("You: ")[1:]
     assert len(turns) == 4
     math, translation, _weather, write = turns
@@ -163,10 +169,7 @@ def test_tiers_tour_shows_always_on_tools_and_an_approval_card(
 def test_gateway_tour_searches_then_executes_through_the_gateway(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    PROPOSALS.clear()
-    code = example_agent.main(["--demo", "--gateway"])
-    out = capsys.readouterr().out
-    assert code == 0
+    out = _tour(capsys, "--gateway")
     assert (
         "gateway mode: the model is sent search_tool_catalog, get_tool_schema, execute_tool" in out
     )

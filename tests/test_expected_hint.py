@@ -16,7 +16,7 @@ from attention_scoping.hesitation.middleware import is_nudge
 from attention_scoping.hesitation.pending import Pending, hint_text
 from attention_scoping.testing import calls, say, tool_call
 from tests.conftest import Ledger
-from tests.hesitation_support import BOTH, MATH, Form, scoped_agent, sent
+from tests.hesitation_support import BOTH, MATH, Form, draft_then_tool, scoped_agent, sent
 
 CONFIG = {"configurable": {"thread_id": "t"}}
 
@@ -51,11 +51,7 @@ def test_the_first_call_of_a_turn_names_the_matched_tools(
 def test_a_reply_that_skips_the_hinted_tool_is_still_nudged_once(
     scopes: list[Scope], ledger: Ledger, form: Form
 ) -> None:
-    agent, model = scoped_agent(
-        scopes,
-        [say("3821"), calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")],
-        form,
-    )
+    agent, model = draft_then_tool(scopes, form, "3821")
     agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
     assert ledger.names() == ["multiply"]
     retry = sent(model, 1)

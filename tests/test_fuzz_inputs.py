@@ -45,7 +45,7 @@ from attention_scoping_lab.recorded import (
     bill_session,
     read_session,
 )
-from tests.fuzz_support import fuzz_settings
+from tests.fuzz_support import check_reader, fuzz_settings
 
 EXAMPLES = int(os.environ.get("FUZZ_INPUT_EXAMPLES", "300"))
 
@@ -304,20 +304,20 @@ def test_the_results_reader_reads_any_file(scratch: Path) -> None:
     `ResultsFileError` naming the file (and the line), never another exception."""
     path = scratch / "results.jsonl"
 
-    @FUZZ
-    @given(data=files)
-    def check(data: bytes) -> None:
-        path.write_bytes(data)
-        try:
-            results = stored_results(path)
-        except ResultsFileError as exc:
-            assert str(exc).startswith(str(path)) and "\n" not in str(exc)
-            return
+    def accepted(results: list[TaskResult]) -> None:
         assert all(isinstance(r, TaskResult) for r in results)
         row = figures("s", results)  # what the report computes from them
         assert row.tasks == len(results) and row.errors <= len(results)
 
-    check()
+    check_reader(
+        FUZZ,
+        files,
+        path,
+        stored_results,
+        ResultsFileError,
+        names_file=lambda message: message.startswith(str(path)),
+        accepted=accepted,
+    )
 
 
 @st.composite
@@ -355,20 +355,20 @@ def test_the_session_reader_and_the_bill_read_any_file(scratch: Path) -> None:
     path = scratch / "session.jsonl"
     prices = list(PRICE_MODELS.values())[:2]
 
-    @FUZZ
-    @given(data=sessions)
-    def check(data: bytes) -> None:
-        path.write_bytes(data)
-        try:
-            calls = read_session(path)
-        except SessionFileError as exc:
-            assert "session.jsonl" in str(exc) and "\n" not in str(exc)
-            return
+    def accepted(calls: list[RecordedCall]) -> None:
         assert calls and all(isinstance(c, RecordedCall) for c in calls)
         bills = bill_session(calls, prices, len)
         assert all(len(b.calls) == len(calls) for b in bills.values())
 
-    check()
+    check_reader(
+        FUZZ,
+        sessions,
+        path,
+        read_session,
+        SessionFileError,
+        names_file=lambda message: "session.jsonl" in message,
+        accepted=accepted,
+    )
 
 
 def test_written_results_read_back(scratch: Path) -> None:

@@ -24,7 +24,7 @@ from attention_scoping.hesitation.radar import (
     parse_schemas,
 )
 from attention_scoping.hesitation.rules import ALL, Evidence
-from tests.radar_schemas import DEPLOY, EVENT, REMINDER, TABLE, TRANSFER
+from tests.radar_schemas import DEPLOY, EVENT, REMINDER, TABLE, TRANSFER, function_schema
 from tests.script_support import load_script
 
 CORPUS = Path(__file__).parent / "hesitation_corpus.jsonl"
@@ -206,18 +206,15 @@ def test_a_default_stated_next_to_the_question_is_not_asked() -> None:
         "What are the contractor's name and email address? Both are required. Access will "
         "default to the viewer role unless you tell me otherwise."
     )
-    account = {
-        "name": "create_user_account",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "email": {"type": "string"},
-                "full_name": {"type": "string"},
-                "role": {"type": "string", "default": "viewer"},
-            },
-            "required": ["email", "full_name"],
+    account = function_schema(
+        "create_user_account",
+        {
+            "email": {"type": "string"},
+            "full_name": {"type": "string"},
+            "role": {"type": "string", "default": "viewer"},
         },
-    }
+        ["email", "full_name"],
+    )
     assert not detect_hesitation(text, [account])
 
 

@@ -23,6 +23,7 @@ from attention_scoping.ledger import (
 from attention_scoping.ledger.sql import SqlLedger
 from tests.ledger_support import (
     LedgerFactory,
+    claimed,
     ledger_fixtures,
     raw_execute,
 )
@@ -42,8 +43,7 @@ def test_claim_leases_oldest_pending_task_with_its_payload(
     clock.advance(1)
     second = ledger.create({"n": 2}, task_id="task-2")
     assert second == "task-2"
-    lease = ledger.claim("w1", lease_seconds=30)
-    assert lease is not None
+    lease = claimed(ledger, "w1", lease_seconds=30)
     assert (lease.task_id, lease.worker, lease.attempt) == (first, "w1", 1)
     assert lease.payload == {"n": 1}
     assert lease.expires_at == clock.now + 30
@@ -57,8 +57,7 @@ def test_claim_leases_oldest_pending_task_with_its_payload(
 
 def test_expired_lease_returns_task_to_the_pool(ledger: SqlLedger, clock: FakeClock) -> None:
     task = ledger.create({"n": 1})
-    old = ledger.claim("w1", lease_seconds=10)
-    assert old is not None
+    old = claimed(ledger, "w1", lease_seconds=10)
     clock.advance(9.9)
     assert ledger.claim("w2", lease_seconds=10) is None  # still leased
     clock.advance(0.1)
@@ -78,11 +77,9 @@ def test_stale_holder_cannot_complete_or_heartbeat_after_lease_was_stolen(
     ledger: SqlLedger, clock: FakeClock
 ) -> None:
     task = ledger.create({"n": 1})
-    stale = ledger.claim("w1", lease_seconds=5)
-    assert stale is not None
+    stale = claimed(ledger, "w1", lease_seconds=5)
     clock.advance(6)
-    fresh = ledger.claim("w2", lease_seconds=5)
-    assert fresh is not None
+    fresh = claimed(ledger, "w2", lease_seconds=5)
     with pytest.raises(LeaseLostError, match="worker 'w2' holds the task"):
         ledger.complete(stale, "late result")
     with pytest.raises(LeaseLostError):
@@ -98,8 +95,7 @@ def test_swept_lease_refuses_its_holder_and_frees_the_task(
     ledger: SqlLedger, clock: FakeClock
 ) -> None:
     task = ledger.create({"n": 1})
-    lease = ledger.claim("w1", lease_seconds=5)
-    assert lease is not None
+    lease = claimed(ledger, "w1", lease_seconds=5)
     assert ledger.expire_leases() == 0
     clock.advance(5)
     assert ledger.expire_leases() == 1
@@ -112,8 +108,7 @@ def test_swept_lease_refuses_its_holder_and_frees_the_task(
 
 def test_double_completion_is_refused(ledger: SqlLedger) -> None:
     task = ledger.create({"n": 1})
-    lease = ledger.claim("w1")
-    assert lease is not None
+    lease = claimed(ledger, "w1")
     first = ledger.complete(lease, "out")
     with pytest.raises(AlreadyCompletedError, match="by this lease"):
         ledger.complete(lease, "out again")
@@ -125,8 +120,7 @@ def test_double_completion_is_refused(ledger: SqlLedger) -> None:
 
 def test_heartbeat_extends_the_lease(ledger: SqlLedger, clock: FakeClock) -> None:
     ledger.create({"n": 1})
-    lease = ledger.claim("w1", lease_seconds=10)
-    assert lease is not None
+    lease = claimed(ledger, "w1", lease_seconds=10)
     clock.advance(8)
     renewed = ledger.heartbeat(lease)
     assert renewed.expires_at == clock.now + 10 and renewed.lease_id == lease.lease_id
@@ -139,8 +133,7 @@ def test_receipt_carries_output_hash_and_affected_ids(ledger: SqlLedger, clock: 
     tasks = [ledger.create({"n": i}) for i in range(3)]
     receipts = []
     for i in range(3):
-        lease = ledger.claim(f"w{i}")
-        assert lease is not None
+        lease = claimed(ledger, f"w{i}")
         clock.advance(1)
         receipts.append(ledger.complete(lease, f"output {i}", affected_ids=[f"r/{i}", "shared"]))
     r0 = ledger.receipt(tasks[0])
@@ -154,8 +147,7 @@ def test_receipt_carries_output_hash_and_affected_ids(ledger: SqlLedger, clock: 
     assert ledger.receipts(task_ids=[]) == []
     sha = hashlib.sha256(b"precomputed").hexdigest()
     ledger.create({"n": 9}, task_id="pre")
-    lease = ledger.claim("w9")
-    assert lease is not None
+    lease = claimed(ledger, "w9")
     assert ledger.complete(lease, content_sha256=sha).content_sha256 == sha
     with pytest.raises(ValueError, match="not both"):
         ledger.complete(lease, "x", content_sha256=sha)
@@ -163,8 +155,7 @@ def test_receipt_carries_output_hash_and_affected_ids(ledger: SqlLedger, clock: 
 
 def test_fail_with_retry_then_for_good(ledger: SqlLedger, clock: FakeClock) -> None:
     task = ledger.create({"n": 1})
-    lease = ledger.claim("w1")
-    assert lease is not None
+    lease = claimed(ledger, "w1")
     assert ledger.fail(lease, "flaky upstream", retry=True, retry_after=60) is None
     assert ledger.task(task).status is TaskStatus.PENDING
     assert ledger.claim("w2") is None  # not before retry_after
@@ -198,8 +189,7 @@ def test_poison_task_is_failed_after_max_attempts(factory: LedgerFactory, clock:
 def test_retry_stops_at_max_attempts(factory: LedgerFactory) -> None:
     ledger = factory(max_attempts=1)
     task = ledger.create({"n": 1})
-    lease = ledger.claim("w1")
-    assert lease is not None
+    lease = claimed(ledger, "w1")
     receipt = ledger.fail(lease, "boom", retry=True)
     assert receipt is not None and receipt.status is TaskStatus.FAILED
     assert ledger.task(task).status is TaskStatus.FAILED
@@ -207,8 +197,7 @@ def test_retry_stops_at_max_attempts(factory: LedgerFactory) -> None:
 
 def test_event_log_and_receipts_are_append_only(ledger: SqlLedger) -> None:
     ledger.create({"n": 1})
-    lease = ledger.claim("w1")
-    assert lease is not None
+    lease = claimed(ledger, "w1")
     ledger.complete(lease, "x")
     for sql in (
         f"UPDATE {ledger.events_table} SET kind = 'completed'",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -167,14 +168,12 @@ def test_discovery_failure_reasons_and_warnings_are_redacted(
     caplog.set_level(logging.DEBUG)
     config = {"mcpServers": {"db": leaky_server(), "remote": leaky_remote()}}
     servers = McpServers(config, cache_dir=str(tmp_path / "cache"), connect_timeout=10)
-    try:
+    with closing(servers):
         assert servers.scopes == []
         assert f"auth failed for token {MASK}" in servers.unavailable["db"]
         assert f"http://{MASK}@127.0.0.1:9/mcp?api_key={MASK}" in servers.unavailable["remote"]
         assert_clean(json.dumps(servers.unavailable) + caplog.text)
         assert_clean(cache_text(tmp_path / "cache"))
-    finally:
-        servers.close()
 
 
 def test_a_served_listing_and_its_cache_files_are_redacted(
@@ -184,15 +183,13 @@ def test_a_served_listing_and_its_cache_files_are_redacted(
     raw = python_server("raw_server.py", "--token", "${CANARY}", f"pg://app:{LITERAL}@db/x")
     raw["env"] = {"ECHOED": "${CANARY}"}
     servers = McpServers({"mcpServers": {"raw": raw}}, cache_dir=str(tmp_path / "cache"))
-    try:
+    with closing(servers):
         echo = next(t for t in servers.tools if t.name == "echo")
         answer = echo.invoke({"text": f"key {CANARY}, pw {LITERAL}, see https://x.org/s?q=cats"})
         # results pass the rule too: configured values masked, a URL in the data kept as is
         assert answer.startswith(f"echo: key {MASK}, pw {MASK}, see https://x.org/s?q=cats (pid ")
         assert_clean(cache_text(tmp_path / "cache") + caplog.text)
         assert list((tmp_path / "cache").glob("*.json"))  # the listing was cached
-    finally:
-        servers.close()
 
 
 def test_a_tool_error_text_is_redacted() -> None:

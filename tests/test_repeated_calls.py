@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import ToolException, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
@@ -71,6 +71,11 @@ def _ask(agent: Any, text: str, thread: str = "t") -> list[Any]:
 
 def _tool_results(messages: list[Any]) -> list[ToolMessage]:
     return [m for m in messages if isinstance(m, ToolMessage)]
+
+
+def _ran(call: dict[str, Any], result: str) -> list[BaseMessage]:
+    """A reply making `call` and the tool's `result` for it, as a history holds them."""
+    return [calls(call), ToolMessage(result, tool_call_id=call["id"], name=call["name"])]
 
 
 def _body(message: ToolMessage) -> dict[str, Any]:
@@ -204,10 +209,8 @@ def test_find_repeat_takes_the_latest_good_result_of_the_turn() -> None:
     again = tool_call("calculate", SAME, id="c3")
     messages = [
         HumanMessage("go"),
-        calls(tool_call("calculate", SAME, id="c1")),
-        ToolMessage("1036", tool_call_id="c1", name="calculate"),
-        calls(tool_call("calculate", SAME, id="c2")),
-        ToolMessage("1036 (checked)", tool_call_id="c2", name="calculate"),
+        *_ran(tool_call("calculate", SAME, id="c1"), "1036"),
+        *_ran(tool_call("calculate", SAME, id="c2"), "1036 (checked)"),
         calls(again),
     ]
     repeat = find_repeat(messages, again)
@@ -322,14 +325,7 @@ def test_find_repeat_reads_results_by_position_not_by_id() -> None:
     first = tool_call("calculate", {"expression": "1+1"}, id="call_0")
     second = tool_call("calculate", SAME, id="call_0")
     again = tool_call("calculate", {"expression": "1+1"}, id="call_0")
-    messages = [
-        HumanMessage("go"),
-        calls(first),
-        ToolMessage("2", tool_call_id="call_0", name="calculate"),
-        calls(second),
-        ToolMessage("1036", tool_call_id="call_0", name="calculate"),
-        calls(again),
-    ]
+    messages = [HumanMessage("go"), *_ran(first, "2"), *_ran(second, "1036"), calls(again)]
     repeat = find_repeat(messages, again)
     assert repeat is not None and repeat.result is not None and repeat.result.content == "2"
     # A repeat of the second call finds its own result, not the first reply's.
@@ -341,13 +337,7 @@ def test_find_repeat_reads_results_by_position_not_by_id() -> None:
 def test_find_repeat_forgets_reads_after_a_write_but_never_a_write() -> None:
     read = tool_call("read_file", READ, id="r1")
     write = tool_call("write_file", {"path": "p", "text": "t"}, id="w1")
-    messages = [
-        HumanMessage("go"),
-        calls(read),
-        ToolMessage("teh cat", tool_call_id="r1", name="read_file"),
-        calls(write),
-        ToolMessage("written", tool_call_id="w1", name="write_file"),
-    ]
+    messages = [HumanMessage("go"), *_ran(read, "teh cat"), *_ran(write, "written")]
 
     def is_write(call: Any) -> bool:
         return bool(call["name"] == "write_file")
@@ -357,7 +347,7 @@ def test_find_repeat_forgets_reads_after_a_write_but_never_a_write() -> None:
     # Without knowing which calls write, the read is answered from before.
     assert find_repeat([*messages, calls(read_again)], read_again) is not None
     write_again = tool_call("write_file", {"path": "p", "text": "t"}, id="w2")
-    late = [*messages, calls(read), ToolMessage("the cat", tool_call_id="r1", name="read_file")]
+    late = [*messages, *_ran(read, "the cat")]
     repeat = find_repeat([*late, calls(write_again)], write_again, is_write)
     assert repeat is not None and repeat.result is not None and repeat.result.content == "written"
 
@@ -369,8 +359,7 @@ def test_a_refused_write_does_not_make_reads_stale() -> None:
     read_again = tool_call("read_file", READ, id="r2")
     messages = [
         HumanMessage("go"),
-        calls(read),
-        ToolMessage("teh cat", tool_call_id="r1", name="read_file"),
+        *_ran(read, "teh cat"),
         calls(write),
         ToolMessage(refused, tool_call_id="w1", name="write_file", status="error"),
         calls(read_again),

@@ -18,6 +18,7 @@ import sys
 import sysconfig
 import venv
 from pathlib import Path
+from subprocess import CompletedProcess
 
 import pytest
 
@@ -90,19 +91,27 @@ def _site_packages() -> list[str]:
     return list(dict.fromkeys(p for p in found if Path(p).is_dir()))
 
 
+def _run(python: Path, *args: str, cwd: Path = REPO, check: bool = False) -> CompletedProcess[str]:
+    """Run `python` with `args` in the clean environment, its output captured as text."""
+    return subprocess.run(
+        [str(python), *args],
+        capture_output=True,
+        text=True,
+        check=check,
+        cwd=cwd,
+        env=CLEAN_ENV,
+        timeout=120,
+    )
+
+
 @pytest.fixture(scope="module")
 def runtime_only_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A venv whose path holds this checkout's root (the runtime) and the dependencies."""
     root = tmp_path_factory.mktemp("runtime-only")
     venv.EnvBuilder(with_pip=False, symlinks=sys.platform != "win32").create(root)
     python = root / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    purelib = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        capture_output=True,
-        text=True,
-        check=True,
-        env=CLEAN_ENV,
-    ).stdout.strip()
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    purelib = _run(python, "-c", where, check=True).stdout.strip()
     Path(purelib, "runtime_only.pth").write_text("\n".join([str(REPO), *_site_packages()]) + "\n")
     return python
 
@@ -110,15 +119,8 @@ def runtime_only_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_the_runtime_and_its_middleware_work_without_the_lab(
     runtime_only_python: Path, tmp_path: Path
 ) -> None:
-    proc = subprocess.run(
-        [str(runtime_only_python), "-c", SCRIPT, str(REPO), str(tmp_path / "session.jsonl")],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        env=CLEAN_ENV,
-        timeout=120,
-    )
+    log = str(tmp_path / "session.jsonl")
+    proc = _run(runtime_only_python, "-c", SCRIPT, str(REPO), log, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["tools"][0] == ["load_context"]
@@ -130,13 +132,6 @@ def test_the_runtime_and_its_middleware_work_without_the_lab(
 
 
 def test_the_lab_cannot_be_imported_in_the_runtime_only_venv(runtime_only_python: Path) -> None:
-    proc = subprocess.run(
-        [str(runtime_only_python), "-c", "import attention_scoping_lab"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=REPO,
-        env=CLEAN_ENV,
-    )
+    proc = _run(runtime_only_python, "-c", "import attention_scoping_lab")
     assert proc.returncode == 1
     assert "No module named 'attention_scoping_lab'" in proc.stderr

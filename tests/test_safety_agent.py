@@ -37,16 +37,6 @@ from tests.safety_support import (
 
 
 @pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def tracker() -> Tracker:
-    return Tracker()
-
-
-@pytest.fixture
 def guard(clock: FakeClock) -> IntentGuard:
     return make_guard(clock)
 

@@ -52,11 +52,6 @@ class Service:
         return {"comment_id": len(self.applied)}
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
 @pytest.fixture(params=["memory", "sqlite"])
 def guard(request: pytest.FixtureRequest, tmp_path: Path, clock: FakeClock) -> IntentGuard:
     return backend_guard(request.param, tmp_path, clock, code_ttl=120, duplicate_window=600)

@@ -42,11 +42,6 @@ def spec(name: str = "t", schema: dict[str, Any] | None = None, **kw: Any) -> Ca
 
 
 @pytest.fixture
-def tracker() -> Tracker:
-    return Tracker()
-
-
-@pytest.fixture
 def repo(tracker: Tracker) -> CapabilityManifest:
     return repo_manifest(tracker)
 

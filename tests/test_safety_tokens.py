@@ -6,7 +6,6 @@ import hashlib
 import math
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,15 +35,10 @@ from attention_scoping.safety.tokens import (
     normalize_code,
 )
 from tests.safety_support import SECRET, FakeClock
-from tests.token_store_support import open_token_store, token_store_location
+from tests.token_store_support import open_token_store, race_to_consume, token_store_location
 
 H1 = tool_call_hash("jobs__create", {"when": "09:00", "text": "standup"})
 H2 = tool_call_hash("jobs__create", {"when": "09:30", "text": "standup"})
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
@@ -243,23 +237,7 @@ def test_single_use_holds_across_processes(tmp_path: Path) -> None:
 
 def test_concurrent_consumers_exactly_one_wins(issuer: TokenIssuer) -> None:
     token = issuer.issue(H1)
-    outcomes: list[str] = []
-    start = threading.Barrier(8)
-
-    def use() -> None:
-        start.wait()
-        try:
-            issuer.consume(token, H1)
-            outcomes.append("ok")
-        except ReplayedTokenError:
-            outcomes.append("replayed")
-
-    threads = [threading.Thread(target=use) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(outcomes) == ["ok"] + ["replayed"] * 7
+    assert race_to_consume([issuer] * 8, token, H1) == ["ok"] + ["replayed"] * 7
 
 
 # -- confirmation codes ---------------------------------------------------------------------

@@ -4,7 +4,6 @@ across connections and workers, outages are retried, and nothing warns about sha
 from __future__ import annotations
 
 import sqlite3
-import threading
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,7 +18,12 @@ from attention_scoping.safety.token_stores import SharedMemoryStoreWarning, SqlT
 from attention_scoping.safety.tokens import ReplayedTokenError, TokenIssuer, tool_call_hash
 from attention_scoping.storage.retry import RetryPolicy
 from tests.safety_support import SECRET, FakeClock
-from tests.token_store_support import DURABLE, open_token_store, token_store_location
+from tests.token_store_support import (
+    DURABLE,
+    open_token_store,
+    race_to_consume,
+    token_store_location,
+)
 
 H1 = tool_call_hash("jobs__create", {"when": "09:00"})
 
@@ -64,23 +68,7 @@ def test_concurrent_workers_with_their_own_connections_one_wins(opener: Opener) 
     issuer = TokenIssuer(SECRET, store=opener())
     token = issuer.issue(H1)
     workers = [TokenIssuer(SECRET, store=opener()) for _ in range(6)]
-    start = threading.Barrier(len(workers))
-    outcomes: list[str] = []
-
-    def use(worker: TokenIssuer) -> None:
-        start.wait()
-        try:
-            worker.consume(token, H1)
-            outcomes.append("ok")
-        except ReplayedTokenError:
-            outcomes.append("replayed")
-
-    threads = [threading.Thread(target=use, args=(w,)) for w in workers]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert sorted(outcomes) == ["ok"] + ["replayed"] * 5
+    assert race_to_consume(workers, token, H1) == ["ok"] + ["replayed"] * 5
 
 
 def test_two_approval_workers_on_one_store_refuse_a_replay_without_warning(

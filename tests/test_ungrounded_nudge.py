@@ -20,7 +20,7 @@ from attention_scoping.scoping.catalog import ScopeCatalog
 from attention_scoping.scoping.preselect import preselect, preselected_tools
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
-from tests.hesitation_support import BOTH, MATH, Form, scoped_agent, sent
+from tests.hesitation_support import BOTH, MATH, Form, draft_then_tool, scoped_agent, sent
 
 
 def think_events(agent: Any, text: str, thread: str = "t") -> list[dict[str, Any]]:
@@ -49,15 +49,7 @@ def last_sent(model: ScriptedChatModel, call: int) -> BaseMessage:
 def test_an_answer_without_the_preselected_tool_is_nudged_into_the_call(
     scopes: list[Scope], ledger: Ledger, form: Form
 ) -> None:
-    agent, model = scoped_agent(
-        scopes,
-        [
-            say("47 times 83 is 3821."),
-            calls(tool_call("multiply", {"a": 47, "b": 83})),
-            say("3901"),
-        ],
-        form,
-    )
+    agent, model = draft_then_tool(scopes, form, "47 times 83 is 3821.")
     events = think_events(agent, MATH)
     assert ledger.names() == ["multiply"]
     nudge = last_sent(model, 1)

@@ -4,11 +4,13 @@ set; see `tests/ledger_support.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from attention_scoping.safety import ReplayedTokenError, TokenIssuer
 from attention_scoping.safety.token_stores import (
     PostgresTokenStore,
     SqliteTokenStore,
@@ -35,3 +37,25 @@ def open_token_store(kind: str, where: dict[str, Any], **kwargs: Any) -> SqlToke
     if kind == "sqlite":
         return SqliteTokenStore(where["path"], **kwargs)
     return PostgresTokenStore(where["dsn"], schema=where["schema"], **kwargs)
+
+
+def race_to_consume(issuers: Sequence[TokenIssuer], token: str, intent_hash: str) -> list[str]:
+    """Every issuer consumes `token` at the same moment (one thread each, released together);
+    the sorted outcomes, "ok" or "replayed" (a single-use token: exactly one "ok")."""
+    start = threading.Barrier(len(issuers))
+    outcomes: list[str] = []
+
+    def use(issuer: TokenIssuer) -> None:
+        start.wait()
+        try:
+            issuer.consume(token, intent_hash)
+            outcomes.append("ok")
+        except ReplayedTokenError:
+            outcomes.append("replayed")
+
+    threads = [threading.Thread(target=use, args=(issuer,)) for issuer in issuers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sorted(outcomes)

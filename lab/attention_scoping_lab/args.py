@@ -10,23 +10,35 @@ from __future__ import annotations
 
 import argparse
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class UsageError(Exception):
     """A problem with the user's input that deserves one line, not a traceback."""
 
 
+def _parsed(text: str, convert: Callable[[str], T], expected: str) -> T:
+    """`convert(text)`, or the argparse error "expected <expected>, got <text>"."""
+    try:
+        return convert(text)
+    except ValueError:
+        msg = f"expected {expected}, got {text!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+
+
+def _numbers(text: str, convert: Callable[[str], T]) -> list[T]:
+    return [convert(v) for v in text.split(",") if v.strip()]
+
+
 def int_list(text: str) -> list[int]:
     """Comma-separated integers >= 1 (an argparse type)."""
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        msg = f"expected comma-separated integers, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
+    values = _parsed(text, lambda t: _numbers(t, int), "comma-separated integers")
     if not values or min(values) < 1:
         msg = f"expected integers >= 1, got {text!r}"
         raise argparse.ArgumentTypeError(msg)
@@ -35,11 +47,7 @@ def int_list(text: str) -> list[int]:
 
 def float_list(text: str) -> list[float]:
     """Comma-separated numbers (an argparse type)."""
-    try:
-        return [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        msg = f"expected comma-separated numbers, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
+    return _parsed(text, lambda t: _numbers(t, float), "comma-separated numbers")
 
 
 def name_list(text: str) -> list[str]:
@@ -49,11 +57,7 @@ def name_list(text: str) -> list[str]:
 
 def positive(text: str) -> int:
     """An integer >= 1 (an argparse type)."""
-    try:
-        value = int(text)
-    except ValueError:
-        msg = f"expected an integer, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
+    value = _parsed(text, int, "an integer")
     if value < 1:
         msg = f"expected an integer >= 1, got {value}"
         raise argparse.ArgumentTypeError(msg)
@@ -62,11 +66,7 @@ def positive(text: str) -> int:
 
 def non_negative(text: str) -> float:
     """A number >= 0, NaN refused (an argparse type)."""
-    try:
-        value = float(text)
-    except ValueError:
-        msg = f"expected a number, got {text!r}"
-        raise argparse.ArgumentTypeError(msg) from None
+    value = _parsed(text, float, "a number")
     if not value >= 0:
         msg = f"expected a number >= 0, got {text!r}"
         raise argparse.ArgumentTypeError(msg)

@@ -92,14 +92,18 @@ def _parse_json_line(path: Path, number: int, text: str) -> dict[str, Any]:
     return value
 
 
-def _lines(path: Path) -> Iterable[tuple[int, str]]:
+def _read_text(path: Path) -> str:
+    """The file's UTF-8 text, or a CatalogError saying it is missing or not text."""
     if not path.is_file():
         raise CatalogError(path, None, "file not found")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogError(path, None, f"not UTF-8 text ({exc.reason})") from None
-    for number, line in enumerate(text.splitlines(), start=1):
+
+
+def _lines(path: Path) -> Iterable[tuple[int, str]]:
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
         if line.strip():
             yield number, line
 
@@ -178,13 +182,7 @@ def load_openai_tools(path: str | Path) -> list[ToolSpec]:
     """Load a JSON file holding a tools array (`[{"type": "function", "function": {...}}]`,
     bare function objects, or `{"tools": [...]}`); ids are the function names."""
     p = Path(path)
-    if not p.is_file():
-        raise CatalogError(p, None, "file not found")
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise CatalogError(p, None, f"not UTF-8 text ({exc.reason})") from None
-    data = parse_json(p, None, text)
+    data = parse_json(p, None, _read_text(p))
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
     if not isinstance(data, list):

@@ -135,14 +135,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--limit", type=_positive, default=None, help="use only the first N queries")
     bench.add_argument("--encoding", default=DEFAULT_ENCODING, choices=ENCODINGS)
-    bench.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
+    _add_json_cache_and_quiet(bench)
     bench.add_argument(
         "--plot", metavar="PATH.png", help="draw recall and tokens per call versus k"
     )
-    bench.add_argument(
-        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
-    )
-    bench.add_argument("--quiet", action="store_true", help="no progress bars")
 
     sim = sub.add_parser(
         "simulate",
@@ -162,14 +158,10 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["default", "dense", "bm25", "hashing"],
         help="ranker of the gate and of the gateway's search (default: the shipped one)",
     )
-    sim.add_argument("--json", dest="json_path", metavar="PATH", help="write the figures as JSON")
+    _add_json_cache_and_quiet(sim)
     sim.add_argument(
         "--export", metavar="DIR", help="write the catalog and single-step queries (bench format)"
     )
-    sim.add_argument(
-        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
-    )
-    sim.add_argument("--quiet", action="store_true", help="no progress bars")
     cost = sim.add_argument_group(
         "billed cost per task (session mode)",
         "With --sessions: multi-turn sessions, every strategy billed on a simulated provider "
@@ -206,6 +198,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_eval_parser(sub)
     add_bill_parser(sub)
     return parser
+
+
+def _add_json_cache_and_quiet(parser: argparse.ArgumentParser) -> None:
+    """The options the ranking commands share: the figures as JSON, where tool vectors are
+    cached, and no progress bars."""
+    parser.add_argument(
+        "--json", dest="json_path", metavar="PATH", help="write the figures as JSON"
+    )
+    parser.add_argument(
+        "--cache-dir", metavar="DIR", help="tool-vector cache (default ~/.cache/attention-scoping)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
 def _cache(directory: str | None) -> object | None:

@@ -28,12 +28,14 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from attention_scoping.observe.render import stable_json
 
 Provider = Literal["anthropic", "openai", "none"]
 BlockKind = Literal["tool", "system", "message"]
+N = TypeVar("N", int, float)
+"""A session total's type: a count of tokens or billed input-token equivalents."""
 
 PROVIDER_ORDER: tuple[str, ...] = ("tools", "system", "messages")
 """The order every provider renders a request in; a change early in it re-bills what follows."""
@@ -120,27 +122,25 @@ class PriceModel:
         return tokens * self.output
 
 
+_ANTHROPIC = PriceModel(
+    "anthropic",
+    "anthropic",
+    cache_read=0.1,
+    cache_write=1.25,
+    ttl_s=300,
+    min_cacheable=1024,
+    max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
+    output=5.0,
+    description="Anthropic, 5-minute cache: reads 0.1x, writes 1.25x, minimum 1,024 tokens",
+)
+
 PRICE_MODELS: dict[str, PriceModel] = {
-    "anthropic": PriceModel(
-        "anthropic",
-        "anthropic",
-        cache_read=0.1,
-        cache_write=1.25,
-        ttl_s=300,
-        min_cacheable=1024,
-        max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
-        output=5.0,
-        description="Anthropic, 5-minute cache: reads 0.1x, writes 1.25x, minimum 1,024 tokens",
-    ),
-    "anthropic-1h": PriceModel(
-        "anthropic-1h",
-        "anthropic",
-        cache_read=0.1,
+    "anthropic": _ANTHROPIC,
+    "anthropic-1h": replace(  # the same cache rules, but an hour's entry costs 2x to write
+        _ANTHROPIC,
+        name="anthropic-1h",
         cache_write=2.0,
         ttl_s=3600,
-        min_cacheable=1024,
-        max_breakpoints=ANTHROPIC_MAX_BREAKPOINTS,
-        output=5.0,
         description="Anthropic, 1-hour cache: reads 0.1x, writes 2x, minimum 1,024 tokens",
     ),
     "openai": PriceModel(
@@ -435,31 +435,31 @@ class PromptCache:
         return request.prefix_tokens(hit), written
 
 
+class _SessionTotal(Generic[N]):
+    """A read-only attribute of `SessionCost`: the sum of the `CallCost` field of the same name
+    over the session's calls."""
+
+    def __init__(self, doc: str) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, session: SessionCost, owner: type | None = None) -> N:
+        return sum((getattr(c, self.name) for c in session.calls), start=0)
+
+
 @dataclass
 class SessionCost:
     """The calls of one session and their totals."""
 
     calls: list[CallCost] = field(default_factory=list)
 
-    @property
-    def billed(self) -> float:
-        """Billed input-token equivalents of the whole session."""
-        return sum(c.billed for c in self.calls)
-
-    @property
-    def input_tokens(self) -> int:
-        """Raw prompt tokens of the whole session."""
-        return sum(c.input_tokens for c in self.calls)
-
-    @property
-    def cache_read_tokens(self) -> int:
-        """Tokens read from the cache over the session."""
-        return sum(c.cache_read_tokens for c in self.calls)
-
-    @property
-    def cache_write_tokens(self) -> int:
-        """Tokens written to the cache over the session."""
-        return sum(c.cache_write_tokens for c in self.calls)
+    billed = _SessionTotal[float]("Billed input-token equivalents of the whole session.")
+    input_tokens = _SessionTotal[int]("Raw prompt tokens of the whole session.")
+    cache_read_tokens = _SessionTotal[int]("Tokens read from the cache over the session.")
+    cache_write_tokens = _SessionTotal[int]("Tokens written to the cache over the session.")
 
     @property
     def hit_ratio(self) -> float:

@@ -4,12 +4,13 @@ control codes), matplotlib for the `--plot` options, and the `--json` figures fi
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.text import printable
@@ -66,3 +67,12 @@ def write_outputs(
     if plot_path and plot is not None:
         plot(result, plot_path)
         console.print(f"plot written to {plot_path}")
+
+
+def figures_table(title: str, columns: Iterable[str]) -> Table:
+    """A rich table of figures: the first column (each row's label) left-aligned, the figures
+    right-aligned."""
+    table = Table(title=title)
+    for index, column in enumerate(columns):
+        table.add_column(column, justify="right" if index else "left")
+    return table

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from attention_scoping_lab.audit.figures import AuditFigures
-from attention_scoping_lab.display import plain, write_figures_json
+from attention_scoping_lab.display import figures_table, plain, write_figures_json
 
 SCOPE_ROWS = 15
 """Scopes listed one by one; above this, the heaviest ones and a summary line."""
@@ -102,9 +102,7 @@ def _scopes(f: AuditFigures) -> Table:
     title = f"Scopes from {f.scope_source}: {len(f.scopes):,}"
     if len(ordered) > len(shown):
         title += f" (the {len(shown)} heaviest)"
-    scopes = Table(title=title)
-    for column in ("scope", "tools", "tool tokens / call", "prompt tokens / call"):
-        scopes.add_column(column, justify="left" if column == "scope" else "right")
+    scopes = figures_table(title, ("scope", "tools", "tool tokens / call", "prompt tokens / call"))
     for s in shown:
         tokens = (f"{s.tool_tokens:,}", f"{s.prompt_tokens:,}")
         scopes.add_row(plain(s.name), str(s.n_tools), *tokens)
@@ -112,7 +110,6 @@ def _scopes(f: AuditFigures) -> Table:
 
 
 def _comparison(f: AuditFigures, price_in: float | None) -> Table:
-    compare = Table(title=f"Per model call, and over a session of {f.turns} calls")
     columns = [
         "method",
         "tools sent",
@@ -124,8 +121,7 @@ def _comparison(f: AuditFigures, price_in: float | None) -> Table:
     ]
     if price_in is not None:
         columns.append(f"session cost @ ${price_in:g}/M")
-    for column in columns:
-        compare.add_column(column, justify="left" if column == "method" else "right")
+    compare = figures_table(f"Per model call, and over a session of {f.turns} calls", columns)
     for m in f.methods:
         share = m.tool_tokens_per_call / f.eager_tokens_per_call if f.eager_tokens_per_call else 0
         cells = [

@@ -22,6 +22,7 @@ from attention_scoping.adapters.tools import specs_from_tools
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope, ScopeCatalog, ScopeConfigError
 from attention_scoping_lab.catalog import load_catalog
+from attention_scoping_lab.unique import first_repeated
 
 _SCOPE_NAME_BAD = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -196,12 +197,10 @@ def _specs(tools: Iterable[Any], target: str) -> list[ToolSpec]:
     except Exception as exc:
         msg = f"{target}: not a list of tools ({type(exc).__name__}: {exc})"
         raise TargetError(msg) from None
-    seen: set[str] = set()
-    for spec in specs:
-        if spec.name in seen:
-            msg = f"{target}: two tools are named {spec.name!r}; tool names must be unique"
-            raise TargetError(msg)
-        seen.add(spec.name)
+    repeated = first_repeated(spec.name for spec in specs)
+    if repeated is not None:
+        msg = f"{target}: two tools are named {repeated!r}; tool names must be unique"
+        raise TargetError(msg)
     return specs
 
 

@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic
 
 from jsonschema import Draft202012Validator
 from langchain.agents.middleware.types import (
@@ -192,6 +192,12 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
             valid = None if validator is None else validator.is_valid(args)
             transcript.note_choice(name, known=validator is not None, valid=valid)
 
+    def _begin(self, request: ModelRequest[ContextT]) -> _ModelCall[ContextT]:
+        """The prepare step both model hooks share: this thread's transcript, and the reply
+        that ends the task early (single call done, or out of steps), if any."""
+        transcript = self._current()
+        return _ModelCall(self, transcript, request, self._short_circuit(transcript))
+
     @override
     def wrap_model_call(
         self,
@@ -199,18 +205,11 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
     ) -> ModelResponse[ResponseT]:
         """Call the model (with retries) and record the call."""
-        transcript = self._current()
-        stop = self._short_circuit(transcript)
-        if stop is not None:
-            return stop
-        started = [0.0]
-
-        def attempt() -> ModelResponse[ResponseT]:
-            started[0] = self.clock()
-            return handler(request)
-
-        response, retries = self.retry.call(attempt)
-        return self._record(transcript, request, response, self.clock() - started[0], retries)
+        call = self._begin(request)
+        if call.stop is not None:
+            return call.stop
+        response, retries = self.retry.call(lambda: call.attempt(handler))
+        return call.finish(response, retries)
 
     @override
     async def awrap_model_call(
@@ -219,18 +218,11 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
-        transcript = self._current()
-        stop = self._short_circuit(transcript)
-        if stop is not None:
-            return stop
-        started = [0.0]
-
-        async def attempt() -> ModelResponse[ResponseT]:
-            started[0] = self.clock()
-            return await handler(request)
-
-        response, retries = await self.retry.acall(attempt)
-        return self._record(transcript, request, response, self.clock() - started[0], retries)
+        call = self._begin(request)
+        if call.stop is not None:
+            return call.stop
+        response, retries = await self.retry.acall(lambda: call.aattempt(handler))
+        return call.finish(response, retries)
 
     # -- tool calls -----------------------------------------------------------------------
 
@@ -288,3 +280,40 @@ def schemas_of(tools: Sequence[Any]) -> dict[str, dict[str, Any]]:
         fn = to_provider_schema(tool)["function"]
         out[fn["name"]] = dict(fn.get("parameters") or {"type": "object"})
     return out
+
+
+class _ModelCall(Generic[ContextT]):
+    """One model call of a recorded run: its early stop, if any, and when its last attempt
+    started (the recorded time leaves out failed attempts and the waits between them)."""
+
+    def __init__(
+        self,
+        recorder: EvalRecorder[ContextT, Any],
+        transcript: Transcript | None,
+        request: ModelRequest[ContextT],
+        stop: ModelResponse[Any] | None,
+    ) -> None:
+        self.recorder = recorder
+        self.transcript = transcript
+        self.request = request
+        self.stop = stop
+        self.started = 0.0
+
+    def attempt(
+        self, handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]]
+    ) -> ModelResponse[ResponseT]:
+        """One try of the model call."""
+        self.started = self.recorder.clock()
+        return handler(self.request)
+
+    async def aattempt(
+        self, handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]]
+    ) -> ModelResponse[ResponseT]:
+        """One try of the model call (async)."""
+        self.started = self.recorder.clock()
+        return await handler(self.request)
+
+    def finish(self, response: ModelResponse[ResponseT], retries: int) -> ModelResponse[ResponseT]:
+        """The finish step both hooks share: record the call and return the response."""
+        seconds = self.recorder.clock() - self.started
+        return self.recorder._record(self.transcript, self.request, response, seconds, retries)

@@ -25,6 +25,7 @@ from typing import Any
 from attention_scoping.core.text import string_tuple
 from attention_scoping.textcalls import find_text_calls
 from attention_scoping_lab.eval.numbers import snippet_in
+from attention_scoping_lab.unique import first_repeated
 
 HISTORY_ROLES = ("user", "assistant")
 EVAL_MARKER = "(eval:"
@@ -350,10 +351,8 @@ def load_tasks(path: str | Path) -> list[EvalTask]:
         msg = f'{path}: expected {{"tasks": [...]}} or a list of tasks'
         raise TaskFileError(msg)
     tasks = [task_from_dict(item, str(path)) for item in items]
-    seen: set[str] = set()
-    for task in tasks:
-        if task.id in seen:
-            msg = f"{path}: duplicate task id {task.id!r}"
-            raise TaskFileError(msg)
-        seen.add(task.id)
+    repeated = first_repeated(task.id for task in tasks)
+    if repeated is not None:
+        msg = f"{path}: duplicate task id {repeated!r}"
+        raise TaskFileError(msg)
     return tasks

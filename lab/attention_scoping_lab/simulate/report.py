@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from attention_scoping_lab.display import figures_table
 from attention_scoping_lab.simulate.run import (
     PAPER_EAGER_PER_TURN,
     PAPER_GATED_PER_TURN,
@@ -21,9 +22,10 @@ def render(result: SimulationResult, console: Console) -> None:
         f"{len(result.profile)} servers, {result.n_tasks} tasks ({kinds}; {result.turns:,} user "
         f"turns), {result.tokenizer}"
     )
-    profile = Table(title="Token profile: paper versus generated catalog")
-    for column in ("server", "tools", "paper tokens/tool", "ours tokens/tool", "ours total"):
-        profile.add_column(column, justify="left" if column == "server" else "right")
+    profile = figures_table(
+        "Token profile: paper versus generated catalog",
+        ("server", "tools", "paper tokens/tool", "ours tokens/tool", "ours total"),
+    )
     for row in result.profile:
         profile.add_row(
             row["server"],
@@ -43,7 +45,6 @@ def render(result: SimulationResult, console: Console) -> None:
     console.print(profile)
 
     eager = result.strategies[0]
-    table = Table(title="Tools tax: tool-definition tokens carried by model calls")
     columns = (
         "strategy",
         "per call",
@@ -55,8 +56,7 @@ def render(result: SimulationResult, console: Console) -> None:
         "multi-step task",
         "prompt/call",
     )
-    for column in columns:
-        table.add_column(column, justify="left" if column == "strategy" else "right")
+    table = figures_table("Tools tax: tool-definition tokens carried by model calls", columns)
     for s in result.strategies:
         table.add_row(
             s.name,

@@ -8,7 +8,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from attention_scoping_lab.display import pyplot
+from attention_scoping_lab.display import figures_table, pyplot
 from attention_scoping_lab.simulate.billing import RECOMMENDED, SessionBenchmark, StrategyBill
 from attention_scoping_lab.simulate.native_strategies import is_mode_strategy
 
@@ -24,7 +24,6 @@ def render(result: SessionBenchmark, console: Console) -> None:
     )
     eager = result.strategy("eager")
     base = eager.billed_per_task[p.name]
-    table = Table(title=f"Per task (a {result.turns}-turn session), {p.name} prices")
     columns = (
         "strategy",
         "billed input",
@@ -36,8 +35,7 @@ def render(result: SessionBenchmark, console: Console) -> None:
         "exposure (at once)",
         "calls/turn",
     )
-    for column in columns:
-        table.add_column(column, justify="left" if column == "strategy" else "right")
+    table = figures_table(f"Per task (a {result.turns}-turn session), {p.name} prices", columns)
     for s in result.strategies:
         label = f"{s.name} [bold](recommended)[/]" if s.name == RECOMMENDED else s.name
         table.add_row(
@@ -103,7 +101,6 @@ def _modes_table(result: SessionBenchmark, console: Console) -> None:
     ]
     if not any(is_mode_strategy(s.name) for s in rows):
         return
-    table = Table(title=f"Disclosure modes (issue 27), {p} prices; eager with caching = 100 %")
     columns = (
         "strategy",
         "billed input",
@@ -115,8 +112,8 @@ def _modes_table(result: SessionBenchmark, console: Console) -> None:
         "tools disclosed",
         "exposure (at once)",
     )
-    for column in columns:
-        table.add_column(column, justify="left" if column == "strategy" else "right")
+    title = f"Disclosure modes (issue 27), {p} prices; eager with caching = 100 %"
+    table = figures_table(title, columns)
     n = result.n_sessions
     for s in rows:
         ratios = [a / b for a, b in zip(s.curve[p], eager.curve[p], strict=True)]
