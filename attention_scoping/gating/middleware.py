@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
@@ -13,7 +13,6 @@ from langchain.agents.middleware.types import (
     ContextT,
     ExtendedModelResponse,
     ModelRequest,
-    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
@@ -22,8 +21,9 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters import hooks
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
-from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
+from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import is_pinned, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text, is_user_turn
@@ -571,9 +571,7 @@ class ToolAttentionMiddleware(
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: hooks.ModelHandler[ContextT, ResponseT]
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision, shown, pair, searchable = self._prepare_all(request)
@@ -587,9 +585,7 @@ class ToolAttentionMiddleware(
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: hooks.AsyncModelHandler[ContextT, ResponseT]
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         prepared = await asyncio.to_thread(self._prepare_all, request)
@@ -604,18 +600,16 @@ class ToolAttentionMiddleware(
 
     @override
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
+        self, request: ToolCallRequest, handler: hooks.ToolHandler
+    ) -> hooks.ToolResult:
         """Answer a search call here; review and run any other call."""
         found = self.search(request)
         return found if found is not None else super().wrap_tool_call(request, handler)
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
+        self, request: ToolCallRequest, handler: hooks.AsyncToolHandler
+    ) -> hooks.ToolResult:
         """Async form of `wrap_tool_call` (the search ranks in a worker thread)."""
         if request.tool_call["name"] == SEARCH_TOOL:
             found = await asyncio.to_thread(self.search, request)

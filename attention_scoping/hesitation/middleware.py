@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -52,6 +52,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
 from attention_scoping.core.option_groups import (
@@ -580,9 +581,7 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Call the model; on a stall, emit a think event, nudge and call it again (bounded)."""
         request, turn = self.prepare(request)
@@ -599,9 +598,7 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         request, turn = self.prepare(request)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, NotRequired
 
@@ -24,6 +24,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
 from attention_scoping.adapters.tools import (
@@ -673,9 +674,7 @@ class AttentionScopingMiddleware(
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Call the model with the scoped tools and the three-layer prompt."""
         plan = self.plan(request)
@@ -686,9 +685,7 @@ class AttentionScopingMiddleware(
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         plan = await asyncio.to_thread(self.plan, request) if self.start.needs_ranking else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -28,6 +28,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters import hooks
 from attention_scoping.textcalls.middleware import (
     convert_text_calls,
     message_text,
@@ -194,9 +195,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: hooks.ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Call the model (with retries) and record the call."""
         transcript = self._current()
@@ -214,9 +213,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: hooks.AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         transcript = self._current()
@@ -250,10 +247,8 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+        self, request: ToolCallRequest, handler: hooks.ToolHandler
+    ) -> hooks.ToolResult:
         """Run the tool and record what it returned."""
         result = handler(request)
         self._record_tool(request, result)
@@ -261,10 +256,8 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        self, request: ToolCallRequest, handler: hooks.AsyncToolHandler
+    ) -> hooks.ToolResult:
         """Async form of `wrap_tool_call`."""
         result = await handler(request)
         self._record_tool(request, result)
