@@ -51,6 +51,14 @@ class Moved:
     kind: type[Any]
 
 
+def moved_into(group: str, kind: type[Any], same: str = "", **renamed: str) -> dict[str, Moved]:
+    """The `Moved` entries of old keywords that became fields of `group` (dataclass `kind`):
+    the names in `same` (separated by spaces) keep their name; `renamed` maps an old keyword
+    to its field."""
+    fields = {**{name: name for name in same.split()}, **renamed}
+    return {old: Moved(group, field, kind) for old, field in fields.items()}
+
+
 def regroup(
     owner: str,
     deprecated: Mapping[str, Any],
