@@ -568,6 +568,19 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
         turn.extra += [shown_again(message), self.nudge_message(decision)]
         return request.override(messages=[*request.messages, *turn.extra])
 
+    def _after(
+        self,
+        request: ModelRequest[ContextT],
+        response: ModelResponse[ResponseT],
+        turn: _Turn | None,
+    ) -> tuple[ModelResponse[ResponseT], ModelRequest[ContextT] | None]:
+        """The reply to keep after one model reply, and the request to send next (None: done);
+        the loop both model-call hooks run around their handler."""
+        step = None if turn is None else self._step(request, response, turn)
+        if isinstance(step, ModelResponse):
+            return step, None
+        return response, step
+
     def _finish(
         self, response: ModelResponse[ResponseT], turn: _Turn | None
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
@@ -585,15 +598,9 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Call the model; on a stall, emit a think event, nudge and call it again (bounded)."""
         request, turn = self.prepare(request)
-        response = handler(request)
-        while turn is not None:
-            step = self._step(request, response, turn)
-            if step is None:
-                break
-            if isinstance(step, ModelResponse):
-                response = step
-                break
-            response = handler(step)
+        response, again = self._after(request, handler(request), turn)
+        while again is not None:
+            response, again = self._after(request, handler(again), turn)
         return self._finish(response, turn)
 
     @override
@@ -602,15 +609,9 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         request, turn = self.prepare(request)
-        response = await handler(request)
-        while turn is not None:
-            step = self._step(request, response, turn)
-            if step is None:
-                break
-            if isinstance(step, ModelResponse):
-                response = step
-                break
-            response = await handler(step)
+        response, again = self._after(request, await handler(request), turn)
+        while again is not None:
+            response, again = self._after(request, await handler(again), turn)
         return self._finish(response, turn)
 
 

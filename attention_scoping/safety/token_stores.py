@@ -167,20 +167,20 @@ class MemoryTokenStore:
     def use_code(self, code_id: str, now: float) -> bool:
         """Mark a code used if it is still live."""
         self._check_process()
-        with self._lock:
-            record = self._codes.get(code_id)
-            if record is None or record.used_at is not None or record.revoked_at is not None:
-                return False
-            self._codes[code_id] = replace(record, used_at=now)
-            return True
+        return self._settle(code_id, "used_at", now)
 
     def revoke_code(self, code_id: str, now: float) -> bool:
         """Revoke an unused code."""
+        return self._settle(code_id, "revoked_at", now)
+
+    def _settle(self, code_id: str, stamp: str, now: float) -> bool:
+        """Stamp a live code (`used_at` or `revoked_at`); False when it is gone, used or revoked."""
         with self._lock:
             record = self._codes.get(code_id)
             if record is None or record.used_at is not None or record.revoked_at is not None:
                 return False
-            self._codes[code_id] = replace(record, revoked_at=now)
+            changes: dict[str, Any] = {stamp: now}
+            self._codes[code_id] = replace(record, **changes)
             return True
 
     def purge(self, now: float) -> int:
