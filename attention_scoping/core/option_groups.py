@@ -100,6 +100,18 @@ def with_fields(group: G, fields: Mapping[str, Any] | None) -> G:
     return dataclasses.replace(group, **fields) if fields else group  # type: ignore[type-var]
 
 
+def resolve_moved(
+    label: str,
+    value: G | str,
+    group: type[G],
+    presets: Mapping[str, G],
+    moved: Mapping[str, Mapping[str, Any]],
+    error: type[ValueError] = ValueError,
+) -> G:
+    """`resolve_group`, then the old keyword options `regroup` moved into `label` applied."""
+    return with_fields(resolve_group(label, value, group, presets, error), moved.get(label))
+
+
 def _fields(fields: Mapping[str, Any]) -> str:
     parts = []
     for name, value in fields.items():

@@ -27,7 +27,7 @@ from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_messag
 from attention_scoping.adapters.tools import is_pinned, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text, is_user_turn
-from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
+from attention_scoping.core.option_groups import regroup, resolve_moved
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.disclosure.base import (
@@ -192,14 +192,8 @@ class ToolAttentionMiddleware(
         """
         super().__init__()
         moved = regroup(type(self).__name__, deprecated, MOVED)
-        promo = with_fields(
-            resolve_group("promotion", promotion, Promotion, PROMOTION_PRESETS),
-            moved.get("promotion"),
-        )
-        pool = with_fields(
-            resolve_group("summary_pool", summary_pool, SummaryPool, POOL_PRESETS),
-            moved.get("summary_pool"),
-        )
+        promo = resolve_moved("promotion", promotion, Promotion, PROMOTION_PRESETS, moved)
+        pool = resolve_moved("summary_pool", summary_pool, SummaryPool, POOL_PRESETS, moved)
         if k < 0:
             msg = f"need k >= 0, not k={k!r}"
             raise ValueError(msg)

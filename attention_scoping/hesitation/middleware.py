@@ -55,12 +55,7 @@ from typing_extensions import override
 from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
-from attention_scoping.core.option_groups import (
-    DEPRECATED_PREFIX,
-    regroup,
-    resolve_group,
-    with_fields,
-)
+from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool
@@ -273,12 +268,9 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         moved = regroup(type(self).__name__, deprecated, MOVED)
         if approval_follows is not None:
             warn_approval_follows(type(self).__name__)
-        radar = with_fields(resolve_group("radar", radar, Radar, {}), moved.get("radar"))
-        nudging = with_fields(resolve_group("nudging", nudging, Nudging, {}), moved.get("nudging"))
-        expects = with_fields(
-            resolve_group("grounding", grounding, Grounding, GROUNDING_PRESETS),
-            moved.get("grounding"),
-        )
+        radar = resolve_moved("radar", radar, Radar, {}, moved)
+        nudging = resolve_moved("nudging", nudging, Nudging, {}, moved)
+        expects = resolve_moved("grounding", grounding, Grounding, GROUNDING_PRESETS, moved)
         if max_nudges < 0:
             msg = f"max_nudges must be >= 0, not {max_nudges!r}"
             raise ValueError(msg)

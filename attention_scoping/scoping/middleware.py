@@ -36,7 +36,7 @@ from attention_scoping.adapters.tools import (
 )
 from attention_scoping.core.blast_radius import Opener, may_open
 from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
-from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
+from attention_scoping.core.option_groups import regroup, resolve_moved
 from attention_scoping.core.options import check_choice
 from attention_scoping.disclosure.base import (
     DEFAULT_DISCLOSURE,
@@ -245,19 +245,13 @@ class AttentionScopingMiddleware(
         """
         super().__init__()
         moved = regroup(type(self).__name__, deprecated, MOVED, error=ScopeConfigError)
-        nav = with_fields(
-            resolve_group(
-                "navigation", navigation, Navigation, NAVIGATION_PRESETS, ScopeConfigError
-            ),
-            moved.get("navigation"),
+        nav = resolve_moved(
+            "navigation", navigation, Navigation, NAVIGATION_PRESETS, moved, ScopeConfigError
         )
         old_layout = moved.get("layout")
         if old_layout and "prompt" not in old_layout and layout == DEFAULT_LAYOUT:
             layout = OLD_DEFAULT_LAYOUT  # 0.1's keywords were written against its default
-        lay = with_fields(
-            resolve_group("layout", layout, Layout, LAYOUT_PRESETS, ScopeConfigError),
-            old_layout,
-        )
+        lay = resolve_moved("layout", layout, Layout, LAYOUT_PRESETS, moved, ScopeConfigError)
         if isinstance(scopes, ScopeCatalog):
             if tools is not None or always_on or default_scope is not None:
                 msg = "pass tools/always_on/default_scope to the ScopeCatalog, not twice"
