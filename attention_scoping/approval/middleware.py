@@ -41,6 +41,7 @@ from attention_scoping.adapters.refusals import bounded_result, refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
 from attention_scoping.core.errors import ErrorCode, refusal
 from attention_scoping.core.limits import RESULT_MAX_CHARS
+from attention_scoping.core.options import check_at_least
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 from attention_scoping.storage.retry import DatabaseUnavailableError
@@ -129,9 +130,7 @@ class ApprovalGate:
         if ttl <= 0:
             msg = f"ttl must be positive, not {ttl!r}"
             raise ValueError(msg)
-        if max_edits < 0:
-            msg = f"max_edits must be >= 0, not {max_edits!r}"
-            raise ValueError(msg)
+        check_at_least("max_edits", max_edits)
         self.issuer = issuer if issuer is not None else TokenIssuer()
         self.ttl = ttl
         self.max_edits = max_edits

@@ -28,6 +28,7 @@ from attention_scoping.adapters.tools import is_pinned, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text, is_user_turn
 from attention_scoping.core.option_groups import regroup, resolve_moved
+from attention_scoping.core.options import check_at_least
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.disclosure.base import (
@@ -194,9 +195,7 @@ class ToolAttentionMiddleware(
         moved = regroup(type(self).__name__, deprecated, MOVED)
         promo = resolve_moved("promotion", promotion, Promotion, PROMOTION_PRESETS, moved)
         pool = resolve_moved("summary_pool", summary_pool, SummaryPool, POOL_PRESETS, moved)
-        if k < 0:
-            msg = f"need k >= 0, not k={k!r}"
-            raise ValueError(msg)
+        check_at_least("k", k)
         self.promotion: Promotion = promo
         """The promotion options in force (preset resolved)."""
         self.pool_options: SummaryPool = pool

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
 from attention_scoping.core.option_groups import Moved, moved_into
-from attention_scoping.core.options import check_choice
+from attention_scoping.core.options import check_at_least, check_choice
 from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, DISCLOSURE_MODES, DisclosureMode
 from attention_scoping.gating.disclosure import PoolMode
 
@@ -111,9 +111,7 @@ class SummaryPool:
         check_choice("disclosure", self.disclosure, self.CHOICES["disclosure"])
         if self.budget_tokens is None:
             return
-        if self.budget_tokens < 0:
-            msg = f"budget_tokens must be >= 0, not {self.budget_tokens!r}"
-            raise ValueError(msg)
+        check_at_least("budget_tokens", self.budget_tokens)
         if self.mode != "auto":
             msg = (
                 f"budget_tokens={self.budget_tokens!r} is read only by mode='auto', not "

@@ -56,6 +56,7 @@ from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
 from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
+from attention_scoping.core.options import check_at_least
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool
@@ -271,9 +272,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         radar = resolve_moved("radar", radar, Radar, {}, moved)
         nudging = resolve_moved("nudging", nudging, Nudging, {}, moved)
         expects = resolve_moved("grounding", grounding, Grounding, GROUNDING_PRESETS, moved)
-        if max_nudges < 0:
-            msg = f"max_nudges must be >= 0, not {max_nudges!r}"
-            raise ValueError(msg)
+        check_at_least("max_nudges", max_nudges)
         self.radar: Radar = radar
         """The radar options in force."""
         self.nudging: Nudging = nudging
