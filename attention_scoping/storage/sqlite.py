@@ -14,10 +14,11 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, Literal
 
 from attention_scoping.core.options import check_choice
+from attention_scoping.storage.database import close_quietly
 from attention_scoping.storage.retry import RetryPolicy
 
 __all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
@@ -97,11 +98,7 @@ class SqliteDatabase:
         """Drop the connection (after a transient error); the next use opens a new one."""
         with self._lock:
             conn, self._conn = self._conn, None
-            if conn is not None:
-                try:
-                    conn.close()
-                except sqlite3.Error as exc:  # a broken connection: it is gone either way
-                    logger.debug("closing %s failed: %s", self.path, exc)
+            close_quietly(conn, sqlite3.Error, self.path)
 
     def _end(self, conn: sqlite3.Connection, statement: str) -> None:
         """End a failed transaction; a connection that cannot even roll back is dropped."""
@@ -113,11 +110,11 @@ class SqliteDatabase:
             self.reset()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error)."""
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        """`begin` ... `COMMIT` on the shared connection, rolled back on any error."""
         with self._lock:
             conn = self._live()
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(begin)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -125,18 +122,13 @@ class SqliteDatabase:
                 self._end(conn, "ROLLBACK")
                 raise
 
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A write transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error)."""
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read transaction: one consistent snapshot, without taking the write lock."""
-        with self._lock:
-            conn = self._live()
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            except BaseException:
-                self._end(conn, "ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        return self._transaction("BEGIN")
 
     @contextmanager
     def write_tx(self) -> Iterator[SqliteTx]:
