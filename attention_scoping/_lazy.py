@@ -11,7 +11,10 @@ from collections.abc import Callable, Mapping
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, str], needs: Mapping[str, str] | None = None
+    package: str,
+    exports: Mapping[str, str],
+    needs: Mapping[str, str] | None = None,
+    fallback: Callable[[str], object] | None = None,
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for `package`, resolving `name -> package.submodule.name`.
 
@@ -20,9 +23,13 @@ def lazy_exports(
         exports: public name -> submodule path relative to `package` (e.g. `"scoping.middleware"`).
         needs: submodule path prefix -> what to install when its import fails (e.g. an extra):
             the `ImportError` then says `"<name> needs <what> (<cause>)"`.
+        fallback: called with a name not in `exports` (e.g. a deprecated one that moved; it
+            raises `AttributeError` for names it does not know); None: `AttributeError`.
     """
 
     def __getattr__(name: str) -> object:
+        if name not in exports and fallback is not None:
+            return fallback(name)
         try:
             submodule = exports[name]
         except KeyError:
