@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from attention_scoping.storage.database import Database, Tx
 from attention_scoping.storage.postgres import PgTx, PostgresDatabase, check_identifier
 from attention_scoping.storage.retry import RetryPolicy
-from attention_scoping.storage.sqlite import SqliteDatabase, Synchronous
+from attention_scoping.storage.sqlite import SqliteDatabase, SqliteStore
 
 __all__ = [
     "CodeRecord",
@@ -305,7 +305,7 @@ _SQLITE_SCHEMA = (
 )
 
 
-class SqliteTokenStore(SqlTokenStore):
+class SqliteTokenStore(SqliteStore, SqlTokenStore):
     """`TokenStore` in a SQLite file: single use holds across every process that opens it.
 
     Example:
@@ -316,18 +316,8 @@ class SqliteTokenStore(SqlTokenStore):
     """
 
     db: SqliteDatabase
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        synchronous: Synchronous = "FULL",
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        """Open or create the store's tables in the file at `path`."""
-        super().__init__(retry=retry)
-        self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SQLITE_SCHEMA, retry=None, what="token store open")
+    SCHEMA = _SQLITE_SCHEMA
+    LABEL = "token store"
 
 
 def _pg_schema(q: str) -> list[str]:

@@ -15,13 +15,13 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from attention_scoping.core.options import check_choice
 from attention_scoping.storage.database import close_quietly
 from attention_scoping.storage.retry import RetryPolicy
 
-__all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
+__all__ = ["SqliteDatabase", "SqliteStore", "SqliteTx", "Synchronous"]
 
 logger = logging.getLogger(__name__)
 
@@ -212,3 +212,30 @@ class SqliteDatabase:
         with self._lock:
             self._closed = True
             self.reset()
+
+
+class SqliteStore:
+    """Base of a store kept in tables of one SQLite file, which other stores may share (distinct
+    tables): `__init__` opens the file and creates the subclass's `SCHEMA`."""
+
+    SCHEMA: ClassVar[Sequence[str]] = ()
+    """The store's `CREATE ... IF NOT EXISTS` statements."""
+    LABEL: ClassVar[str] = "store"
+    """The store's name in an error report (`"<LABEL> open"`)."""
+    db: SqliteDatabase
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        """Open or create the store's tables in the file at `path`; `retry` (default
+        `RetryPolicy()`) is how the store's operations wait out transient errors."""
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.db = SqliteDatabase(path, synchronous=synchronous)
+        self.db.setup(self.SCHEMA, retry=None, what=f"{self.LABEL} open", migrate=self._migrate)
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring tables an older release wrote up to date (default: nothing to do)."""
