@@ -8,10 +8,10 @@ Old module paths of 0.1 (`attention_scoping.scopes`, `.middleware`, ...) keep wo
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
 from attention_scoping import _compat
+from attention_scoping._lazy import lazy_exports
 from attention_scoping.core.extras import GATE_EXTRA_HINT
 
 if TYPE_CHECKING:
@@ -102,21 +102,6 @@ __all__ = [
 _compat.install()
 
 
-def __getattr__(name: str) -> object:
-    """Import a public name's module on first use; the gate's extra gets a clear error."""
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        msg = f"module 'attention_scoping' has no attribute {name!r}"
-        raise AttributeError(msg) from None
-    try:
-        return getattr(importlib.import_module(f"attention_scoping.{module}"), name)
-    except ImportError as exc:
-        if not module.startswith("gating."):
-            raise
-        msg = f"{name} needs the 'gate' extra: {GATE_EXTRA_HINT} ({exc})"
-        raise ImportError(msg) from exc
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(
+    __name__, _EXPORTS, needs={"gating.": f"the 'gate' extra: {GATE_EXTRA_HINT}"}
+)

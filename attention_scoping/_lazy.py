@@ -11,22 +11,39 @@ from collections.abc import Callable, Mapping
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, str]
+    package: str,
+    exports: Mapping[str, str],
+    needs: Mapping[str, str] | None = None,
+    fallback: Callable[[str], object] | None = None,
 ) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
     """`__getattr__` and `__dir__` for `package`, resolving `name -> package.submodule.name`.
 
     Args:
         package: the importing package's `__name__`.
         exports: public name -> submodule path relative to `package` (e.g. `"scoping.middleware"`).
+        needs: submodule path prefix -> what to install when its import fails (e.g. an extra):
+            the `ImportError` then says `"<name> needs <what> (<cause>)"`.
+        fallback: called with a name not in `exports` (e.g. a deprecated one that moved; it
+            raises `AttributeError` for names it does not know); None: `AttributeError`.
     """
 
     def __getattr__(name: str) -> object:
+        if name not in exports and fallback is not None:
+            return fallback(name)
         try:
             submodule = exports[name]
         except KeyError:
             msg = f"module {package!r} has no attribute {name!r}"
             raise AttributeError(msg) from None
-        value = getattr(importlib.import_module(f"{package}.{submodule}"), name)
+        try:
+            module = importlib.import_module(f"{package}.{submodule}")
+        except ImportError as exc:
+            what = next((w for p, w in (needs or {}).items() if submodule.startswith(p)), None)
+            if what is None:
+                raise
+            msg = f"{name} needs {what} ({exc})"
+            raise ImportError(msg) from exc
+        value = getattr(module, name)
         return value
 
     def __dir__() -> list[str]:

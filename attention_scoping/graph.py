@@ -35,7 +35,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from langchain.agents.middleware.types import (
@@ -45,7 +45,7 @@ from langchain.agents.middleware.types import (
     ModelResponse,
 )
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AnyMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableLambda
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt import ToolNode
@@ -53,6 +53,8 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import get_runtime
 from langgraph.types import Command
 
+from attention_scoping.adapters import hooks
+from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
 from attention_scoping.adapters.state import (
     StateKeys,
     StateSchemaError,
@@ -74,9 +76,8 @@ __all__ = [
     "registered_tools",
 ]
 
-ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
-ToolResult = ToolMessage | Command[Any]
+ModelHandler = hooks.ModelHandler[Any, Any]
+AsyncModelHandler = hooks.AsyncModelHandler[Any, Any]
 
 
 class ScopedAgentState(ScopingState[Any], GateState[Any], HesitationState[Any]):
@@ -268,17 +269,13 @@ def make_tool_node(
         check_state_schema(state_schema, middleware, needs=(messages_key,), node="make_tool_node")
     wrappers = _hooked(middleware, "wrap_tool_call", "awrap_tool_call")
 
-    def wrap(
-        request: ToolCallRequest, execute: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
+    def wrap(request: ToolCallRequest, execute: ToolHandler) -> ToolResult:
         handler = execute
         for mw in reversed(wrappers):
             handler = _bind_tool_hook(mw, handler)
         return handler(request)
 
-    async def awrap(
-        request: ToolCallRequest, execute: Callable[[ToolCallRequest], Awaitable[ToolResult]]
-    ) -> ToolResult:
+    async def awrap(request: ToolCallRequest, execute: AsyncToolHandler) -> ToolResult:
         handler = execute
         for mw in reversed(wrappers):
             handler = _bind_atool_hook(mw, handler)
@@ -292,14 +289,12 @@ def make_tool_node(
     )
 
 
-def _bind_tool_hook(
-    mw: AgentMiddleware[Any, Any, Any], inner: Callable[[ToolCallRequest], ToolResult]
-) -> Callable[[ToolCallRequest], ToolResult]:
+def _bind_tool_hook(mw: AgentMiddleware[Any, Any, Any], inner: ToolHandler) -> ToolHandler:
     return lambda request: mw.wrap_tool_call(request, inner)
 
 
 def _bind_atool_hook(
     mw: AgentMiddleware[Any, Any, Any],
-    inner: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-) -> Callable[[ToolCallRequest], Awaitable[ToolResult]]:
+    inner: AsyncToolHandler,
+) -> AsyncToolHandler:
     return lambda request: mw.awrap_tool_call(request, inner)

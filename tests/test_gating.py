@@ -297,7 +297,7 @@ async def test_async_path() -> None:
 
 
 def test_bad_configuration() -> None:
-    with pytest.raises(ValueError, match="k >= 0"):
+    with pytest.raises(ValueError, match="k must be >= 0, not -1"):
         ToolAttentionMiddleware(k=-1, ranker="bm25")
     with pytest.raises(ValueError, match="summary_pool"):
         ToolAttentionMiddleware(summary_pool="sometimes", ranker="bm25")  # type: ignore[arg-type]

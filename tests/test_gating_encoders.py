@@ -165,6 +165,27 @@ def test_langchain_embeddings_become_a_hybrid(tmp_path: Path) -> None:
     assert isinstance(LangChainEncoder(Fake()).encode(["x", "weather"]), np.ndarray)
 
 
+def test_a_model_encoder_normalizes_and_asks_nothing_for_no_texts() -> None:
+    calls: list[str] = []
+
+    class Fake(Embeddings):
+        def embed_query(self, text: str) -> list[float]:
+            calls.append("query")
+            return [3.0, 4.0]
+
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            calls.append("documents")
+            return [[3.0, 4.0] for _ in texts]
+
+    encoder = LangChainEncoder(Fake(), name="fake")
+    assert encoder.id == "langchain:fake"
+    assert encoder.encode([]).shape == (0, 1)
+    assert calls == []
+    np.testing.assert_allclose(encoder.encode(["one"]), [[0.6, 0.8]], rtol=1e-6)
+    np.testing.assert_allclose(encoder.encode(["a", "b"]), [[0.6, 0.8]] * 2, rtol=1e-6)
+    assert calls == ["query", "documents"]
+
+
 def test_hybrid_fuses_min_max_scores_over_candidates(tmp_path: Path) -> None:
     ranker = HybridRanker(DenseRanker(HashingEncoder(), cache=VectorCache(tmp_path)), alpha=0.5)
     ranker.fit(SPECS)

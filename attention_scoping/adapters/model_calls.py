@@ -8,10 +8,11 @@ something after it (rewrite the reply); LangChain asks for both a `wrap_model_ca
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
+
+from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 
 __all__ = ["ModelCallHooks", "Reply"]
 
@@ -32,18 +33,12 @@ class ModelCallHooks:
         update); `request` is the one this middleware received."""
         return response
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
-    ) -> Reply:
+    def wrap_model_call(self, request: ModelRequest[Any], handler: ModelHandler[Any, Any]) -> Reply:
         """Call the model between `prepare_request` and `finish_reply`."""
         return self.finish_reply(request, handler(self.prepare_request(request)))
 
     async def awrap_model_call(
-        self,
-        request: ModelRequest[Any],
-        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+        self, request: ModelRequest[Any], handler: AsyncModelHandler[Any, Any]
     ) -> Reply:
         """Async form of `wrap_model_call`."""
         return self.finish_reply(request, await handler(self.prepare_request(request)))

@@ -8,18 +8,17 @@ the tool does not run. A call that runs has its result bounded (`bounded_result`
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from langchain.agents.middleware.types import ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
 from attention_scoping.adapters.hygiene import invalid_call_refusal
 from attention_scoping.core.errors import render_payload
 from attention_scoping.core.limits import RESULT_MAX_CHARS, clip_content
-
-ToolResult = ToolMessage | Command[Any]
 
 
 def refusal_message(call: Mapping[str, Any], payload: Mapping[str, Any]) -> ToolMessage:
@@ -84,9 +83,7 @@ class RefusesToolCalls:
         """What the call answers once it ran (the tool's result unless a subclass adds to it)."""
         return result
 
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResult:
         """Run the call unless `review_tool_call` refuses it."""
         refusal = self._refusal(request)
         if refusal is not None:
@@ -94,9 +91,7 @@ class RefusesToolCalls:
         return self.tool_result(request, bounded_result(handler(request), self.result_max_chars))
 
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
+        self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolResult:
         """Async form of `wrap_tool_call`."""
         refusal = self._refusal(request)

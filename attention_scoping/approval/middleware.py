@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,17 +36,17 @@ from langgraph.config import get_config
 from langgraph.types import interrupt
 from typing_extensions import override
 
-from attention_scoping.adapters.refusals import ToolResult, bounded_result, refusal_message
+from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
+from attention_scoping.adapters.refusals import bounded_result, refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
 from attention_scoping.core.errors import ErrorCode, refusal
 from attention_scoping.core.limits import RESULT_MAX_CHARS
+from attention_scoping.core.options import check_at_least
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 from attention_scoping.storage.retry import DatabaseUnavailableError
 
 if TYPE_CHECKING:
-    from langgraph.types import Command
-
     from attention_scoping.adapters.tools import ToolLike
 
 logger = logging.getLogger(__name__)
@@ -130,9 +130,7 @@ class ApprovalGate:
         if ttl <= 0:
             msg = f"ttl must be positive, not {ttl!r}"
             raise ValueError(msg)
-        if max_edits < 0:
-            msg = f"max_edits must be >= 0, not {max_edits!r}"
-            raise ValueError(msg)
+        check_at_least("max_edits", max_edits)
         self.issuer = issuer if issuer is not None else TokenIssuer()
         self.ttl = ttl
         self.max_edits = max_edits
@@ -497,11 +495,7 @@ class ApprovalMiddleware(AgentMiddleware):
         return request.override(tool_call={**call, "args": outcome.arguments})
 
     @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResult:
         """Ask for approval of write tools, then run the approved call (its result bounded)."""
         if not self.needs_approval(request):
             return self._bounded(handler(request))
@@ -510,10 +504,8 @@ class ApprovalMiddleware(AgentMiddleware):
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        self, request: ToolCallRequest, handler: AsyncToolHandler
+    ) -> ToolResult:
         """Async form of `wrap_tool_call`."""
         if not self.needs_approval(request):
             return self._bounded(await handler(request))

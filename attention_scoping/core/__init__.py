@@ -9,6 +9,7 @@ size and depth bounds of untrusted JSON (`limits`) and exceptions as text that n
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from attention_scoping import _compat
@@ -125,11 +126,7 @@ __all__ = [
     "writes",
 ]
 
-_exported, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-
-def __getattr__(name: str) -> object:
-    """A public name, or (deprecated, for one release) a catalog name that moved to the lab."""
-    if name in _EXPORTS:
-        return _exported(name)
-    return _compat.moved_name(__name__, name)
+# a public name, or (deprecated, for one release) a catalog name that moved to the lab
+__getattr__, __dir__ = lazy_exports(
+    __name__, _EXPORTS, fallback=functools.partial(_compat.moved_name, __name__)
+)

@@ -51,6 +51,14 @@ class Moved:
     kind: type[Any]
 
 
+def moved_into(group: str, kind: type[Any], same: str = "", **renamed: str) -> dict[str, Moved]:
+    """The `Moved` entries of old keywords that became fields of `group` (dataclass `kind`):
+    the names in `same` (separated by spaces) keep their name; `renamed` maps an old keyword
+    to its field."""
+    fields = {**{name: name for name in same.split()}, **renamed}
+    return {old: Moved(group, field, kind) for old, field in fields.items()}
+
+
 def regroup(
     owner: str,
     deprecated: Mapping[str, Any],
@@ -90,6 +98,18 @@ def regroup(
 def with_fields(group: G, fields: Mapping[str, Any] | None) -> G:
     """`group` with `fields` replaced (validated again by the group's `__post_init__`)."""
     return dataclasses.replace(group, **fields) if fields else group  # type: ignore[type-var]
+
+
+def resolve_moved(
+    label: str,
+    value: G | str,
+    group: type[G],
+    presets: Mapping[str, G],
+    moved: Mapping[str, Mapping[str, Any]],
+    error: type[ValueError] = ValueError,
+) -> G:
+    """`resolve_group`, then the old keyword options `regroup` moved into `label` applied."""
+    return with_fields(resolve_group(label, value, group, presets, error), moved.get(label))
 
 
 def _fields(fields: Mapping[str, Any]) -> str:

@@ -1,5 +1,6 @@
-"""Validation of keyword options that take one of a few values (a `Literal` type): the one check
-every constructor uses, so every message reads "`name` must be 'a' or 'b', not 'c'"."""
+"""Validation of keyword options that take one of a few values (a `Literal` type) or a count:
+the checks every constructor uses, so every message reads "`name` must be 'a' or 'b', not 'c'"
+("`name` must be >= 0, not -1")."""
 
 from __future__ import annotations
 
@@ -25,3 +26,10 @@ def check_choice(
     if value not in allowed:
         msg = f"{name} must be {choices_text(allowed)}, not {value!r}"
         raise error(msg)
+
+
+def check_at_least(name: str, value: float, least: float = 0) -> None:
+    """Raise `ValueError` unless `value >= least`: "`name` must be >= 0, not -1"."""
+    if value < least:
+        msg = f"{name} must be >= {least}, not {value!r}"
+        raise ValueError(msg)

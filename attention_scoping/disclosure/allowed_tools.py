@@ -10,15 +10,14 @@ Responses form `{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "fu
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from attention_scoping.adapters.tools import forced_tool_name, tool_name
 from attention_scoping.disclosure.base import (
     Disclosure,
-    ResolvedMode,
     Shaped,
-    ToolEntry,
+    ShapeRequest,
     stable_order,
 )
 
@@ -44,7 +43,7 @@ def allowed_names(choice: Any) -> list[str] | None:
 class AllowedToolsDisclosure(Disclosure):
     """The full, stable tools array; what may be called travels in `tool_choice`."""
 
-    mode: ClassVar[ResolvedMode] = "allowed_tools"
+    mode = "allowed_tools"
     in_history: ClassVar[bool] = False
 
     def __init__(self, responses: bool = False) -> None:
@@ -54,8 +53,7 @@ class AllowedToolsDisclosure(Disclosure):
     @classmethod
     def carries(cls, model: Any) -> str | None:
         """Only `ChatOpenAI` sends an `allowed_tools` tool choice."""
-        names = {klass.__name__ for klass in type(model).__mro__}
-        if "ChatOpenAI" in names:
+        if "ChatOpenAI" in cls.class_names(model):
             return None
         return "tool_choice 'allowed_tools' is an OpenAI API feature; it needs ChatOpenAI"
 
@@ -64,28 +62,18 @@ class AllowedToolsDisclosure(Disclosure):
         """The mode for `model`, in the Responses spelling when it uses that API."""
         return cls(responses=getattr(model, "use_responses_api", None) is True)
 
-    def shape(
-        self,
-        tools: Sequence[ToolEntry],
-        *,
-        visible: Collection[str],
-        loaded: Collection[str],
-        tool_choice: Any = None,
-        groups: Mapping[str, Sequence[str]] | None = None,
-    ) -> Shaped:
+    def arrange(self, request: ShapeRequest) -> Shaped:
         """Every tool in a stable order; `tool_choice` allows the visible and loaded ones (a
         choice forcing one of them stays; `"required"` / `"any"` becomes the `required` mode;
         nothing to allow becomes `"none"`)."""
-        shaped = stable_order(tools, loaded)
-        allowed = [
-            tool_name(t) for t in shaped if tool_name(t) in visible or tool_name(t) in loaded
-        ]
-        forced = forced_tool_name(tool_choice)
+        shaped = stable_order(request.tools, request.loaded)
+        allowed = [tool_name(t) for t in request.shown(shaped)]
+        forced = forced_tool_name(request.tool_choice)
         if forced is not None and forced in allowed:
-            return Shaped(shaped, tool_choice)
+            return Shaped(shaped, request.tool_choice)
         if not allowed:
             return Shaped(shaped, "none" if shaped else None)
-        mode = "required" if tool_choice in ("required", "any", True) else "auto"
+        mode = "required" if request.tool_choice in ("required", "any", True) else "auto"
         return Shaped(shaped, self.choice(allowed, mode))
 
     def choice(self, names: Sequence[str], mode: str = "auto") -> dict[str, Any]:

@@ -18,11 +18,11 @@ from typing import Any, ClassVar
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 
-from attention_scoping.adapters.tools import tool_name, visible_tool_choice
+from attention_scoping.adapters.tools import visible_tool_choice
 from attention_scoping.disclosure.base import (
     Disclosure,
-    ResolvedMode,
     Shaped,
+    ShapeRequest,
     ToolEntry,
     stable_order,
 )
@@ -70,7 +70,7 @@ def references(content: Any) -> Iterable[str]:
 class AnthropicDisclosure(Disclosure):
     """Defer every tool but the loaded ones; disclose with `tool_reference` blocks."""
 
-    mode: ClassVar[ResolvedMode] = "anthropic"
+    mode = "anthropic"
     max_deferred: ClassVar[int | None] = MAX_DEFERRED
 
     def __init__(self) -> None:
@@ -95,30 +95,21 @@ class AnthropicDisclosure(Disclosure):
     @classmethod
     def carries(cls, model: Any) -> str | None:
         """Only `ChatAnthropic` sends `defer_loading` and `tool_reference` blocks."""
-        names = {klass.__name__ for klass in type(model).__mro__}
-        if "ChatAnthropic" in names:
+        if "ChatAnthropic" in cls.class_names(model):
             return None
         return "deferred tools and tool_reference blocks need ChatAnthropic (langchain-anthropic)"
 
-    def shape(
-        self,
-        tools: Sequence[ToolEntry],
-        *,
-        visible: Collection[str],
-        loaded: Collection[str],
-        tool_choice: Any = None,
-        groups: Mapping[str, Sequence[str]] | None = None,
-    ) -> Shaped:
+    def arrange(self, request: ShapeRequest) -> Shaped:
         """Every tool, the loaded ones last and plain, the rest deferred without a breakpoint;
         a `tool_choice` naming a tool not visible becomes `"any"`."""
         shaped: list[ToolEntry] = []
         moved: Any = None
-        for tool in stable_order(tools, loaded, loaded_last=True):
+        for tool in stable_order(request.tools, request.loaded, loaded_last=True):
             if not isinstance(tool, BaseTool):
                 shaped.append(tool)
                 continue
             extras = _extras(tool)
-            if tool.name in loaded:
+            if tool.name in request.loaded:
                 extras.pop(DEFER, None)
             else:
                 extras[DEFER] = True
@@ -126,9 +117,8 @@ class AnthropicDisclosure(Disclosure):
             shaped.append(self._copy(tool, extras))
         if moved is not None:
             shaped = _breakpoint_on_last_loaded(shaped, moved)
-        self.check(shaped, loaded)
-        open_ = [t for t in shaped if tool_name(t) in visible or tool_name(t) in loaded]
-        choice = visible_tool_choice(tool_choice, open_)
+        self.check(shaped, request.loaded)
+        choice = visible_tool_choice(request.tool_choice, request.shown(shaped))
         return Shaped(shaped, "any" if choice == "required" else choice)
 
     def content(self, names: Sequence[str], text: str | None = None) -> str | list[str | dict]:

@@ -24,7 +24,8 @@ The contract a mode implements (`Disclosure`):
    dicts, as the request holds them), the names the middleware decided are visible, and the
    names that are always loaded (`load_context`, the search tool, pinned / always-on tools).
    Native modes return every tool in `stable_order` whatever `visible` is; `groups` (scope ->
-   tool names, or None) lets a mode group tools (OpenAI namespaces).
+   tool names, or None) lets a mode group tools (OpenAI namespaces). A mode implements it as
+   `arrange(ShapeRequest)`, the same arguments in one value.
 2. `content(names, text) -> str | list[str | dict]`: the `ToolMessage` content that discloses
    `names` (with `text`, e.g. a scope's prompt module, in the same result). The `load_context`
    result and the search tool's result use it.
@@ -105,6 +106,22 @@ class Shaped:
     tool_choice: Any = None
 
 
+@dataclass(frozen=True)
+class ShapeRequest:
+    """What `Disclosure.shape` was given: the registered tools, the visible and loaded names,
+    the requested `tool_choice` and the scope groups (see the module docstring, point 1)."""
+
+    tools: Sequence[ToolEntry]
+    visible: Collection[str]
+    loaded: Collection[str]
+    tool_choice: Any = None
+    groups: Mapping[str, Sequence[str]] | None = None
+
+    def shown(self, tools: Iterable[ToolEntry]) -> list[ToolEntry]:
+        """The entries of `tools` whose name is visible or loaded, in order."""
+        return [t for t in tools if tool_name(t) in self.visible or tool_name(t) in self.loaded]
+
+
 def stable_order(
     tools: Iterable[ToolEntry], loaded: Collection[str] = (), *, loaded_last: bool = False
 ) -> list[ToolEntry]:
@@ -144,12 +161,17 @@ class Disclosure(ABC):
         """Why `model` cannot carry this mode (None: it can)."""
         return None
 
+    @staticmethod
+    def class_names(model: Any) -> set[str]:
+        """The class names in `model`'s MRO (how a mode recognises a provider's chat model
+        without importing its package)."""
+        return {klass.__name__ for klass in type(model).__mro__}
+
     @classmethod
     def create(cls, model: Any) -> Disclosure:
         """The mode's instance for `model` (once `carries(model)` said it can)."""
         return cls()
 
-    @abstractmethod
     def shape(
         self,
         tools: Sequence[ToolEntry],
@@ -159,7 +181,12 @@ class Disclosure(ABC):
         tool_choice: Any = None,
         groups: Mapping[str, Sequence[str]] | None = None,
     ) -> Shaped:
-        """The tools array and `tool_choice` to send for this call."""
+        """The tools array and `tool_choice` to send for this call (the mode's `arrange`)."""
+        return self.arrange(ShapeRequest(tools, visible, loaded, tool_choice, groups))
+
+    @abstractmethod
+    def arrange(self, request: ShapeRequest) -> Shaped:
+        """The mode's own `shape`: the tools array and `tool_choice` for `request`."""
 
     def content(
         self, names: Sequence[str], text: str | None = None
@@ -218,14 +245,10 @@ def check_mode(mode: object) -> None:
     check_choice("disclosure", mode, DISCLOSURE_MODES)
 
 
-def _class_names(model: Any) -> set[str]:
-    return {klass.__name__ for klass in type(model).__mro__}
-
-
 def auto_mode(model: Any) -> ResolvedMode:
     """The mode `"auto"` picks for `model`: `ChatAnthropic` -> anthropic,
     `ChatOpenAI(use_responses_api=True)` -> openai, any other model -> rewrite."""
-    names = _class_names(model)
+    names = Disclosure.class_names(model)
     if "ChatAnthropic" in names:
         return "anthropic"
     if "ChatOpenAI" in names and getattr(model, "use_responses_api", None) is True:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
@@ -30,8 +30,8 @@ from attention_scoping.core.blast_radius import writes
 from attention_scoping.disclosure.base import (
     SEARCH_TOOL,
     Disclosure,
-    ResolvedMode,
     Shaped,
+    ShapeRequest,
     ToolEntry,
     stable_order,
 )
@@ -117,7 +117,7 @@ class OpenAIDisclosure(Disclosure):
     `tool_search_output` (see the module docstring). Needs `ChatOpenAI(use_responses_api=True)`.
     """
 
-    mode: ClassVar[ResolvedMode] = "openai"
+    mode = "openai"
 
     def __init__(self) -> None:
         """An instance learns the namespaces from the tools of its last `shape` call."""
@@ -127,7 +127,7 @@ class OpenAIDisclosure(Disclosure):
     @classmethod
     def carries(cls, model: Any) -> str | None:
         """Why `model` cannot carry the mode: not a `ChatOpenAI` on the Responses API."""
-        if "ChatOpenAI" not in {k.__name__ for k in type(model).__mro__}:
+        if "ChatOpenAI" not in cls.class_names(model):
             return "namespaces and tool_search are OpenAI Responses API features (ChatOpenAI)"
         if getattr(model, "use_responses_api", None) is not True:
             return "it needs the Responses API: ChatOpenAI(use_responses_api=True)"
@@ -138,24 +138,16 @@ class OpenAIDisclosure(Disclosure):
 
     # -- the tools array ----------------------------------------------------------------------
 
-    def shape(
-        self,
-        tools: Sequence[ToolEntry],
-        *,
-        visible: Collection[str],
-        loaded: Collection[str],
-        tool_choice: Any = None,
-        groups: Mapping[str, Sequence[str]] | None = None,
-    ) -> Shaped:
+    def arrange(self, request: ShapeRequest) -> Shaped:
         """Provider dicts, the loaded tools (by name), the namespaces (given ones first, then
         one per group), the `tool_search` tool: the same array whatever `visible` is."""
-        keep = set(loaded)
+        keep = set(request.loaded)
         passthrough: list[ToolEntry] = []
         given: list[Any] = []
         search: dict[str, Any] | None = None
         top: list[BaseTool] = []
         deferred: dict[str, dict[str, Any]] = {}
-        for tool in stable_order(tools, keep):
+        for tool in stable_order(request.tools, keep):
             if isinstance(tool, BaseTool):
                 if tool.name == SEARCH_TOOL:
                     search = search_tool(tool.description, _parameters(tool))
@@ -174,16 +166,16 @@ class OpenAIDisclosure(Disclosure):
             for n in given
         ]
         taken = {t.name for t in top} | {ns.name for ns in existing}
-        writing = {t.name for t in tools if isinstance(t, BaseTool) and writes(t)}
-        built = build_namespaces(groups or {}, deferred, taken=taken, writing=writing)
+        writing = {t.name for t in request.tools if isinstance(t, BaseTool) and writes(t)}
+        built = build_namespaces(request.groups or {}, deferred, taken=taken, writing=writing)
         self.namespaces = [*existing, *built]
         self.top_level = frozenset(t.name for t in top)
-        objects = {t.name: t for t in stable_order(tools) if isinstance(t, BaseTool)}
+        objects = {t.name: t for t in stable_order(request.tools) if isinstance(t, BaseTool)}
         entries = [NamespaceTool.of(ns, [objects[n] for n in ns.names()]) for ns in built]
         sent: list[ToolEntry] = [*passthrough, *top, *given, *entries]
         if self.namespaces:
             sent.append(search or search_tool())
-        return Shaped(sent, self._choice(tool_choice))
+        return Shaped(sent, self._choice(request.tool_choice))
 
     @staticmethod
     def tool_objects(tools: Sequence[ToolEntry]) -> list[BaseTool]:

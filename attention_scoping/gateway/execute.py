@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXECUTE_PARAMETERS",
+    "Admitted",
     "ArgumentChecker",
     "Checked",
     "arun_tool",
@@ -215,14 +216,14 @@ class ArgumentChecker:
         return Checked(spec, dict(parsed))
 
 
-def _finish(
-    spec: ToolSpec, result: Any, approval: Mapping[str, Any] | None, limits: JsonLimits
-) -> Payload:
+def _finish(call: Admitted, result: Any, limits: JsonLimits) -> Payload:
     value, exceeded, preview = json_result(result, limits)
     if exceeded is not None:
-        logger.info("gateway tool %s returned a result over the limits: %s", spec.name, exceeded)
-        return result_too_large_payload(spec, exceeded, approval, preview)
-    return success_payload(spec, value, approval)
+        logger.info(
+            "gateway tool %s returned a result over the limits: %s", call.spec.name, exceeded
+        )
+        return result_too_large_payload(call.spec, exceeded, call.approval, preview)
+    return success_payload(call.spec, value, call.approval)
 
 
 def _failed(spec: ToolSpec, exc: Exception) -> Payload:
@@ -233,31 +234,30 @@ def _failed(spec: ToolSpec, exc: Exception) -> Payload:
     return failure_payload(spec, exc)
 
 
-def run_tool(
-    tool: BaseTool,
-    spec: ToolSpec,
-    arguments: dict[str, Any],
-    approval: Mapping[str, Any] | None,
-    limits: JsonLimits,
-) -> Payload:
-    """Run a checked call: the success, failure or oversized-result payload."""
+@dataclass(frozen=True)
+class Admitted:
+    """A checked call cleared to run: the tool, its spec, the arguments to run it with and, for
+    a write tool, the approval receipt (None otherwise)."""
+
+    tool: BaseTool
+    spec: ToolSpec
+    arguments: dict[str, Any]
+    approval: Mapping[str, Any] | None = None
+
+
+def run_tool(call: Admitted, limits: JsonLimits) -> Payload:
+    """Run an admitted call: the success, failure or oversized-result payload."""
     try:
-        result = tool.invoke(arguments)
+        result = call.tool.invoke(call.arguments)
     except Exception as exc:
-        return _failed(spec, exc)
-    return _finish(spec, result, approval, limits)
+        return _failed(call.spec, exc)
+    return _finish(call, result, limits)
 
 
-async def arun_tool(
-    tool: BaseTool,
-    spec: ToolSpec,
-    arguments: dict[str, Any],
-    approval: Mapping[str, Any] | None,
-    limits: JsonLimits,
-) -> Payload:
+async def arun_tool(call: Admitted, limits: JsonLimits) -> Payload:
     """Async form of `run_tool` (async tools are awaited)."""
     try:
-        result = await tool.ainvoke(arguments)
+        result = await call.tool.ainvoke(call.arguments)
     except Exception as exc:
-        return _failed(spec, exc)
-    return _finish(spec, result, approval, limits)
+        return _failed(call.spec, exc)
+    return _finish(call, result, limits)

@@ -42,6 +42,7 @@ from attention_scoping.gateway.catalog import (
 )
 from attention_scoping.gateway.execute import (
     EXECUTE_PARAMETERS,
+    Admitted,
     ArgumentChecker,
     Checked,
     arun_tool,
@@ -366,20 +367,20 @@ class ToolGateway:
         arguments: Any,
         state: Mapping[str, Any] | None,
         tool_call_id: str | None,
-    ) -> tuple[CatalogEntry, dict[str, Any], dict[str, Any] | None] | Payload:
+    ) -> Admitted | Payload:
         """Check the call and, for a write tool, obtain approval (may interrupt the graph):
-        (entry, arguments to run with, approval receipt) or a refusal payload."""
+        the call to run, or a refusal payload."""
         checked = self.check(tool_name, arguments, state=state)
         if isinstance(checked, dict):
             return checked
         entry, args = self.entries[checked.spec.name], checked.arguments
         if not checked.spec.requires_approval:
-            return entry, args, None
+            return Admitted(entry.tool, entry.spec, args)
         # `interrupt` works the same in async nodes; the approval step itself does no I/O.
         decision = self._approve(checked.spec, args, state, tool_call_id)
         if isinstance(decision, dict):
             return decision
-        return entry, decision[0], decision[1]
+        return Admitted(entry.tool, entry.spec, *decision)
 
     def execute(
         self,
@@ -393,8 +394,7 @@ class ToolGateway:
         admitted = self._admit(tool_name, arguments, state, tool_call_id)
         if isinstance(admitted, dict):
             return admitted
-        entry, args, approval = admitted
-        return run_tool(entry.tool, entry.spec, args, approval, self.result_limits)
+        return run_tool(admitted, self.result_limits)
 
     async def aexecute(
         self,
@@ -408,8 +408,7 @@ class ToolGateway:
         admitted = self._admit(tool_name, arguments, state, tool_call_id)
         if isinstance(admitted, dict):
             return admitted
-        entry, args, approval = admitted
-        return await arun_tool(entry.tool, entry.spec, args, approval, self.result_limits)
+        return await arun_tool(admitted, self.result_limits)
 
     # -- LangChain tools --------------------------------------------------------------------
 

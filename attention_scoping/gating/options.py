@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
-from attention_scoping.core.option_groups import Moved
-from attention_scoping.core.options import check_choice
+from attention_scoping.core.option_groups import Moved, moved_into
+from attention_scoping.core.options import check_at_least, check_choice
 from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, DISCLOSURE_MODES, DisclosureMode
 from attention_scoping.gating.disclosure import PoolMode
 
@@ -111,9 +111,7 @@ class SummaryPool:
         check_choice("disclosure", self.disclosure, self.CHOICES["disclosure"])
         if self.budget_tokens is None:
             return
-        if self.budget_tokens < 0:
-            msg = f"budget_tokens must be >= 0, not {self.budget_tokens!r}"
-            raise ValueError(msg)
+        check_at_least("budget_tokens", self.budget_tokens)
         if self.mode != "auto":
             msg = (
                 f"budget_tokens={self.budget_tokens!r} is read only by mode='auto', not "
@@ -157,11 +155,9 @@ DEFAULT_SUMMARY_POOL: PoolPreset = "auto"
 """The summary pool when `summary_pool=` is not given."""
 
 MOVED: Mapping[str, Moved] = {
-    "threshold": Moved("promotion", "threshold", Promotion),
-    "intent_turns": Moved("promotion", "intent_turns", Promotion),
-    "sticky_turns": Moved("promotion", "sticky_turns", Promotion),
-    "detect_names": Moved("promotion", "detect_names", Promotion),
-    "decide_per": Moved("promotion", "decide_per", Promotion),
-    "pool_budget_tokens": Moved("summary_pool", "budget_tokens", SummaryPool),
+    **moved_into(
+        "promotion", Promotion, "threshold intent_turns sticky_turns detect_names decide_per"
+    ),
+    **moved_into("summary_pool", SummaryPool, pool_budget_tokens="budget_tokens"),
 }
 """The keyword options of 0.1 that moved into a group (accepted with a DeprecationWarning)."""

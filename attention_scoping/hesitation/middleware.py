@@ -36,7 +36,7 @@ from __future__ import annotations
 import logging
 import uuid
 import warnings
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -52,14 +52,11 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.core.blast_radius import may_open
 from attention_scoping.core.messages import hit_output_limit
-from attention_scoping.core.option_groups import (
-    DEPRECATED_PREFIX,
-    regroup,
-    resolve_group,
-    with_fields,
-)
+from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
+from attention_scoping.core.options import check_at_least
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool
@@ -272,15 +269,10 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         moved = regroup(type(self).__name__, deprecated, MOVED)
         if approval_follows is not None:
             warn_approval_follows(type(self).__name__)
-        radar = with_fields(resolve_group("radar", radar, Radar, {}), moved.get("radar"))
-        nudging = with_fields(resolve_group("nudging", nudging, Nudging, {}), moved.get("nudging"))
-        expects = with_fields(
-            resolve_group("grounding", grounding, Grounding, GROUNDING_PRESETS),
-            moved.get("grounding"),
-        )
-        if max_nudges < 0:
-            msg = f"max_nudges must be >= 0, not {max_nudges!r}"
-            raise ValueError(msg)
+        radar = resolve_moved("radar", radar, Radar, {}, moved)
+        nudging = resolve_moved("nudging", nudging, Nudging, {}, moved)
+        expects = resolve_moved("grounding", grounding, Grounding, GROUNDING_PRESETS, moved)
+        check_at_least("max_nudges", max_nudges)
         self.radar: Radar = radar
         """The radar options in force."""
         self.nudging: Nudging = nudging
@@ -567,6 +559,19 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
         turn.extra += [shown_again(message), self.nudge_message(decision)]
         return request.override(messages=[*request.messages, *turn.extra])
 
+    def _after(
+        self,
+        request: ModelRequest[ContextT],
+        response: ModelResponse[ResponseT],
+        turn: _Turn | None,
+    ) -> tuple[ModelResponse[ResponseT], ModelRequest[ContextT] | None]:
+        """The reply to keep after one model reply, and the request to send next (None: done);
+        the loop both model-call hooks run around their handler."""
+        step = None if turn is None else self._step(request, response, turn)
+        if isinstance(step, ModelResponse):
+            return step, None
+        return response, step
+
     def _finish(
         self, response: ModelResponse[ResponseT], turn: _Turn | None
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
@@ -580,40 +585,24 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Call the model; on a stall, emit a think event, nudge and call it again (bounded)."""
         request, turn = self.prepare(request)
-        response = handler(request)
-        while turn is not None:
-            step = self._step(request, response, turn)
-            if step is None:
-                break
-            if isinstance(step, ModelResponse):
-                response = step
-                break
-            response = handler(step)
+        response, again = self._after(request, handler(request), turn)
+        while again is not None:
+            response, again = self._after(request, handler(again), turn)
         return self._finish(response, turn)
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT] | ExtendedModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         request, turn = self.prepare(request)
-        response = await handler(request)
-        while turn is not None:
-            step = self._step(request, response, turn)
-            if step is None:
-                break
-            if isinstance(step, ModelResponse):
-                response = step
-                break
-            response = await handler(step)
+        response, again = self._after(request, await handler(request), turn)
+        while again is not None:
+            response, again = self._after(request, await handler(again), turn)
         return self._finish(response, turn)
 
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, get_args
 
 from langchain_core.messages import BaseMessage
 
-from attention_scoping.core.option_groups import Moved
+from attention_scoping.core.option_groups import Moved, moved_into
 from attention_scoping.core.options import check_choice
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS, HesitationMarkers
 from attention_scoping.hesitation.pending import META_TOOLS, Pending
@@ -164,16 +164,12 @@ DEFAULT_GROUNDING: GroundingPreset = "hint"
 """The grounding when `grounding=` is not given."""
 
 MOVED: Mapping[str, Moved] = {
-    "markers": Moved("radar", "markers", Radar),
-    "threshold": Moved("radar", "threshold", Radar),
-    "watch_bound_tools": Moved("radar", "watch_bound_tools", Radar),
-    "ignore_tools": Moved("radar", "ignore_tools", Radar),
-    "skip_when_user_asks": Moved("radar", "skip_when_user_asks", Radar),
-    "nudge": Moved("nudging", "text", Nudging),
-    "give_up": Moved("nudging", "give_up", Nudging),
-    "nudge_writes": Moved("nudging", "writes", Nudging),
-    "nudge_role": Moved("nudging", "role", Nudging),
-    "expect_tool_call": Moved("grounding", "expect_tool_call", Grounding),
-    "hint_expected": Moved("grounding", "hint", Grounding),
+    **moved_into(
+        "radar", Radar, "markers threshold watch_bound_tools ignore_tools skip_when_user_asks"
+    ),
+    **moved_into(
+        "nudging", Nudging, "give_up", nudge="text", nudge_writes="writes", nudge_role="role"
+    ),
+    **moved_into("grounding", Grounding, "expect_tool_call", hint_expected="hint"),
 }
 """The keyword options of 0.1 that moved into a group (accepted with a DeprecationWarning)."""

@@ -16,9 +16,10 @@ it existed: the `initialize` handshake, `tools/list`, closed.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp import ClientSession, MCPError
 from mcp import types as mcp_types
@@ -36,6 +37,8 @@ from attention_scoping.mcp.connection import (
 )
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.loop import BackgroundLoop
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,28 @@ def _mutual(exc: MCPError) -> list[str]:
     return [v for v in MODERN_PROTOCOL_VERSIONS if v in (data.supported or ())]
 
 
+@asynccontextmanager
+async def short_session(
+    server: ServerConfig, timeout: float, **options: Any
+) -> AsyncIterator[ClientSession]:
+    """A session with `server` for one short exchange, all of it within `timeout` (`options` go
+    to `ClientSession`); any failure becomes the redacted `McpFault` (`server_unavailable`)."""
+    conn = ServerConnection(server, connect_timeout=timeout, call_timeout=timeout)
+    errlog = StderrTail(server.name, redact=server.redact) if server.transport == "stdio" else None
+    try:
+        async with (
+            asyncio.timeout(timeout),
+            conn.transport(errlog) as (read, write),
+            ClientSession(read, write, **options) as session,
+        ):
+            yield session
+    except Exception as exc:
+        raise conn.start_fault(exc, errlog) from None
+    finally:
+        if errlog is not None:
+            errlog.close()
+
+
 async def discover_server(server: ServerConfig, timeout: float = 30.0) -> ServerDescription | None:
     """Ask `server` `server/discover` at the newest revision: its description, or None when it
     does not offer the method (a 2025 server).
@@ -116,22 +141,10 @@ async def discover_server(server: ServerConfig, timeout: float = 30.0) -> Server
     Raises:
         McpFault: the server cannot be started or reached (`server_unavailable`), redacted.
     """
-    conn = ServerConnection(server, connect_timeout=timeout, call_timeout=timeout)
-    errlog = StderrTail(server.name, redact=server.redact) if server.transport == "stdio" else None
-    try:
-        async with (
-            asyncio.timeout(timeout),
-            conn.transport(errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            found = await probe(session)
-        # None: it does not speak 2026-07-28: described by its handshake, if opened
-        return describe(found) if found is not None else None
-    except Exception as exc:
-        raise conn.start_fault(exc, errlog) from None
-    finally:
-        if errlog is not None:
-            errlog.close()
+    async with short_session(server, timeout) as session:
+        found = await probe(session)
+    # None: it does not speak 2026-07-28: described by its handshake, if opened
+    return describe(found) if found is not None else None
 
 
 @dataclass(frozen=True)
@@ -174,20 +187,8 @@ async def index_listing(server: ServerConfig, timeout: float = 30.0) -> IndexLis
         McpFault: the server cannot be started, reached or listed (`server_unavailable`),
             redacted.
     """
-    conn = ServerConnection(server, connect_timeout=timeout, call_timeout=timeout)
-    errlog = StderrTail(server.name, redact=server.redact) if server.transport == "stdio" else None
-    try:
-        async with (
-            asyncio.timeout(timeout),
-            conn.transport(errlog) as (read, write),
-            ClientSession(read, write, read_timeout_seconds=timeout) as session,
-        ):
-            return await _list_for_index(session, server)
-    except Exception as exc:
-        raise conn.start_fault(exc, errlog) from None
-    finally:
-        if errlog is not None:
-            errlog.close()
+    async with short_session(server, timeout, read_timeout_seconds=timeout) as session:
+        return await _list_for_index(session, server)
 
 
 def discover_servers(
@@ -196,19 +197,29 @@ def discover_servers(
     """`discover_server` for every configured server, concurrently: name -> its description,
     None (no `server/discover`), or the `McpFault` saying why it could not be asked."""
     servers: Mapping[str, ServerConfig] = load_config(config).servers
-    loop = BackgroundLoop("attention-scoping-mcp-discover")
+    return ask_each(
+        servers, lambda s: discover_server(s, timeout), "attention-scoping-mcp-discover"
+    )
 
-    async def one(server: ServerConfig) -> ServerDescription | McpFault | None:
+
+def ask_each(
+    servers: Mapping[str, ServerConfig], ask: Callable[[ServerConfig], Awaitable[T]], loop: str
+) -> dict[str, T | McpFault]:
+    """`ask` every server concurrently on a background loop named `loop`: name -> its answer,
+    or the `McpFault` saying why it could not be asked."""
+    runner = BackgroundLoop(loop)
+
+    async def one(server: ServerConfig) -> T | McpFault:
         try:
-            return await discover_server(server, timeout)
+            return await ask(server)
         except McpFault as fault:
             return fault
 
-    async def every() -> list[Any]:
+    async def every() -> list[T | McpFault]:
         return list(await asyncio.gather(*(one(s) for s in servers.values())))
 
     try:
-        results = loop.run(every())
+        results = runner.run(every())
     finally:
-        loop.stop()
+        runner.stop()
     return dict(zip(servers, results, strict=True))

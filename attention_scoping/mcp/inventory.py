@@ -3,13 +3,10 @@ a session where a server offers `server/discover` (`discovery.index_listing`).""
 
 from __future__ import annotations
 
-import asyncio
-
 from attention_scoping.mcp.cache import ToolListing
 from attention_scoping.mcp.config import ConfigInput, ServerConfig, load_config
-from attention_scoping.mcp.discovery import index_listing
+from attention_scoping.mcp.discovery import ask_each, index_listing
 from attention_scoping.mcp.faults import McpFault
-from attention_scoping.mcp.loop import BackgroundLoop
 
 
 def list_server_tools(
@@ -27,19 +24,8 @@ def list_server_tools(
         Server name -> its listing, or the `McpFault` saying why it could not be listed.
     """
     servers = load_config(config).servers
-    loop = BackgroundLoop("attention-scoping-mcp-inventory")
 
-    async def one(server: ServerConfig) -> ToolListing | McpFault:
-        try:
-            return (await index_listing(server, timeout)).listing
-        except McpFault as fault:
-            return fault
+    async def listing(server: ServerConfig) -> ToolListing:
+        return (await index_listing(server, timeout)).listing
 
-    async def every() -> list[ToolListing | McpFault]:
-        return list(await asyncio.gather(*(one(s) for s in servers.values())))
-
-    try:
-        results = loop.run(every())
-    finally:
-        loop.stop()
-    return dict(zip(servers, results, strict=True))
+    return ask_each(servers, listing, "attention-scoping-mcp-inventory")

@@ -5,7 +5,7 @@ its scope."""
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain.agents.middleware.types import (
@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters import hooks
 from attention_scoping.core.errors import render_payload
 from attention_scoping.mcp.servers import McpServers
 from attention_scoping.mcp.tools import McpTool
@@ -30,7 +31,6 @@ from attention_scoping.scoping.breadcrumbs import STATE_KEY
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 from attention_scoping.scoping.navigation import name_text, with_name_text
 
-ToolResult = ToolMessage | Command[Any]
 SERVER_TEXT_KEY = "server_text"
 """The key of `load_context`'s result that carries the loaded server's instructions."""
 
@@ -52,8 +52,8 @@ def _with_block(message: Any, call_id: Any, block: Mapping[str, str]) -> Any:
 
 
 def with_server_text(
-    servers: McpServers, call: Mapping[str, Any], result: ToolResult
-) -> ToolResult:
+    servers: McpServers, call: Mapping[str, Any], result: hooks.ToolResult
+) -> hooks.ToolResult:
     """`result` of a `load_context` call that loaded an MCP server's scope, with the server's
     instructions fenced and labelled in its body (`McpServers.server_text_block`); any other
     result unchanged."""
@@ -221,34 +221,28 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: hooks.ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Begin opening the shown server's session, then call the model (without waiting)."""
         return handler(self._prepare(request))
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: hooks.AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         return await handler(self._prepare(request))
 
     @override
     def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResult]
-    ) -> ToolResult:
+        self, request: ToolCallRequest, handler: hooks.ToolHandler
+    ) -> hooks.ToolResult:
         """Run the call; a `load_context` that loaded a server's scope gets its instructions."""
         return with_server_text(self.servers, request.tool_call, handler(request))
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResult]],
-    ) -> ToolResult:
+        self, request: ToolCallRequest, handler: hooks.AsyncToolHandler
+    ) -> hooks.ToolResult:
         """Async form of `wrap_tool_call`."""
         return with_server_text(self.servers, request.tool_call, await handler(request))

@@ -10,7 +10,6 @@ keeps every transition.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
@@ -18,8 +17,7 @@ from dataclasses import replace
 from typing import Any, Protocol, runtime_checkable
 
 from attention_scoping.safety.records import BLOCKING, Intent, IntentRecord, IntentStatus
-from attention_scoping.storage.retry import RetryPolicy
-from attention_scoping.storage.sqlite import SqliteDatabase, Synchronous
+from attention_scoping.storage.sqlite import SqliteStore
 
 __all__ = ["IntentJournal", "MemoryIntentJournal", "SqliteIntentJournal"]
 
@@ -339,28 +337,20 @@ def _add_encoding(conn: sqlite3.Connection) -> None:
         conn.execute("ALTER TABLE safety_intents ADD COLUMN result_encoding TEXT")
 
 
-class SqliteIntentJournal:
+class SqliteIntentJournal(SqliteStore):
     """`IntentJournal` in a SQLite file, shared by every process that opens it.
 
-    It can share a file with `SqliteTokenStore` and `SqliteLedger` (distinct tables).
+    It can share a file with `SqliteTokenStore` and `SqliteLedger` (distinct tables). Its
+    `retry` (default `RetryPolicy()`) retries recording an outcome through a transient error
+    (a lock held too long, a full disk), so an applied change is not left `executing` by a
+    passing fault.
     """
 
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        synchronous: Synchronous = "FULL",
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        """Open or create the journal's tables in the file at `path`.
+    SCHEMA = _SCHEMA
+    LABEL = "intent journal"
 
-        `retry` (default `RetryPolicy()`) retries recording an outcome through a transient
-        error (a lock held too long, a full disk), so an applied change is not left
-        `executing` by a passing fault.
-        """
-        self.retry = retry if retry is not None else RetryPolicy()
-        self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SCHEMA, retry=None, what="intent journal open", migrate=_add_encoding)
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        _add_encoding(conn)
 
     @staticmethod
     def _log(conn: Any, record: IntentRecord, detail: dict[str, Any] | None = None) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,20 @@ def split_name(name: str) -> tuple[str, str] | None:
     """`("repo", "comment")` for `"repo__comment"`, None when `name` is not namespaced."""
     namespace, sep, local = name.partition(SEPARATOR)
     return (namespace, local) if sep and namespace and local else None
+
+
+def _check_new(
+    item: object, kind: type[Any], key: str, seen: Collection[str], where: str, twice: str
+) -> None:
+    """Raise `ManifestConfigError` unless `item` is a `kind` whose `key` is not in `seen`
+    (`where` names the container, `twice` what two items would share)."""
+    if not isinstance(item, kind):
+        msg = f"{where}: expected a {kind.__name__}, got {type(item).__name__}"
+        raise ManifestConfigError(msg)
+    value = getattr(item, key)
+    if value in seen:
+        msg = f"{where} has two {twice} {value!r}"
+        raise ManifestConfigError(msg)
 
 
 @dataclass(frozen=True)
@@ -181,12 +195,9 @@ class CapabilityManifest:
         self.prompt = prompt.strip()
         self.specs: dict[str, Capability] = {}
         for spec in tools:
-            if not isinstance(spec, Capability):
-                msg = f"manifest {namespace!r}: expected a Capability, got {type(spec).__name__}"
-                raise ManifestConfigError(msg)
-            if spec.name in self.specs:
-                msg = f"manifest {namespace!r} has two tools named {spec.name!r}"
-                raise ManifestConfigError(msg)
+            _check_new(
+                spec, Capability, "name", self.specs, f"manifest {namespace!r}", "tools named"
+            )
             full = self.qualify(spec.name)
             if len(full) > MAX_NAME_LENGTH or not PROVIDER_SAFE_NAME.match(full):
                 msg = (
@@ -294,13 +305,9 @@ class ManifestRegistry:
             ManifestConfigError: no manifest, or two with one namespace.
         """
         self.manifests: dict[str, CapabilityManifest] = {}
+        where, twice = "the registry", "manifests with the namespace"
         for manifest in manifests:
-            if not isinstance(manifest, CapabilityManifest):
-                msg = f"expected a CapabilityManifest, got {type(manifest).__name__}"
-                raise ManifestConfigError(msg)
-            if manifest.namespace in self.manifests:
-                msg = f"two manifests use the namespace {manifest.namespace!r}"
-                raise ManifestConfigError(msg)
+            _check_new(manifest, CapabilityManifest, "namespace", self.manifests, where, twice)
             self.manifests[manifest.namespace] = manifest
         if not self.manifests:
             msg = "at least one manifest is required"

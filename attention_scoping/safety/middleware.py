@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
@@ -25,6 +25,7 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import ToolMessage
 from typing_extensions import override
 
+from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import bounded_result
 from attention_scoping.adapters.tools import tool_name
@@ -52,7 +53,7 @@ from attention_scoping.safety.records import Intent
 from attention_scoping.safety.tokens import TokenError
 
 if TYPE_CHECKING:
-    from langgraph.types import Command
+    pass
 
 __all__ = ["AccountResolver", "ManifestMiddleware", "default_account"]
 
@@ -344,11 +345,7 @@ class ManifestMiddleware(
         return self._outcome_message(request, outcome)
 
     @override
-    def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResult:
         """Refuse, validate, or run through two-phase confirmation (the result bounded)."""
         verdict = self.review(request)
         if verdict is None:
@@ -359,10 +356,8 @@ class ManifestMiddleware(
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        self, request: ToolCallRequest, handler: AsyncToolHandler
+    ) -> ToolResult:
         """Async form of `wrap_tool_call`."""
         verdict = self.review(request)
         if verdict is None:

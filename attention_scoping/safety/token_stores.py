@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 from attention_scoping.storage.database import Database, Tx
 from attention_scoping.storage.postgres import PgTx, PostgresDatabase, check_identifier
 from attention_scoping.storage.retry import RetryPolicy
-from attention_scoping.storage.sqlite import SqliteDatabase, Synchronous
+from attention_scoping.storage.sqlite import SqliteDatabase, SqliteStore
 
 __all__ = [
     "CodeRecord",
@@ -167,20 +167,20 @@ class MemoryTokenStore:
     def use_code(self, code_id: str, now: float) -> bool:
         """Mark a code used if it is still live."""
         self._check_process()
-        with self._lock:
-            record = self._codes.get(code_id)
-            if record is None or record.used_at is not None or record.revoked_at is not None:
-                return False
-            self._codes[code_id] = replace(record, used_at=now)
-            return True
+        return self._settle(code_id, "used_at", now)
 
     def revoke_code(self, code_id: str, now: float) -> bool:
         """Revoke an unused code."""
+        return self._settle(code_id, "revoked_at", now)
+
+    def _settle(self, code_id: str, stamp: str, now: float) -> bool:
+        """Stamp a live code (`used_at` or `revoked_at`); False when it is gone, used or revoked."""
         with self._lock:
             record = self._codes.get(code_id)
             if record is None or record.used_at is not None or record.revoked_at is not None:
                 return False
-            self._codes[code_id] = replace(record, revoked_at=now)
+            changes: dict[str, Any] = {stamp: now}
+            self._codes[code_id] = replace(record, **changes)
             return True
 
     def purge(self, now: float) -> int:
@@ -305,7 +305,7 @@ _SQLITE_SCHEMA = (
 )
 
 
-class SqliteTokenStore(SqlTokenStore):
+class SqliteTokenStore(SqliteStore, SqlTokenStore):
     """`TokenStore` in a SQLite file: single use holds across every process that opens it.
 
     Example:
@@ -316,18 +316,8 @@ class SqliteTokenStore(SqlTokenStore):
     """
 
     db: SqliteDatabase
-
-    def __init__(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        synchronous: Synchronous = "FULL",
-        retry: RetryPolicy | None = None,
-    ) -> None:
-        """Open or create the store's tables in the file at `path`."""
-        super().__init__(retry=retry)
-        self.db = SqliteDatabase(path, synchronous=synchronous)
-        self.db.setup(_SQLITE_SCHEMA, retry=None, what="token store open")
+    SCHEMA = _SQLITE_SCHEMA
+    LABEL = "token store"
 
 
 def _pg_schema(q: str) -> list[str]:

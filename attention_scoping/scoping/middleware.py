@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Any, NotRequired
 
@@ -24,6 +24,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, refusal_message
 from attention_scoping.adapters.tools import (
@@ -35,7 +36,7 @@ from attention_scoping.adapters.tools import (
 )
 from attention_scoping.core.blast_radius import Opener, may_open
 from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
-from attention_scoping.core.option_groups import regroup, resolve_group, with_fields
+from attention_scoping.core.option_groups import regroup, resolve_moved
 from attention_scoping.core.options import check_choice
 from attention_scoping.disclosure.base import (
     DEFAULT_DISCLOSURE,
@@ -267,19 +268,13 @@ class AttentionScopingMiddleware(
         """
         super().__init__()
         moved = regroup(type(self).__name__, deprecated, MOVED, error=ScopeConfigError)
-        nav = with_fields(
-            resolve_group(
-                "navigation", navigation, Navigation, NAVIGATION_PRESETS, ScopeConfigError
-            ),
-            moved.get("navigation"),
+        nav = resolve_moved(
+            "navigation", navigation, Navigation, NAVIGATION_PRESETS, moved, ScopeConfigError
         )
         old_layout = moved.get("layout")
         if old_layout and "prompt" not in old_layout and layout == DEFAULT_LAYOUT:
             layout = OLD_DEFAULT_LAYOUT  # 0.1's keywords were written against its default
-        lay = with_fields(
-            resolve_group("layout", layout, Layout, LAYOUT_PRESETS, ScopeConfigError),
-            old_layout,
-        )
+        lay = resolve_moved("layout", layout, Layout, LAYOUT_PRESETS, moved, ScopeConfigError)
         if isinstance(scopes, ScopeCatalog):
             if tools is not None or always_on or default_scope is not None:
                 msg = "pass tools/always_on/default_scope to the ScopeCatalog, not twice"
@@ -785,9 +780,7 @@ class AttentionScopingMiddleware(
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Call the model with the scoped tools and the three-layer prompt."""
         plan = self.plan(request)
@@ -798,9 +791,7 @@ class AttentionScopingMiddleware(
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         plan = await asyncio.to_thread(self.plan, request) if self.start.needs_ranking else None

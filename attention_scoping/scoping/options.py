@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
-from attention_scoping.core.option_groups import Moved
+from attention_scoping.core.option_groups import Moved, moved_into
 from attention_scoping.core.options import check_choice, choices_text
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeConfigError
@@ -278,16 +278,16 @@ OLD_DEFAULT_LAYOUT: LayoutPreset = "layered"
 """0.1's default layout: the base of its old layout keywords given without `prompt_layout`."""
 
 MOVED: Mapping[str, Moved] = {
-    "preselect": Moved("navigation", "preselect", Navigation),
-    "start": Moved("navigation", "start", Navigation),
-    "start_top_k": Moved("navigation", "top_k", Navigation),
-    "preselect_margin": Moved("navigation", "margin", Navigation),
-    "preselect_min_score": Moved("navigation", "min_score", Navigation),
-    "ranker": Moved("navigation", "ranker", Navigation),
-    "on_foreign_tool": Moved("navigation", "on_foreign_tool", Navigation),
-    "prompt_layout": Moved("layout", "prompt", Layout),
-    "module_delivery": Moved("layout", "module_delivery", Layout),
-    "core_prompt": Moved("layout", "core_prompt", Layout),
-    "index_header": Moved("layout", "index_header", Layout),
+    **moved_into(
+        "navigation",
+        Navigation,
+        "preselect start ranker on_foreign_tool",
+        start_top_k="top_k",
+        preselect_margin="margin",
+        preselect_min_score="min_score",
+    ),
+    **moved_into(
+        "layout", Layout, "module_delivery core_prompt index_header", prompt_layout="prompt"
+    ),
 }
 """The keyword options of 0.1 that moved into a group (accepted with a DeprecationWarning)."""

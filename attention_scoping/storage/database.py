@@ -4,11 +4,14 @@ two implementations; the task ledger and the token store are written against the
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
-__all__ = ["Database", "Tx"]
+__all__ = ["Database", "Tx", "close_quietly"]
+
+logger = logging.getLogger(__name__)
 
 
 class Tx(Protocol):
@@ -41,3 +44,16 @@ class Database(Protocol):
     def close(self) -> None:
         """Close the connection for good."""
         ...
+
+
+def close_quietly(
+    conn: Any, errors: type[Exception] | tuple[type[Exception], ...], what: str
+) -> None:
+    """Close a dropped connection (None: nothing to close); a broken one may fail to close, and
+    is gone either way: `errors` are logged (DEBUG, naming it `what`), not raised."""
+    if conn is None:
+        return
+    try:
+        conn.close()
+    except errors as exc:
+        logger.debug("closing %s failed: %s", what, exc)

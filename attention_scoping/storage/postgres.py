@@ -8,7 +8,6 @@ same database at once. Needs `psycopg` (`pip install -e ".[postgres]"` from a cl
 
 from __future__ import annotations
 
-import logging
 import re
 import threading
 import zlib
@@ -17,10 +16,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from attention_scoping.core.extras import install_hint
+from attention_scoping.storage.database import close_quietly
 
 __all__ = ["PgTx", "PostgresDatabase", "check_identifier"]
 
-logger = logging.getLogger(__name__)
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -88,11 +87,7 @@ class PostgresDatabase:
         """Drop the connection after a transient error; the next transaction reconnects."""
         with self._lock:
             conn, self.conn = self.conn, None
-            if conn is not None:
-                try:
-                    conn.close()
-                except Exception as exc:  # a dead connection: it is gone either way
-                    logger.debug("closing the %s connection failed: %s", self.name, exc)
+            close_quietly(conn, Exception, f"the {self.name} connection")
 
     @contextmanager
     def write_tx(self) -> Iterator[PgTx]:

@@ -14,13 +14,14 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
-from typing import Any, Literal
+from contextlib import AbstractContextManager, contextmanager, suppress
+from typing import Any, ClassVar, Literal
 
 from attention_scoping.core.options import check_choice
+from attention_scoping.storage.database import close_quietly
 from attention_scoping.storage.retry import RetryPolicy
 
-__all__ = ["SqliteDatabase", "SqliteTx", "Synchronous"]
+__all__ = ["SqliteDatabase", "SqliteStore", "SqliteTx", "Synchronous"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,11 +98,7 @@ class SqliteDatabase:
         """Drop the connection (after a transient error); the next use opens a new one."""
         with self._lock:
             conn, self._conn = self._conn, None
-            if conn is not None:
-                try:
-                    conn.close()
-                except sqlite3.Error as exc:  # a broken connection: it is gone either way
-                    logger.debug("closing %s failed: %s", self.path, exc)
+            close_quietly(conn, sqlite3.Error, self.path)
 
     def _end(self, conn: sqlite3.Connection, statement: str) -> None:
         """End a failed transaction; a connection that cannot even roll back is dropped."""
@@ -113,11 +110,11 @@ class SqliteDatabase:
             self.reset()
 
     @contextmanager
-    def write(self) -> Iterator[sqlite3.Connection]:
-        """A write transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error)."""
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        """`begin` ... `COMMIT` on the shared connection, rolled back on any error."""
         with self._lock:
             conn = self._live()
-            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(begin)
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -125,18 +122,13 @@ class SqliteDatabase:
                 self._end(conn, "ROLLBACK")
                 raise
 
-    @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def write(self) -> AbstractContextManager[sqlite3.Connection]:
+        """A write transaction (`BEGIN IMMEDIATE` ... `COMMIT`, rolled back on any error)."""
+        return self._transaction("BEGIN IMMEDIATE")
+
+    def read(self) -> AbstractContextManager[sqlite3.Connection]:
         """A read transaction: one consistent snapshot, without taking the write lock."""
-        with self._lock:
-            conn = self._live()
-            conn.execute("BEGIN")
-            try:
-                yield conn
-            except BaseException:
-                self._end(conn, "ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        return self._transaction("BEGIN")
 
     @contextmanager
     def write_tx(self) -> Iterator[SqliteTx]:
@@ -220,3 +212,30 @@ class SqliteDatabase:
         with self._lock:
             self._closed = True
             self.reset()
+
+
+class SqliteStore:
+    """Base of a store kept in tables of one SQLite file, which other stores may share (distinct
+    tables): `__init__` opens the file and creates the subclass's `SCHEMA`."""
+
+    SCHEMA: ClassVar[Sequence[str]] = ()
+    """The store's `CREATE ... IF NOT EXISTS` statements."""
+    LABEL: ClassVar[str] = "store"
+    """The store's name in an error report (`"<LABEL> open"`)."""
+    db: SqliteDatabase
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "FULL",
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        """Open or create the store's tables in the file at `path`; `retry` (default
+        `RetryPolicy()`) is how the store's operations wait out transient errors."""
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.db = SqliteDatabase(path, synchronous=synchronous)
+        self.db.setup(self.SCHEMA, retry=None, what=f"{self.LABEL} open", migrate=self._migrate)
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        """Bring tables an older release wrote up to date (default: nothing to do)."""

@@ -28,6 +28,7 @@ from langgraph.config import get_config
 from langgraph.types import Command
 from typing_extensions import override
 
+from attention_scoping.adapters import hooks
 from attention_scoping.textcalls.middleware import (
     convert_text_calls,
     message_text,
@@ -200,9 +201,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[ResponseT]],
+        self, request: ModelRequest[ContextT], handler: hooks.ModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Call the model (with retries) and record the call."""
         call = self._begin(request)
@@ -213,9 +212,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[ResponseT]]],
+        self, request: ModelRequest[ContextT], handler: hooks.AsyncModelHandler[ContextT, ResponseT]
     ) -> ModelResponse[ResponseT]:
         """Async form of `wrap_model_call`."""
         call = self._begin(request)
@@ -242,10 +239,8 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     def wrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
-    ) -> ToolMessage | Command[Any]:
+        self, request: ToolCallRequest, handler: hooks.ToolHandler
+    ) -> hooks.ToolResult:
         """Run the tool and record what it returned."""
         result = handler(request)
         self._record_tool(request, result)
@@ -253,10 +248,8 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
 
     @override
     async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
-    ) -> ToolMessage | Command[Any]:
+        self, request: ToolCallRequest, handler: hooks.AsyncToolHandler
+    ) -> hooks.ToolResult:
         """Async form of `wrap_tool_call`."""
         result = await handler(request)
         self._record_tool(request, result)
