@@ -199,15 +199,16 @@ RE_REFERENCED = (
 )
 
 
+def _sessions(turns: int, only: list[str]) -> SessionBenchmark:
+    """20 sessions of `turns` turns at Anthropic prices, bm25 ranker, the named strategies."""
+    return run_sessions(
+        price=price_model("anthropic"), n_sessions=20, turns=turns, ranker="bm25", only=only
+    )
+
+
 @pytest.fixture(scope="module")
 def sweep() -> SessionBenchmark:
-    return run_sessions(
-        price=price_model("anthropic"),
-        n_sessions=20,
-        turns=30,
-        ranker="bm25",
-        only=["per_call_gate", *BOUNDED, *AGAIN],
-    )
+    return _sessions(30, ["per_call_gate", *BOUNDED, *AGAIN])
 
 
 def _ratios(result: SessionBenchmark, s: StrategyBill, model: str) -> list[float]:
@@ -235,13 +236,7 @@ def test_native_modes_never_cost_more_than_eager_from_1_to_30_turns(
 @pytest.fixture(scope="module")
 def ten() -> SessionBenchmark:
     """The issue's run: 20 sessions of 10 turns (exposure is counted over the whole run)."""
-    return run_sessions(
-        price=price_model("anthropic"),
-        n_sessions=20,
-        turns=10,
-        ranker="bm25",
-        only=["per_call_gate", *BOUNDED],
-    )
+    return _sessions(10, ["per_call_gate", *BOUNDED])
 
 
 RANKED_EXPOSURE = (

@@ -87,7 +87,7 @@ def test_an_image_block_stays_with_the_question() -> None:
 
 
 def test_max_chars_must_be_positive() -> None:
-    with pytest.raises(ValueError, match="max_chars"):
+    with pytest.raises(ValueError, match="max_chars must be >= 1"):
         TurnDigestMiddleware(max_chars=0)
 
 

@@ -9,19 +9,10 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from attention_scoping.history.digest import digest_turns, earlier_lines
-    from attention_scoping.history.middleware import (
-        TurnDigestMiddleware,
-        digest_request_messages,
-    )
+    from attention_scoping.history.middleware import TurnDigestMiddleware, digest_request_messages
 
-_EXPORTS = {
-    "TurnDigestMiddleware": "middleware",
-    "digest_request_messages": "middleware",
-    "digest_turns": "digest",
-    "earlier_lines": "digest",
-}
+_EXPORTS = {"TurnDigestMiddleware": "middleware", "digest_request_messages": "middleware"}
 
-__all__ = ["TurnDigestMiddleware", "digest_request_messages", "digest_turns", "earlier_lines"]
+__all__ = ["TurnDigestMiddleware", "digest_request_messages"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

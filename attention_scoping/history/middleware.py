@@ -9,6 +9,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.core.messages import current_turn, text_of
+from attention_scoping.core.options import check_at_least
 from attention_scoping.history.digest import DIGEST_MAX_CHARS, digest_turns, earlier_lines
 
 __all__ = ["TurnDigestMiddleware", "digest_request_messages"]
@@ -57,20 +58,11 @@ class TurnDigestMiddleware(ModelCallHooks, AgentMiddleware[Any, ContextT, Respon
         ```
     """
 
-    def __init__(self, *, max_chars: int = DIGEST_MAX_CHARS, name: str | None = None) -> None:
-        """`max_chars`: characters kept of each earlier question or answer; `name`: the
-        middleware's name, to add two instances to one agent."""
+    def __init__(self, *, max_chars: int = DIGEST_MAX_CHARS) -> None:
+        """`max_chars`: characters kept of each earlier question or answer (at least 1)."""
         super().__init__()
-        if max_chars < 1:
-            msg = f"max_chars must be a positive number of characters, got {max_chars!r}"
-            raise ValueError(msg)
+        check_at_least("max_chars", max_chars, 1)
         self.max_chars = max_chars
-        self._name = name
-
-    @property
-    def name(self) -> str:
-        """The middleware's node-name prefix."""
-        return self._name or type(self).__name__
 
     def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request with the earlier turns folded into the current user message."""

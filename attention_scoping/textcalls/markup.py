@@ -30,10 +30,8 @@ MARKUP_TAGS = (
 )
 """Template tags that are never the answer itself: the tool list and tool results."""
 
-_TAG = re.compile(
-    r"<\|[\w|]{1,40}\|>|</?(?:" + "|".join(MARKUP_TAGS) + r")\s*>",
-    re.IGNORECASE,
-)
+_TAGS = "|".join(MARKUP_TAGS)
+_TAG = re.compile(rf"<\|[\w|]{{1,40}}\|>|</?(?:{_TAGS})\s*>", re.IGNORECASE)
 _KEYED = re.compile(
     r"\A\s*(?:name|tool|function)\s*[:=]\s*[\"'`]?(?P<name>[A-Za-z_][\w.\-]{0,127})[\"'`]?\s*\n"
     r"\s*(?:arguments|parameters|args|input)\s*[:=]\s*(?P<args>\{.*\})\s*\Z",

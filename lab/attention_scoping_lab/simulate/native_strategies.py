@@ -31,7 +31,7 @@ build), and Anthropic expands each reference where it sits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from attention_scoping.core.errors import render_payload
@@ -201,6 +201,30 @@ class _Disclosing(SessionStrategy):
         self.disclosed.update(new)
         self.count("tools disclosed", len(new))
 
+    def call_after_search(
+        self,
+        conv: Conversation,
+        tool: str,
+        key: str,
+        queries: Sequence[str],
+        search: Callable[[str], None],
+    ) -> None:
+        """Call `tool` at once when disclosed; otherwise `search` with each query in turn (a
+        model call each) until it is, then call it; a miss when no query loads it."""
+        outcome = "at once"
+        if tool not in self.disclosed:
+            outcome = "recovered"
+            for query in queries:
+                search(query)
+                if tool in self.disclosed:
+                    break
+                self.count("searches that missed the tool")
+            else:
+                self.miss(conv)
+                return
+        conv.send(self.tools(), self.system())
+        self.run(conv, tool, key, outcome)
+
 
 class NativeGate(_Disclosing, _Gated):
     """The gate with `disclosure="anthropic"` or `"openai"` (`SummaryPool(disclosure=...)`):
@@ -281,19 +305,10 @@ class NativeGate(_Disclosing, _Gated):
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Call a disclosed tool at once; otherwise search (one model call each: the request,
         then the tool's purpose) until it is loaded, then call it."""
-        outcome = "at once"
-        if tool not in self.disclosed:
-            outcome = "recovered"
-            for query in (turn.text, self.specs[tool].summary or tool):
-                self._searched(conv, query, self.search(query), call=True)
-                if tool in self.disclosed:
-                    break
-                self.count("searches that missed the tool")
-            else:
-                self.miss(conv)
-                return
-        conv.send(self.tools(), self.system())
-        self.run(conv, tool, key, outcome)
+        queries = (turn.text, self.specs[tool].summary or tool)
+        self.call_after_search(
+            conv, tool, key, queries, lambda q: self._searched(conv, q, self.search(q), call=True)
+        )
 
     def after_refusal(self, conv: Conversation, tool: str) -> None:
         """Not used: a missing tool is searched for, not refused."""
@@ -419,23 +434,14 @@ class NativeScoping(_Disclosing, Scoping):
 
         if self.server_of[tool] != self.active:
             self._load(conv, turn, self.server_of[tool])
-        outcome = "at once"
-        if tool not in self.disclosed:
-            outcome = "recovered"
-            own = list(self.mw.catalog.scopes[self.server_of[tool]].tools)
-            for query in (turn.text, tool):  # the load result lists the other tools' names
-                found = searched_names(
-                    self.mw.start, query, own, self.registered, k=SCOPE_DISCLOSE_K
-                )
-                self._search(conv, query, [n for n in found if n not in self.disclosed], call=True)
-                if tool in self.disclosed:
-                    break
-                self.count("searches that missed the tool")
-            else:
-                self.miss(conv)
-                return
-        conv.send(self.tools(), self.system())
-        self.run(conv, tool, key, outcome)
+        own = list(self.mw.catalog.scopes[self.server_of[tool]].tools)
+
+        def search(query: str) -> None:
+            found = searched_names(self.mw.start, query, own, self.registered, k=SCOPE_DISCLOSE_K)
+            self._search(conv, query, [n for n in found if n not in self.disclosed], call=True)
+
+        # the load result lists the other tools' names: the second query is the tool's name
+        self.call_after_search(conv, tool, key, (turn.text, tool), search)
 
 
 class AllowedToolsGate(PerCallGate):
