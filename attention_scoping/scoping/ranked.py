@@ -24,7 +24,6 @@ from typing import Literal
 from attention_scoping.core.errors import render_payload
 from attention_scoping.core.options import check_choice
 from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, SEARCH_TOOL, DisclosureMode
-from attention_scoping.gating.exact import ExactNames
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 from attention_scoping.scoping.start import ScopeStart
 
@@ -75,6 +74,8 @@ NO_SCOPE_STEP = f"No context is active: call {LOAD_CONTEXT} first, then search w
 
 def exact_names(text: str, names: Sequence[str]) -> list[str]:
     """The names of `names` that `text` writes out, in `names` order."""
+    from attention_scoping.gating.exact import ExactNames  # numpy: only when a scope is ranked
+
     return [names[i] for i in ExactNames(list(names)).rows(text)]
 
 
