@@ -42,6 +42,7 @@ from attention_scoping.mcp.config import load_config
 from attention_scoping.mcp.faults import exception_text
 from attention_scoping.mcp.tools import as_content, make_tool, tool_metadata
 from attention_scoping.safety.tokens import TokenIssuer
+from attention_scoping.scoping.options import LayoutPreset
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import child_pids, python_server, wait_for
@@ -160,9 +161,11 @@ def test_a_list_change_reaches_the_next_turn_never_the_middle(changing: McpServe
     assert cached is not None and cached.names == ("echo", "fresh", "retire")
 
 
-def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServers) -> None:
-    """The capability index line of a server whose list changed (lookup withdrawn) is updated
-    with its tools: at the next turn's first model call, never in the middle of the turn."""
+def _retiring_agent(
+    changing: McpServers, layout: LayoutPreset
+) -> tuple[ScriptedChatModel, Any, RunnableConfig]:
+    """An agent over the changing server whose first turn loads it and calls `retire` (the
+    server then withdraws `lookup`), and whose second turn answers at once."""
     script = [
         calls(tool_call("load_context", {"name": "changing"})),
         calls(tool_call("retire", {})),
@@ -170,12 +173,19 @@ def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServ
         say("still here"),
     ]
     model = ScriptedChatModel(script=script)
-    middleware: list[Any] = [  # the layered layout: the index line is in the system prompt
-        AttentionScopingMiddleware(changing.scopes, layout="layered", **NAVIGATION_ONLY),
+    middleware: list[Any] = [
+        AttentionScopingMiddleware(changing.scopes, layout=layout, **NAVIGATION_ONLY),
         McpConnectMiddleware(changing),
     ]
     agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
-    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    return model, agent, {"configurable": {"thread_id": "t"}}
+
+
+def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServers) -> None:
+    """The capability index line of a server whose list changed (lookup withdrawn) is updated
+    with its tools: at the next turn's first model call, never in the middle of the turn."""
+    # the layered layout: the index line is in the system prompt
+    model, agent, config = _retiring_agent(changing, "layered")
     old = "MCP server changing; tools: echo, lookup and 1 tool that changes data"  # retire
     new = "MCP server changing; tools: echo and 1 tool that changes data"
     agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
@@ -194,19 +204,7 @@ def test_the_compact_load_context_follows_a_list_change_at_the_next_turn(
 ) -> None:
     """Under the compact layout the index is `load_context`'s scope descriptions: they follow a
     list change (lookup withdrawn) at the next turn's first model call, like the index line."""
-    script = [
-        calls(tool_call("load_context", {"name": "changing"})),
-        calls(tool_call("retire", {})),
-        say("done"),
-        say("still here"),
-    ]
-    model = ScriptedChatModel(script=script)
-    middleware: list[Any] = [
-        AttentionScopingMiddleware(changing.scopes, layout="compact", **NAVIGATION_ONLY),
-        McpConnectMiddleware(changing),
-    ]
-    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
-    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    model, agent, config = _retiring_agent(changing, "compact")
     old = "changing (MCP server changing; tools: echo, lookup and 1 tool that changes data)"
     new = "changing (MCP server changing; tools: echo and 1 tool that changes data)"
 

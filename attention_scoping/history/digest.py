@@ -41,9 +41,13 @@ def _answer(message: MessageLike) -> str:
     return text_of(message).strip()
 
 
-def earlier_lines(messages: Sequence[MessageLike], limit: int = DIGEST_MAX_CHARS) -> list[str]:
-    """One line per earlier question and per answer, before the current user turn."""
-    start, _ = current_turn(messages)
+def earlier_lines(
+    messages: Sequence[MessageLike], limit: int = DIGEST_MAX_CHARS, start: int | None = None
+) -> list[str]:
+    """One line per earlier question and per answer, before the current user turn (`start`,
+    its index when the caller has it already)."""
+    if start is None:
+        start, _ = current_turn(messages)
     lines: list[str] = []
     for message in messages[: max(start, 0)]:
         if is_user_turn(message):

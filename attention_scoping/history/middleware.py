@@ -22,7 +22,7 @@ def digest_request_messages(
     digest (`history.digest`); unchanged (the same list) on the first turn. System messages at
     the head stay where they are; the current turn's messages after its user message too."""
     start, _ = current_turn(messages)
-    lines = earlier_lines(messages, limit)
+    lines = earlier_lines(messages, limit, start)
     if start < 0 or not lines:
         return messages
     head = [m for m in messages[:start] if isinstance(m, SystemMessage)]
