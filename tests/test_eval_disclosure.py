@@ -57,3 +57,15 @@ def test_allowed_tools_runs_only_where_the_endpoint_enforces_it() -> None:
         check_endpoint_mode("allowed_tools", local, StrategyOptions())
     check_endpoint_mode("allowed_tools", local, StrategyOptions(extra={"native_endpoint": True}))
     check_endpoint_mode("anthropic", local, StrategyOptions())  # the model class decides there
+
+
+def test_a_native_mode_with_digest_turns_is_skipped_with_the_reason() -> None:
+    from attention_scoping.history import TurnDigestMiddleware
+    from attention_scoping_lab.eval.strategies import check_no_digest
+
+    check_no_digest("anthropic", [])
+    check_no_digest("rewrite", [TurnDigestMiddleware()])
+    check_no_digest("allowed_tools", [TurnDigestMiddleware()])
+    for mode in ("anthropic", "openai"):
+        with pytest.raises(ValueError, match=f"disclosure='{mode}'.*--digest-turns"):
+            check_no_digest(mode, [TurnDigestMiddleware()])

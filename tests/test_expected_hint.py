@@ -179,3 +179,26 @@ def test_hit_output_limit_reads_each_providers_finish_reason(
     metadata: dict[str, Any], cut: bool
 ) -> None:
     assert hit_output_limit(AIMessage(content="x", response_metadata=metadata)) is cut
+
+
+def test_a_question_about_the_conversation_gets_no_hint_and_a_new_value_does(
+    scopes: list[Scope],
+) -> None:
+    """A follow-up that refers back and brings nothing new is answered from the conversation:
+    no hint. The same wording with a number the conversation has not seen is a new request."""
+    script = [
+        calls(tool_call("multiply", {"a": 47, "b": 83})),
+        say("3901"),
+        say("You asked me to multiply 47 and 83."),
+        calls(tool_call("multiply", {"a": 47, "b": 9})),
+        say("423"),
+    ]
+    agent, model = scoped_agent(scopes, script)
+    agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
+    recall = "Which numbers did I ask you to multiply (integer arithmetic)?"
+    agent.invoke({"messages": [HumanMessage(recall)]}, CONFIG)
+    assert sent(model, 2)[-1].text == recall and hints(sent(model, 2)) == []
+    again = "Multiply 47 by 9 again, please (integer arithmetic)."
+    agent.invoke({"messages": [HumanMessage(again)]}, CONFIG)
+    (note,) = hints(sent(model, 3))
+    assert "`multiply`" in note.text

@@ -128,3 +128,44 @@ def test_a_hand_built_model_node_sends_the_digest() -> None:
     sent = model.recorded[0]["messages"]
     assert str(sent[0].content).startswith(DIGEST_HEADER)
     assert [m.content for m in out["messages"]] == ["FIVE"]
+
+
+def test_history_mode_reads_native_disclosures_from_tools_and_history() -> None:
+    from attention_scoping.disclosure.base import history_mode
+
+    plain: list[Any] = [{"type": "function", "function": {"name": "add"}}]
+    assert history_mode(plain, _thread()) is None
+    assert history_mode([{"name": "add", "defer_loading": True}], []) == "anthropic"
+    assert history_mode([{"type": "namespace", "name": "math", "tools": []}], []) == "openai"
+    loaded = ToolMessage(
+        [{"type": "tool_reference", "tool_name": "add"}], tool_call_id="c9", name="load_context"
+    )
+    assert history_mode(plain, [*_thread(), loaded]) == "anthropic"
+
+
+def test_the_digest_refuses_a_native_disclosure_mode_before_the_model_runs() -> None:
+    """The digest drops earlier tool results, where the native modes disclose tools: the first
+    model call stops with an error naming the mode, and no request reaches the provider."""
+    from langchain_anthropic import ChatAnthropic
+    from pydantic import SecretStr
+
+    from attention_scoping import AttentionScopingMiddleware
+    from tests.anthropic_stub import AnthropicStub
+    from tests.disclosure_support import make_scopes, make_tools
+
+    ran: list[str] = []
+    scopes = make_scopes(make_tools(ran))
+    with AnthropicStub([{"content": "hi"}]) as stub:
+        model = ChatAnthropic(  # type: ignore[call-arg]
+            model="claude-stub", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
+        )
+        middleware = [
+            AttentionScopingMiddleware(scopes, disclosure="anthropic"),
+            TurnDigestMiddleware(),
+        ]
+        agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+        with pytest.raises(ValueError, match="disclosure='anthropic'"):
+            agent.invoke(
+                {"messages": [HumanMessage("add 2 and 3")]}, {"configurable": {"thread_id": "d"}}
+            )
+        assert stub.requests == [] and ran == []

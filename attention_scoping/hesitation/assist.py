@@ -10,11 +10,18 @@ empty reply. Two pieces of evidence say a message asks for something a tool does
 
 With neither, the message needs no tool: no hint, no ungrounded nudge. The threshold was chosen
 on one half of `benchmarks/data/assist_messages.jsonl` and measured on the other
-(`python benchmarks/assist_threshold.py`; docs/runtime.md has the figures). Framework-free.
+(`python benchmarks/assist_threshold.py`; docs/runtime.md has the figures).
+
+A message about the conversation itself ("Which two numbers did I ask you to multiply?") shares
+words with a tool but is answered from what was said: it refers back ("did I", "you said",
+"again", "remind me") and brings nothing the conversation has not seen (no new number, name or
+quoted text). It gets no hint and no ungrounded nudge either (`asks_about_conversation`); the
+model may still call a tool. The cues are English. Framework-free.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -22,9 +29,12 @@ from attention_scoping.core.text import lexical_tokens
 
 __all__ = [
     "ASSIST_MIN_SCORE",
+    "asks_about_conversation",
     "best_score",
     "matching_words",
     "needs_tool",
+    "new_values",
+    "refers_back",
     "tool_words",
 ]
 
@@ -32,6 +42,41 @@ ASSIST_MIN_SCORE = 0.25
 """Lowest best score (pre-selection's ranker, cosine scale of the default MiniLM ranker) at which
 a message with no content word in common with a tool still counts as needing one. Chosen on the
 calibration half of `benchmarks/data/assist_messages.jsonl`; see the module docstring."""
+
+
+_BACK_REFERENCE = re.compile(
+    r"\b(?:(?:did|have|had|was|were)\s+(?:i|you|we)"
+    r"|you\s+(?:said|told|gave|mentioned|wrote|answered|found|got|used)"
+    r"|i\s+(?:asked|gave|said|told|mentioned|meant)"
+    r"|again|remind\s+me|repeat)\b",
+    re.IGNORECASE,
+)
+"""Words by which a message points back at what was said in the conversation (English)."""
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_QUOTED = re.compile(r"(?<!\w)['\"\u2018\u201c]([^'\"\u2019\u201d]{2,})['\"\u2019\u201d](?!\w)")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][\w-]+")
+
+
+def refers_back(request: str) -> bool:
+    """Whether `request` points back at the conversation ("did you say", "again", ...)."""
+    return bool(_BACK_REFERENCE.search(request))
+
+
+def new_values(request: str, earlier: str) -> list[str]:
+    """The values `request` brings that `earlier` (the conversation before it) does not hold:
+    numbers, quoted text and capitalized names inside a sentence, compared case-insensitively."""
+    seen = earlier.lower()
+    numbers = [n for n in _NUMBER.findall(request) if n not in _NUMBER.findall(earlier)]
+    quoted = [q for q in _QUOTED.findall(request) if q.lower() not in seen]
+    names = [n for n in _NAME.findall(request) if n != "I" and n.lower() not in seen]
+    return list(dict.fromkeys([*numbers, *quoted, *names]))
+
+
+def asks_about_conversation(request: str, earlier: str) -> bool:
+    """Whether `request` asks about what the conversation already holds: it refers back and
+    brings no new value. False on a first message (`earlier` empty)."""
+    return bool(earlier.strip()) and refers_back(request) and not new_values(request, earlier)
 
 
 def tool_words(name: str, description: str = "", parameters: Iterable[str] = ()) -> set[str]:
@@ -61,9 +106,13 @@ def needs_tool(
     score: float | None,
     *,
     min_score: float = ASSIST_MIN_SCORE,
+    earlier: str = "",
 ) -> bool:
     """Whether `request` asks for something one of `tools` (their `tool_words`) does: a content
-    word in common, or the ranker's best `score` at least `min_score` (None: no score known)."""
+    word in common, or the ranker's best `score` at least `min_score` (None: no score known);
+    never when it asks about the conversation `earlier` holds (`asks_about_conversation`)."""
+    if asks_about_conversation(request, earlier):
+        return False
     if score is not None and score >= min_score:
         return True
     return bool(matching_words(request, tools))

@@ -338,7 +338,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         may name: reading tools only (`core.blast_radius.may_open(tool, "code")`). When
         pre-selection made this turn's expectation: none on its close call, and none when the
         message needs no tool at all (`assist.needs_tool`: no content word shared with them and
-        a best score below `ASSIST_MIN_SCORE`)."""
+        a best score below `ASSIST_MIN_SCORE`, or it asks about the conversation before it)."""
         if self.expect_tool_call is None or not isinstance(state, Mapping):
             return []
         by_name = {p.name: p for p in pending}
@@ -350,7 +350,9 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             return [p.name for p in reads]
         if record.get("reason") == "close_call":
             return []
-        if not needs_tool(request, [p.words for p in reads], best_score(record)):
+        start, _ = current_turn(messages)
+        earlier = "\n".join(m.text for m in messages[: max(start, 0)])
+        if not needs_tool(request, [p.words for p in reads], best_score(record), earlier=earlier):
             logger.info("hesitation: no hint or nudge: the message needs no tool")
             return []
         return [p.name for p in reads]

@@ -272,6 +272,19 @@ def check_endpoint_mode(mode: str, model: Any, options: StrategyOptions) -> None
         raise ValueError(msg)
 
 
+def check_no_digest(mode: str, tail: Sequence[Any]) -> None:
+    """Refuse `--digest-turns` with a mode that discloses tools in earlier tool results (the
+    digest leaves those out; `TurnDigestMiddleware` would stop at the first call)."""
+    from attention_scoping.history import TurnDigestMiddleware
+
+    if mode in ("anthropic", "openai") and any(isinstance(m, TurnDigestMiddleware) for m in tail):
+        msg = (
+            f"disclosure={mode!r} discloses tools in earlier tool results: run it without "
+            "--digest-turns"
+        )
+        raise ValueError(msg)
+
+
 def disclosure_builder(kind: str, mode: str) -> Builder:
     """A builder of `scoped` (kind "scoped") or `gated` (kind "gated") with `disclosure=mode`."""
 
@@ -279,6 +292,7 @@ def disclosure_builder(kind: str, mode: str) -> Builder:
         """The strategy's middleware with the provider-native disclosure mode."""
         extra = disclosure_options(kind, mode, model)
         check_endpoint_mode(mode, model, options)
+        check_no_digest(mode, tail)
         first = _scoping(suite, **extra) if kind == "scoped" else _gate(suite, options, **extra)
         return create_eval_agent(model, suite.tools, suite.system_prompt, [first, *tail])
 
