@@ -46,19 +46,16 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-import re
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from attention_scoping_lab.eval import anthropic_wire as wire
+from attention_scoping_lab.eval.anthropic_wire import blocks, sse, stream_events, validate_request
 from tests.http_support import LocalServer, ScriptedHandler, StubRequestError
 
 ReplySpec = Mapping[str, Any]
 ScriptEntry = ReplySpec | Callable[[dict[str, Any]], ReplySpec]
-
-TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-"""What the Messages API accepts as a custom tool name."""
-TOOL_CHOICE_TYPES = {"auto", "any", "tool", "none"}
 
 
 class RequestError(StubRequestError):
@@ -66,141 +63,12 @@ class RequestError(StubRequestError):
 
     def payload(self) -> dict[str, Any]:
         """The body Anthropic sends with a 400."""
-        return {"type": "error", "error": {"type": "invalid_request_error", "message": str(self)}}
-
-
-# -- tools ----------------------------------------------------------------------------------
-
-
-def is_custom(tool: Mapping[str, Any]) -> bool:
-    """A user-defined tool (no server `type`, or `type: custom`)."""
-    return tool.get("type") in (None, "custom")
-
-
-def validate_tools(body: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """Raise `RequestError` for bad tools / `tool_choice`; return the tools by name."""
-    tools = body.get("tools") or []
-    if not isinstance(tools, list):
-        raise RequestError("tools: Input should be a valid list")
-    by_name: dict[str, dict[str, Any]] = {}
-    for i, tool in enumerate(tools):
-        name = tool.get("name") if isinstance(tool, dict) else None
-        if not isinstance(name, str) or not TOOL_NAME.match(name):
-            raise RequestError(f"tools.{i}.name: String should match pattern '{TOOL_NAME.pattern}'")
-        if name in by_name:
-            raise RequestError("tools: Tool names must be unique.")
-        if is_custom(tool):
-            schema = tool.get("input_schema")
-            if not isinstance(schema, dict) or schema.get("type") != "object":
-                raise RequestError(f"tools.{i}.custom.input_schema.type: Input should be 'object'")
-        if tool.get("defer_loading") is True and "cache_control" in tool:
-            raise RequestError(
-                f"tools.{i}: cache_control cannot be set on a tool with defer_loading: true."
-            )
-        by_name[name] = tool
-    if by_name and all(t.get("defer_loading") is True for t in by_name.values()):
-        raise RequestError("tools: At least one tool must not have defer_loading: true.")
-    choice = body.get("tool_choice")
-    if choice is not None:
-        ctype = choice.get("type") if isinstance(choice, dict) else None
-        if ctype not in TOOL_CHOICE_TYPES:
-            raise RequestError("tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'")
-        if ctype == "tool" and choice.get("name") not in by_name:
-            raise RequestError(f"tool_choice: Tool '{choice.get('name')}' not found in tools.")
-    return by_name
-
-
-# -- messages -------------------------------------------------------------------------------
-
-
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}]
-    return [b for b in content or [] if isinstance(b, dict)]
-
-
-def _check_results(
-    blocks: list[dict[str, Any]], where: str, open_ids: list[str], tools: Mapping[str, Any]
-) -> None:
-    """Every `tool_result` in a user message answers the previous assistant's `tool_use`, and
-    every `tool_reference` in it names a defined tool."""
-    answered = []
-    for j, block in enumerate(blocks):
-        if block.get("type") != "tool_result":
-            continue
-        tid = block.get("tool_use_id")
-        if tid not in open_ids:
-            raise RequestError(
-                f"{where}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                f"{tid}. Each `tool_result` block must have a corresponding `tool_use` block in "
-                "the previous message."
-            )
-        answered.append(tid)
-        for ref in _blocks(block.get("content")):
-            if ref.get("type") == "tool_reference" and ref.get("tool_name") not in tools:
-                raise RequestError(
-                    f"{where}.content.{j}: tool_reference to '{ref.get('tool_name')}', which is "
-                    "not defined in tools."
-                )
-    missing = [t for t in open_ids if t not in answered]
-    if missing:
-        raise RequestError(
-            f"{where}: `tool_use` ids were found without `tool_result` blocks immediately after: "
-            f"{', '.join(missing)}. Each `tool_use` block must have a corresponding "
-            "`tool_result` block in the next message."
-        )
-
-
-def validate_messages(body: Mapping[str, Any], tools: Mapping[str, Any]) -> None:
-    """Raise `RequestError` where the real API rejects the message list."""
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise RequestError("messages: at least one message is required")
-    if messages[0].get("role") != "user":
-        raise RequestError('messages: first message must use the "user" role')
-    open_ids: list[str] = []
-    for i, msg in enumerate(messages):
-        where = f"messages.{i}"
-        role = msg.get("role") if isinstance(msg, dict) else None
-        if role not in ("user", "assistant"):
-            raise RequestError(f"{where}.role: Input should be 'user' or 'assistant'")
-        blocks = _blocks(msg.get("content"))
-        if role == "user":
-            _check_results(blocks, where, open_ids, tools)
-            open_ids = []
-        else:
-            if open_ids:
-                _check_results([], f"messages.{i - 1}", open_ids, tools)
-            open_ids = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-    if open_ids:
-        _check_results([], f"messages.{len(messages) - 1}", open_ids, tools)
-
-
-def validate_request(body: Any) -> dict[str, dict[str, Any]]:
-    """Raise `RequestError` where the real Messages endpoint answers 400; return the tools."""
-    if not isinstance(body, dict):
-        raise RequestError("Could not parse the JSON body of your request.")
-    if not isinstance(body.get("model"), str) or not body["model"]:
-        raise RequestError("model: Field required")
-    if not isinstance(body.get("max_tokens"), int):
-        raise RequestError("max_tokens: Field required")
-    tools = validate_tools(body)
-    validate_messages(body, tools)
-    return tools
+        return wire.RequestError(str(self)).payload()
 
 
 def callable_tools(body: Mapping[str, Any]) -> set[str]:
-    """Tools the model may call after this request's history: the loaded ones and every
-    deferred one a `tool_reference` has expanded."""
-    tools = body.get("tools") or []
-    names = {t["name"] for t in tools if t.get("defer_loading") is not True}
-    for msg in body.get("messages") or []:
-        for block in _blocks(msg.get("content")):
-            if block.get("type") == "tool_result":
-                for ref in _blocks(block.get("content")):
-                    if ref.get("type") == "tool_reference":
-                        names.add(str(ref.get("tool_name")))
-    return names
+    """Tools the model may call after this request's history (`anthropic_wire.callable_tools`)."""
+    return set(wire.callable_tools(body))
 
 
 def history_violations(body: Mapping[str, Any]) -> list[str]:
@@ -209,11 +77,11 @@ def history_violations(body: Mapping[str, Any]) -> list[str]:
     ready = {t["name"] for t in tools if t.get("defer_loading") is not True}
     found = []
     for i, msg in enumerate(body.get("messages") or []):
-        for block in _blocks(msg.get("content")):
+        for block in blocks(msg.get("content")):
             if block.get("type") == "tool_use" and block.get("name") not in ready:
                 found.append(f"messages.{i}: tool_use of {block.get('name')!r} before it loaded")
             if block.get("type") == "tool_result":
-                for ref in _blocks(block.get("content")):
+                for ref in blocks(block.get("content")):
                     if ref.get("type") == "tool_reference":
                         ready.add(str(ref.get("tool_name")))
     return found
@@ -241,14 +109,14 @@ def segments(body: Mapping[str, Any]) -> tuple[list[str], list[int]]:
         if tool.get("defer_loading") is not True:
             add(_render({k: v for k, v in tool.items() if k != "cache_control"}), tool)
     system = body.get("system")
-    for block in _blocks(system):
+    for block in blocks(system):
         add(str(block.get("text", "")), block)
     for msg in body.get("messages") or []:
-        for block in _blocks(msg.get("content")):
+        for block in blocks(msg.get("content")):
             shown = {k: v for k, v in block.items() if k != "cache_control"}
             if block.get("type") == "tool_result":
                 parts = []
-                for ref in _blocks(block.get("content")):
+                for ref in blocks(block.get("content")):
                     if ref.get("type") == "tool_reference":
                         parts.append(_render(tools.get(ref.get("tool_name"), {})))
                     else:
@@ -366,13 +234,13 @@ class AnthropicStub(LocalServer):
 
     def system_text(self, i: int) -> str:
         """Text of request `i`'s system prompt."""
-        return "".join(str(b.get("text", "")) for b in _blocks(self.requests[i].get("system")))
+        return "".join(str(b.get("text", "")) for b in blocks(self.requests[i].get("system")))
 
     def tool_results(self, i: int) -> dict[str, Any]:
         """`{tool_use_id: content}` of the `tool_result` blocks in request `i`."""
         out = {}
         for msg in self.requests[i]["messages"]:
-            for block in _blocks(msg.get("content")):
+            for block in blocks(msg.get("content")):
                 if block.get("type") == "tool_result":
                     out[str(block["tool_use_id"])] = block.get("content")
         return out
@@ -432,47 +300,7 @@ class AnthropicStub(LocalServer):
 
     def events(self, spec: ReplySpec, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The server-sent events streaming a reply spec."""
-        msg = self.message(spec, model)
-        usage = msg["usage"]
-        yield (
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {**msg, "content": [], "stop_reason": None, "usage": usage},
-            },
-        )
-        for index, block in enumerate(msg["content"]):
-            start = {**block, "text": ""} if block["type"] == "text" else {**block, "input": {}}
-            yield (
-                "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": start,
-                },
-            )
-            if block["type"] == "text":
-                delta = {"type": "text_delta", "text": block["text"]}
-            else:
-                delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
-            yield (
-                "content_block_delta",
-                {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": delta,
-                },
-            )
-            yield "content_block_stop", {"type": "content_block_stop", "index": index}
-        yield (
-            "message_delta",
-            {
-                "type": "message_delta",
-                "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
-                "usage": {"output_tokens": usage.get("output_tokens", 5)},
-            },
-        )
-        yield "message_stop", {"type": "message_stop"}
+        return stream_events(self.message(spec, model))
 
 
 class _Handler(ScriptedHandler):
@@ -481,7 +309,10 @@ class _Handler(ScriptedHandler):
     request_id_header = "request-id"
 
     def _validate(self, body: Any) -> None:
-        validate_request(body)
+        try:
+            validate_request(body)
+        except wire.RequestError as err:
+            raise RequestError(str(err)) from err
 
     def _script_error(self, exc: Exception) -> dict[str, Any]:
         return {
@@ -514,7 +345,7 @@ class _Handler(ScriptedHandler):
     def _send_stream(self, events: Iterator[tuple[str, dict[str, Any]]]) -> None:
         self._start_stream()
         for name, data in events:
-            self._send_event(f"event: {name}\ndata: {json.dumps(data)}\n\n")
+            self._send_event(sse(name, data))
 
 
 AnthropicStub.handler = _Handler

@@ -1,5 +1,7 @@
 """Local HTTP servers for tests: a plain one for a client pointed at something that is not a
-model API, and the life cycle and handler plumbing the scripted model-API stubs share."""
+model API, and the handler plumbing the scripted model-API stubs share (the server life cycle,
+`LocalServer`, and the JSON / event-stream replies live in `attention_scoping_lab.local_server`,
+which the eval's API bridge uses too)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,11 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar, Self
+from typing import Any
+
+from attention_scoping_lab.local_server import JsonHandler, LocalServer
+
+__all__ = ["JsonHandler", "LocalServer", "ScriptedHandler", "StubRequestError", "serve"]
 
 
 @contextmanager
@@ -25,51 +31,6 @@ def serve(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-class LocalServer:
-    """The life cycle a scripted API server shares: serve `handler` (its class attribute
-    `owner` set to this object) on a free 127.0.0.1 port in a daemon thread, as a context
-    manager."""
-
-    handler: ClassVar[type[BaseHTTPRequestHandler]]
-    _server: ThreadingHTTPServer | None = None
-    _thread: threading.Thread | None = None
-
-    def start(self) -> Self:
-        """Bind a free port on 127.0.0.1 and serve in a daemon thread."""
-        handler = type("Handler", (self.handler,), {"owner": self})
-        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and close the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def port(self) -> int:
-        """The bound port."""
-        if self._server is None:
-            raise RuntimeError("stub is not running")
-        return int(self._server.server_address[1])
-
-
 class StubRequestError(Exception):
     """A request the real API would reject with HTTP 400."""
 
@@ -78,15 +39,13 @@ class StubRequestError(Exception):
         raise NotImplementedError
 
 
-class ScriptedHandler(BaseHTTPRequestHandler):
+class ScriptedHandler(JsonHandler):
     """The plumbing a scripted API stub's request handler shares: quiet logs, JSON and
     event-stream replies, and recording each request, rejection and script error on its stub
     (`owner`: a `LocalServer` with `_lock`, `_ids`, `requests`, `headers`, `rejections`,
     `errors`)."""
 
     owner: Any
-    request_id_header: ClassVar[str] = "x-request-id"
-    """The response header that carries the request id (Anthropic: `request-id`)."""
 
     def _validate(self, body: Any) -> None:
         """Raise `StubRequestError` for a request the real API refuses."""
@@ -95,23 +54,6 @@ class ScriptedHandler(BaseHTTPRequestHandler):
     def _script_error(self, exc: Exception) -> dict[str, Any]:
         """The 500 body for a failing script entry, in the real API's error shape."""
         raise NotImplementedError
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep stderr quiet."""
-
-    def _send_json(self, status: int, payload: Any) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header(self.request_id_header, f"req_stub{next(self.owner._ids)}")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _read_body(self) -> bytes:
-        """The raw request body."""
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
 
     def _record(self, raw: bytes) -> Any:
         """Parse `raw` (None when it is not JSON) and record it, if an object, and the request
@@ -152,17 +94,3 @@ class ScriptedHandler(BaseHTTPRequestHandler):
         with self.owner._lock:
             self.owner.errors.append(exc)
         self._send_json(500, payload)
-
-    def _start_stream(self) -> None:
-        """Send the headers of a server-sent event stream (the connection closes after it)."""
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-
-    def _send_event(self, text: str) -> None:
-        """Write and flush one event of the stream."""
-        self.wfile.write(text.encode())
-        self.wfile.flush()

@@ -6,6 +6,8 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ from attention_scoping_lab.args import (
 from attention_scoping_lab.eval.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
+BRIDGES = ("anthropic",)
+"""The API bridges `--bridge` can put in front of the endpoint."""
 RESULTS_DIR = ".attention-scoping/eval"
 """Where results files go by default (relative to the working directory)."""
 
@@ -70,6 +74,14 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--model", default=os.environ.get("OPENROUTER_MODEL", DEFAULT_MODEL))
     ev.add_argument("--base-url", help="OpenAI-compatible endpoint (default: OpenRouter)")
     ev.add_argument("--api-key-env", help="environment variable holding the key")
+    ev.add_argument(
+        "--bridge",
+        metavar="API",
+        help=f"put a local {' / '.join(BRIDGES)} API bridge in front of the endpoint and talk "
+        "to it with that provider's LangChain client, for every strategy of the run (anthropic: "
+        "ChatAnthropic, so scoped-anthropic and gated-anthropic run on a local model; the bridge "
+        "emulates the documented deferral semantics, not the provider's models)",
+    )
     ev.add_argument("--limit", type=positive, help="only the first N tasks")
     ev.add_argument("--task", dest="task_ids", type=name_list, help="only these task ids")
     ev.add_argument(
@@ -196,17 +208,38 @@ def _slot_eraser(args: argparse.Namespace, base_url: str) -> Any:
     return slot_eraser(base_url)
 
 
+@contextmanager
+def _model(args: argparse.Namespace, endpoint: Any) -> Iterator[Any]:
+    """The run's chat model: `ChatOpenAI` on the endpoint, or with `--bridge anthropic`
+    `ChatAnthropic` on a bridge serving in front of it while the run lasts."""
+    from attention_scoping_lab.eval.endpoint import (
+        NO_KEY,
+        EndpointError,
+        bridged_chat_model,
+        chat_model,
+    )
+
+    try:
+        if args.bridge is None:
+            yield chat_model(endpoint, args.model, max_tokens=args.max_tokens)
+            return
+        from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
+
+        key = None if endpoint.api_key == NO_KEY else endpoint.api_key
+        with AnthropicBridge(endpoint.base_url, api_key=key, timeout=endpoint.timeout) as bridge:
+            yield bridged_chat_model(
+                bridge.base_url, endpoint, args.model, max_tokens=args.max_tokens
+            )
+    except EndpointError as exc:
+        raise UsageError(str(exc)) from None
+
+
 def run_eval_command(args: argparse.Namespace, console: Console) -> int:
     """`attention-scoping eval`."""
     from attention_scoping_lab.bench.progress import ProgressBars
     from attention_scoping_lab.display import write_outputs
     from attention_scoping_lab.eval import report
-    from attention_scoping_lab.eval.endpoint import (
-        EndpointError,
-        chat_model,
-        check_endpoint,
-        resolve_endpoint,
-    )
+    from attention_scoping_lab.eval.endpoint import EndpointError, check_endpoint, resolve_endpoint
     from attention_scoping_lab.eval.judging import unrequested_by_strategy, write_tools
     from attention_scoping_lab.eval.retry import EndpointRejected
     from attention_scoping_lab.eval.runner import run_eval
@@ -218,18 +251,24 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
         problem = f"unknown strategy {unknown[0]!r}" if unknown else "no strategies given"
         msg = f"{problem}; choose from {', '.join(STRATEGIES)}"
         raise UsageError(msg)
+    if args.bridge is not None and args.bridge not in BRIDGES:
+        msg = f"unknown --bridge {args.bridge!r}; choose from {', '.join(BRIDGES)}"
+        raise UsageError(msg)
     suite = _suite(args)
     try:
         endpoint = resolve_endpoint(args.base_url, args.api_key_env, args.timeout)
         if not args.no_check:
             check_endpoint(endpoint)
-        model = chat_model(endpoint, args.model, max_tokens=args.max_tokens)
         before_task = _slot_eraser(args, endpoint.base_url)
     except EndpointError as exc:
         raise UsageError(str(exc)) from None
-    options = replace(_options(args, endpoint.base_url), before_task=before_task)
+    where = endpoint.base_url + (f" (via the {args.bridge} bridge)" if args.bridge else "")
+    options = replace(_options(args, where), before_task=before_task)
     try:
-        with ProgressBars(enabled=not args.quiet and sys.stderr.isatty()) as bars:
+        with (
+            _model(args, endpoint) as model,
+            ProgressBars(enabled=not args.quiet and sys.stderr.isatty()) as bars,
+        ):
             result = run_eval(suite, args.strategies, model, options, progress=bars)
     except EndpointRejected as exc:
         msg = f"{endpoint.host} refused the request: {' '.join(str(exc).split())[:300]}"

@@ -18,6 +18,9 @@ from attention_scoping.core.extras import install_hint
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 NO_KEY = "not-needed"
+BRIDGE_GRACE = 10.0
+"""Seconds the client of a bridge waits beyond the upstream timeout, so the bridge's own
+timeout answer (HTTP 504) arrives first."""
 
 
 class EndpointError(Exception):
@@ -162,4 +165,27 @@ def chat_model(endpoint: Endpoint, model: str, *, max_tokens: int | None = 512) 
         max_retries=0,
         max_completion_tokens=max_tokens,
         stream_usage=True,
+    )
+
+
+def bridged_chat_model(
+    bridge_url: str, endpoint: Endpoint, model: str, *, max_tokens: int | None = 512
+) -> Any:
+    """`ChatAnthropic` at temperature 0 on a local Anthropic bridge (`anthropic_bridge`) in
+    front of the endpoint: the same model name, output cap and timeout as `chat_model`."""
+    try:
+        from langchain_anthropic import ChatAnthropic
+    except ImportError as exc:
+        msg = f"--bridge anthropic needs langchain-anthropic: {install_hint('anthropic')}"
+        raise EndpointError(msg) from exc
+    from pydantic import SecretStr
+
+    return ChatAnthropic(  # type: ignore[call-arg]
+        model=model,
+        base_url=bridge_url,
+        api_key=SecretStr(NO_KEY),
+        temperature=0,
+        max_tokens=max_tokens or 1024,
+        default_request_timeout=endpoint.timeout + BRIDGE_GRACE,
+        max_retries=0,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import random
 import time
 from collections.abc import Awaitable, Callable
@@ -29,14 +30,23 @@ PERMANENT_5XX = frozenset({501, 505})
 static file server answers POST with 501, and no retry changes that."""
 
 
+def _dropped(exc: BaseException) -> bool:
+    """A timeout or a dropped connection of the OpenAI client, or of the Anthropic one (the
+    eval's `--bridge anthropic` model)."""
+    for module in ("openai", "anthropic"):
+        try:
+            client = importlib.import_module(module)
+        except ImportError:
+            continue
+        if isinstance(exc, client.APITimeoutError | client.APIConnectionError):
+            return True
+    return False
+
+
 def is_transient(exc: BaseException) -> bool:
     """429, a 5xx other than `PERMANENT_5XX`, a timeout or a dropped connection: worth another
     try."""
-    try:
-        import openai
-    except ImportError:  # pragma: no cover - the eval needs langchain-openai anyway
-        return False
-    if isinstance(exc, openai.APITimeoutError | openai.APIConnectionError):
+    if _dropped(exc):
         return True
     status = _status(exc)
     if status is None or status in PERMANENT_5XX:

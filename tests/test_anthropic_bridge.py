@@ -1,0 +1,329 @@
+"""The eval's Anthropic bridge (`attention_scoping_lab.eval.anthropic_bridge`) in front of the
+scripted Chat Completions server: what goes upstream under the deferral semantics, a real
+`ChatAnthropic` agent with `disclosure="anthropic"` through it, and `eval --bridge anthropic`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langchain.agents import create_agent
+from langchain_anthropic import ChatAnthropic
+from langchain_core.messages import ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from pydantic import SecretStr
+
+from attention_scoping import AttentionScopingMiddleware
+from attention_scoping.disclosure import SEARCH_TOOL
+from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
+from tests.disclosure_support import call, make_scopes, make_tools, turn
+from tests.eval_support import FENCED_CALC, offered
+from tests.openai_stub import OpenAIStub, ScriptEntry
+
+Body = dict[str, Any]
+
+
+def tool(name: str, *, deferred: bool = False) -> Body:
+    """A Messages API tool definition."""
+    spec: Body = {
+        "name": name,
+        "description": f"The {name} tool.",
+        "input_schema": {"type": "object", "properties": {"x": {"type": "string"}}},
+    }
+    return {**spec, "defer_loading": True} if deferred else spec
+
+
+REQUEST: Body = {
+    "model": "local-model",
+    "max_tokens": 64,
+    "temperature": 0,
+    "system": [{"type": "text", "text": "Be terse."}],
+    "tools": [
+        tool("alpha", deferred=True),
+        tool("beta", deferred=True),
+        tool("gamma", deferred=True),
+        tool("load_context"),
+        tool("search_tools"),
+    ],
+    "messages": [
+        {"role": "user", "content": "Do the thing."},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Loading."},
+                {"type": "tool_use", "id": "toolu_1", "name": "load_context", "input": {"x": "s"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_1",
+                    "is_error": False,
+                    "content": [
+                        {"type": "tool_reference", "tool_name": "gamma"},
+                        {"type": "tool_reference", "tool_name": "alpha"},
+                        {"type": "text", "text": '{"prompt_module": "Use them."}'},
+                    ],
+                },
+                {"type": "text", "text": "Go on."},
+            ],
+        },
+    ],
+}
+"""A request after `load_context` disclosed gamma and alpha (beta stays deferred)."""
+
+
+@pytest.fixture
+def stub_and_bridge() -> Iterator[tuple[OpenAIStub, AnthropicBridge]]:
+    with OpenAIStub() as stub, AnthropicBridge(stub.base_url) as bridge:
+        yield stub, bridge
+
+
+def post(bridge: AnthropicBridge, body: Body) -> httpx.Response:
+    return httpx.post(f"{bridge.base_url}/v1/messages", json=body, timeout=10)
+
+
+def test_upstream_gets_loaded_and_referenced_tools_in_order_and_converted_messages(
+    stub_and_bridge: tuple[OpenAIStub, AnthropicBridge],
+) -> None:
+    stub, bridge = stub_and_bridge
+    stub.script = [
+        {
+            "content": "Calling.",
+            "tool_calls": [{"name": "gamma", "id": "call_9", "arguments": {"x": "1"}}],
+            "usage": {
+                "prompt_tokens": 120,
+                "completion_tokens": 7,
+                "prompt_tokens_details": {"cached_tokens": 100},
+            },
+        }
+    ]
+    reply = post(bridge, REQUEST)
+    assert reply.status_code == 200, reply.text
+    sent = stub.requests[0]
+    assert offered(sent) == ["alpha", "gamma", "load_context", "search_tools"]
+    assert stub.tool_schema(0, "alpha")["parameters"] == REQUEST["tools"][0]["input_schema"]
+    assert sent["model"] == "local-model" and sent["max_tokens"] == 64
+    assert sent["temperature"] == 0 and sent["stream"] is False
+    assert sent["messages"] == [
+        {"role": "system", "content": "Be terse."},
+        {"role": "user", "content": "Do the thing."},
+        {
+            "role": "assistant",
+            "content": "Loading.",
+            "tool_calls": [
+                {
+                    "id": "toolu_1",
+                    "type": "function",
+                    "function": {"name": "load_context", "arguments": '{"x": "s"}'},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "toolu_1",
+            "content": 'Loaded tools: gamma, alpha\n{"prompt_module": "Use them."}',
+        },
+        {"role": "user", "content": "Go on."},
+    ]
+    message = reply.json()
+    assert message["type"] == "message" and message["stop_reason"] == "tool_use"
+    assert message["content"] == [
+        {"type": "text", "text": "Calling."},
+        {"type": "tool_use", "id": "call_9", "name": "gamma", "input": {"x": "1"}},
+    ]
+    assert message["usage"] == {
+        "input_tokens": 20,
+        "output_tokens": 7,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 0,
+    }
+
+
+def test_before_any_reference_only_loaded_tools_go_upstream_and_the_stream_answers(
+    stub_and_bridge: tuple[OpenAIStub, AnthropicBridge],
+) -> None:
+    stub, bridge = stub_and_bridge
+    stub.script = [{"content": "Hi."}]
+    body = {**REQUEST, "messages": REQUEST["messages"][:1], "stream": True}
+    with httpx.stream("POST", f"{bridge.base_url}/v1/messages", json=body, timeout=10) as reply:
+        events = [json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data:")]
+    assert offered(stub.requests[0]) == ["load_context", "search_tools"]
+    assert [e["type"] for e in events] == [
+        "message_start",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
+    ]
+    assert events[2]["delta"] == {"type": "text_delta", "text": "Hi."}
+    assert events[4]["delta"]["stop_reason"] == "end_turn"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"tools": [tool("alpha", deferred=True), tool("load_context")][:1]},
+            "At least one tool must not have defer_loading: true",
+        ),
+        (
+            {"tools": [{**tool("beta", deferred=True), "cache_control": {"type": "ephemeral"}}]},
+            "cache_control cannot be set on a tool with defer_loading: true",
+        ),
+        (
+            {"tools": [tool("alpha", deferred=True), tool("load_context")]},
+            "tool_reference to 'gamma', which is not defined in tools",
+        ),
+    ],
+)
+def test_requests_the_real_api_refuses_get_its_400_and_never_go_upstream(
+    stub_and_bridge: tuple[OpenAIStub, AnthropicBridge], change: Body, message: str
+) -> None:
+    stub, bridge = stub_and_bridge
+    reply = post(bridge, {**REQUEST, **change})
+    assert reply.status_code == 400
+    error = reply.json()
+    assert error["type"] == "error" and error["error"]["type"] == "invalid_request_error"
+    assert message in error["error"]["message"]
+    assert stub.requests == []
+
+
+def test_an_upstream_failure_keeps_its_status_in_anthropic_shape(
+    stub_and_bridge: tuple[OpenAIStub, AnthropicBridge],
+) -> None:
+    stub, bridge = stub_and_bridge
+    stub.script = [{"status": 503, "error": {"message": "loading model", "type": "server_error"}}]
+    reply = post(bridge, REQUEST)
+    assert reply.status_code == 503
+    assert reply.json()["error"]["type"] == "api_error"
+    assert "loading model" in reply.json()["error"]["message"]
+
+
+# -- a real agent through the bridge ----------------------------------------------------------
+
+
+def chat_model(bridge: AnthropicBridge) -> ChatAnthropic:
+    return ChatAnthropic(  # type: ignore[call-arg]
+        model="local-model",
+        base_url=bridge.base_url,
+        api_key=SecretStr("not-needed"),
+        max_tokens=128,
+        temperature=0,
+        max_retries=0,
+    )
+
+
+def scoped_agent(bridge: AnthropicBridge, ran: list[str]) -> Any:
+    scoping = AttentionScopingMiddleware(
+        make_scopes(make_tools(ran)), navigation="model", disclosure="anthropic"
+    )
+    return create_agent(chat_model(bridge), middleware=[scoping], checkpointer=InMemorySaver())
+
+
+def test_a_chat_anthropic_agent_loads_a_scope_through_the_bridge_and_calls_its_tool() -> None:
+    ran: list[str] = []
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("load_context", "call_a", name="math")]},
+        {"tool_calls": [call("add", "call_b", a=2, b=3)]},
+        {"content": "5"},
+    ]
+    with OpenAIStub(script) as stub, AnthropicBridge(stub.base_url) as bridge:
+        result = turn(scoped_agent(bridge, ran), "Please add 2 and 3.")
+    assert ran == ["add"]
+    assert result["active_context"] == "math"
+    assert result["messages"][-1].content == "5"
+    seen = [offered(body) for body in stub.requests]
+    loaded_math = ["add", "multiply", "load_context", SEARCH_TOOL]
+    assert seen == [["load_context", SEARCH_TOOL], loaded_math, loaded_math]
+    loaded = stub.tool_messages(1)["call_a"]
+    assert loaded.startswith("Loaded tools: add, multiply")
+
+
+def test_a_call_of_an_undisclosed_tool_is_refused_and_never_runs() -> None:
+    ran: list[str] = []
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("shout", "call_x", text="hi")]},
+        {"content": "sorry"},
+    ]
+    with OpenAIStub(script) as stub, AnthropicBridge(stub.base_url) as bridge:
+        result = turn(scoped_agent(bridge, ran), "Shout hi.")
+    assert "shout" not in offered(stub.requests[0])
+    refusal = next(m for m in result["messages"] if isinstance(m, ToolMessage))
+    assert refusal.status == "error" and refusal.tool_call_id == "call_x"
+    assert json.loads(str(refusal.content))["error"] == "tool_not_available"
+    assert ran == []
+    assert "tool_not_available" in stub.tool_messages(1)["call_x"]
+
+
+# -- the eval -------------------------------------------------------------------------------
+
+
+def scoped_model(body: Body) -> Body:
+    """A model that loads the math scope, calls `calculate` once it is offered, then answers;
+    eager's first reply writes the call as text (for `--parse-text-tool-calls`)."""
+    names = offered(body)
+    if body["messages"][-1]["role"] == "tool" and "Loaded tools" not in str(
+        body["messages"][-1]["content"]
+    ):
+        return {"content": f"It is {body['messages'][-1]['content']}."}
+    if "calculate" in names and "load_context" not in names:
+        return {"content": FENCED_CALC}
+    if "calculate" in names:
+        return {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]}
+    return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
+
+
+def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
+    out = tmp_path / "eval.json"
+    with OpenAIStub([scoped_model] * 6) as stub:
+        code = main(
+            [
+                "eval",
+                "--task",
+                "math-multiply",
+                "--base-url",
+                stub.base_url,
+                "--bridge",
+                "anthropic",
+                "--model",
+                "local-model",
+                "--strategies",
+                "eager,scoped-anthropic",
+                "--parse-text-tool-calls",
+                "--results",
+                str(tmp_path / "r.jsonl"),
+                "--json",
+                str(out),
+                "--quiet",
+            ]
+        )
+    assert code == 0, capsys.readouterr()
+    first_calls = [offered(b) for b in stub.requests if len(b["messages"]) == 2]
+    assert ["load_context", SEARCH_TOOL] in first_calls  # scoped-anthropic: all else deferred
+    figures = json.loads(out.read_text())
+    by_name = {s["strategy"]: s for s in figures["strategies"]}
+    assert set(by_name) == {"eager", "scoped-anthropic"}
+    assert figures.get("skipped", {}) == {}
+    assert by_name["eager"]["success"] == 1.0 and by_name["scoped-anthropic"]["success"] == 1.0
+    assert all(s["input_tokens"] > 0 for s in by_name.values())
+    assert "via the anthropic bridge" in figures["base_url"]
+
+
+def test_eval_names_the_valid_bridges(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eval", "--bridge", "gemini", "--base-url", "http://127.0.0.1:9/v1"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: unknown --bridge 'gemini'; choose from anthropic"
