@@ -288,7 +288,7 @@ def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     out = tmp_path / "eval.json"
-    with OpenAIStub([scoped_model] * 6) as stub:
+    with OpenAIStub([scoped_model] * 12) as stub:
         code = main(
             [
                 "eval",
@@ -301,7 +301,7 @@ def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
                 "--model",
                 "local-model",
                 "--strategies",
-                "eager,scoped-anthropic",
+                "eager,scoped-anthropic,gated-anthropic",
                 "--parse-text-tool-calls",
                 "--results",
                 str(tmp_path / "r.jsonl"),
@@ -311,11 +311,17 @@ def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
             ]
         )
     assert code == 0, capsys.readouterr()
-    first_calls = [offered(b) for b in stub.requests if len(b["messages"]) == 2]
-    assert ["load_context", SEARCH_TOOL] in first_calls  # scoped-anthropic: all else deferred
+    seen = {tuple(offered(b)) for b in stub.requests}
+    eager = tuple(t["function"]["name"] for t in stub.requests[0]["tools"])
+    assert len(eager) == 9  # eager: every tool; the anthropic modes: what was disclosed
+    assert seen == {
+        eager,
+        ("calculate", "load_context", SEARCH_TOOL),
+        ("calculate", "convert_units", SEARCH_TOOL),
+    }
     figures = json.loads(out.read_text())
     by_name = {s["strategy"]: s for s in figures["strategies"]}
-    assert set(by_name) == {"eager", "scoped-anthropic"}
+    assert set(by_name) == {"eager", "scoped-anthropic", "gated-anthropic"}
     assert figures.get("skipped", {}) == {}
     assert by_name["eager"]["success"] == 1.0 and by_name["scoped-anthropic"]["success"] == 1.0
     assert all(s["input_tokens"] > 0 for s in by_name.values())
