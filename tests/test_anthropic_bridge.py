@@ -20,9 +20,13 @@ from pydantic import SecretStr
 from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.disclosure import SEARCH_TOOL
 from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval import EvalOptions, run_eval
 from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
+from attention_scoping_lab.eval.endpoint import Endpoint, bridged_chat_model
+from attention_scoping_lab.eval.strategies import StrategyOptions
+from attention_scoping_lab.eval.suites import example_suite
 from tests.disclosure_support import call, make_scopes, make_tools, turn
-from tests.eval_support import FENCED_CALC, offered
+from tests.eval_support import FENCED_CALC, NO_WAIT, offered
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
 Body = dict[str, Any]
@@ -333,3 +337,25 @@ def test_eval_names_the_valid_bridges(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: unknown --bridge 'gemini'; choose from anthropic"
+
+
+def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
+    """`--parse-text-tool-calls` converts calls of the tools the model could call: under
+    `disclosure="anthropic"` a deferred tool no `tool_reference` has expanded is not one (as a
+    tool missing from the request is not, under rewrite), so the reply stays text."""
+    statistics = '```json\n{"name": "summary_statistics", "arguments": {"numbers": [1]}}\n```'
+    suite = example_suite().select(["math-multiply"])
+    with OpenAIStub([{"content": statistics}]) as stub, AnthropicBridge(stub.base_url) as bridge:
+        endpoint = Endpoint(stub.base_url, "not-needed", None, 30.0)
+        model = bridged_chat_model(bridge.base_url, endpoint, "local-model")
+        options = EvalOptions(
+            model_name="local-model",
+            parse_text_calls=True,
+            retry=NO_WAIT,
+            strategy_options=StrategyOptions(ranker="bm25"),
+        )
+        result = run_eval(suite, ["scoped-anthropic"], model, options)
+    assert offered(stub.requests[0]) == ["calculate", "load_context", SEARCH_TOOL]
+    task = result.results[0]
+    assert task.error is None and len(stub.requests) == 1
+    assert (task.text_call_replies, task.converted, task.calls) == (1, 0, ())
