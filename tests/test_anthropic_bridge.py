@@ -22,6 +22,8 @@ from attention_scoping.disclosure import SEARCH_TOOL
 from attention_scoping_lab.cli import main
 from attention_scoping_lab.eval import EvalOptions, run_eval
 from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
+from attention_scoping_lab.eval.anthropic_convert import ToolUseIds, anthropic_message, chat_request
+from attention_scoping_lab.eval.anthropic_wire import RequestError
 from attention_scoping_lab.eval.endpoint import Endpoint, bridged_chat_model
 from attention_scoping_lab.eval.strategies import StrategyOptions
 from attention_scoping_lab.eval.suites import example_suite
@@ -359,3 +361,57 @@ def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
     task = result.results[0]
     assert task.error is None and len(stub.requests) == 1
     assert (task.text_call_replies, task.converted, task.calls) == (1, 0, ())
+
+
+# -- the translation, pure ------------------------------------------------------------------
+
+
+def test_a_reply_keeps_what_the_model_wrote_and_makes_ids_the_api_accepts() -> None:
+    completion = {
+        "choices": [
+            {
+                "finish_reason": "length",
+                "message": {
+                    "content": "",
+                    "tool_calls": [
+                        {"id": "", "function": {"name": "alpha", "arguments": '{"x": "1"}'}},
+                        {"id": "call.7", "function": {"name": "beta", "arguments": "{}"}},
+                        {"id": "call_8", "function": {"name": "gamma", "arguments": '{"x": '}},
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4},
+    }
+    message = anthropic_message(completion, "m", ToolUseIds(), "msg_1")
+    assert message["content"] == [
+        {"type": "tool_use", "id": "toolu_bridge_1", "name": "alpha", "input": {"x": "1"}},
+        {"type": "tool_use", "id": "toolu_bridge_2", "name": "beta", "input": {}},
+        {"type": "text", "text": '{"name": "gamma", "arguments": "{\\"x\\": "}'},
+    ]
+    assert message["stop_reason"] == "tool_use"
+    assert message["usage"]["input_tokens"] == 9 and message["usage"]["output_tokens"] == 4
+    text_only = {"choices": [{"finish_reason": "length", "message": {"content": "Half"}}]}
+    assert anthropic_message(text_only, "m", ToolUseIds(), "msg_2")["stop_reason"] == "max_tokens"
+
+
+def test_tool_choice_and_options_map_and_unknown_blocks_are_a_400() -> None:
+    body = {
+        **REQUEST,
+        "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+        "stop_sequences": ["END"],
+    }
+    request = chat_request(body)
+    assert request["tool_choice"] == "required" and request["parallel_tool_calls"] is False
+    assert request["stop"] == ["END"]
+    named = chat_request({**REQUEST, "tool_choice": {"type": "tool", "name": "gamma"}})
+    assert named["tool_choice"] == {"type": "function", "function": {"name": "gamma"}}
+    thinking = {"type": "thinking", "thinking": "hm", "signature": "s"}
+    messages = [*REQUEST["messages"][:1], {"role": "assistant", "content": [thinking]}]
+    assert chat_request({**REQUEST, "messages": messages})["messages"][-1] == {
+        "role": "assistant",
+        "content": "",
+    }
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}}
+    with pytest.raises(RequestError, match=r"messages\.0\.content\.0: the bridge forwards text"):
+        chat_request({**REQUEST, "messages": [{"role": "user", "content": [image]}]})
