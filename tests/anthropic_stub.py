@@ -51,7 +51,13 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from attention_scoping_lab.eval import anthropic_wire as wire
-from attention_scoping_lab.eval.anthropic_wire import blocks, sse, stream_events, validate_request
+from attention_scoping_lab.eval.anthropic_wire import (
+    blocks,
+    message_object,
+    sse,
+    stream_events,
+    validate_request,
+)
 from tests.http_support import LocalServer, ScriptedHandler, StubRequestError
 
 ReplySpec = Mapping[str, Any]
@@ -287,16 +293,8 @@ class AnthropicStub(LocalServer):
                 }
             )
         stop = spec.get("stop_reason") or ("tool_use" if spec.get("tool_calls") else "end_turn")
-        return {
-            "id": f"msg_stub{next(self._ids)}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": dict(spec.get("usage") or {"input_tokens": 10, "output_tokens": 5}),
-        }
+        usage = spec.get("usage") or {"input_tokens": 10, "output_tokens": 5}
+        return message_object(f"msg_stub{next(self._ids)}", model, content, stop, usage)
 
     def events(self, spec: ReplySpec, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
         """The server-sent events streaming a reply spec."""

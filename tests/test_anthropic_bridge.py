@@ -20,9 +20,15 @@ from pydantic import SecretStr
 from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.disclosure import SEARCH_TOOL
 from attention_scoping_lab.cli import main
+from attention_scoping_lab.eval import EvalOptions, run_eval
 from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
+from attention_scoping_lab.eval.anthropic_convert import ToolUseIds, anthropic_message, chat_request
+from attention_scoping_lab.eval.anthropic_wire import RequestError
+from attention_scoping_lab.eval.endpoint import Endpoint, bridged_chat_model
+from attention_scoping_lab.eval.strategies import StrategyOptions
+from attention_scoping_lab.eval.suites import example_suite
 from tests.disclosure_support import call, make_scopes, make_tools, turn
-from tests.eval_support import FENCED_CALC, offered
+from tests.eval_support import FENCED_CALC, NO_WAIT, offered
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
 Body = dict[str, Any]
@@ -288,7 +294,7 @@ def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     out = tmp_path / "eval.json"
-    with OpenAIStub([scoped_model] * 6) as stub:
+    with OpenAIStub([scoped_model] * 12) as stub:
         code = main(
             [
                 "eval",
@@ -301,7 +307,7 @@ def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
                 "--model",
                 "local-model",
                 "--strategies",
-                "eager,scoped-anthropic",
+                "eager,scoped-anthropic,gated-anthropic",
                 "--parse-text-tool-calls",
                 "--results",
                 str(tmp_path / "r.jsonl"),
@@ -311,11 +317,17 @@ def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
             ]
         )
     assert code == 0, capsys.readouterr()
-    first_calls = [offered(b) for b in stub.requests if len(b["messages"]) == 2]
-    assert ["load_context", SEARCH_TOOL] in first_calls  # scoped-anthropic: all else deferred
+    seen = {tuple(offered(b)) for b in stub.requests}
+    eager = tuple(t["function"]["name"] for t in stub.requests[0]["tools"])
+    assert len(eager) == 9  # eager: every tool; the anthropic modes: what was disclosed
+    assert seen == {
+        eager,
+        ("calculate", "load_context", SEARCH_TOOL),
+        ("calculate", "convert_units", SEARCH_TOOL),
+    }
     figures = json.loads(out.read_text())
     by_name = {s["strategy"]: s for s in figures["strategies"]}
-    assert set(by_name) == {"eager", "scoped-anthropic"}
+    assert set(by_name) == {"eager", "scoped-anthropic", "gated-anthropic"}
     assert figures.get("skipped", {}) == {}
     assert by_name["eager"]["success"] == 1.0 and by_name["scoped-anthropic"]["success"] == 1.0
     assert all(s["input_tokens"] > 0 for s in by_name.values())
@@ -327,3 +339,79 @@ def test_eval_names_the_valid_bridges(capsys: pytest.CaptureFixture[str]) -> Non
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
     assert err == "error: unknown --bridge 'gemini'; choose from anthropic"
+
+
+def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
+    """`--parse-text-tool-calls` converts calls of the tools the model could call: under
+    `disclosure="anthropic"` a deferred tool no `tool_reference` has expanded is not one (as a
+    tool missing from the request is not, under rewrite), so the reply stays text."""
+    statistics = '```json\n{"name": "summary_statistics", "arguments": {"numbers": [1]}}\n```'
+    suite = example_suite().select(["math-multiply"])
+    with OpenAIStub([{"content": statistics}]) as stub, AnthropicBridge(stub.base_url) as bridge:
+        endpoint = Endpoint(stub.base_url, "not-needed", None, 30.0)
+        model = bridged_chat_model(bridge.base_url, endpoint, "local-model")
+        options = EvalOptions(
+            model_name="local-model",
+            parse_text_calls=True,
+            retry=NO_WAIT,
+            strategy_options=StrategyOptions(ranker="bm25"),
+        )
+        result = run_eval(suite, ["scoped-anthropic"], model, options)
+    assert offered(stub.requests[0]) == ["calculate", "load_context", SEARCH_TOOL]
+    task = result.results[0]
+    assert task.error is None and len(stub.requests) == 1
+    assert (task.text_call_replies, task.converted, task.calls) == (1, 0, ())
+
+
+# -- the translation, pure ------------------------------------------------------------------
+
+
+def test_a_reply_keeps_what_the_model_wrote_and_makes_ids_the_api_accepts() -> None:
+    completion = {
+        "choices": [
+            {
+                "finish_reason": "length",
+                "message": {
+                    "content": "",
+                    "tool_calls": [
+                        {"id": "", "function": {"name": "alpha", "arguments": '{"x": "1"}'}},
+                        {"id": "call.7", "function": {"name": "beta", "arguments": "{}"}},
+                        {"id": "call_8", "function": {"name": "gamma", "arguments": '{"x": '}},
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 9, "completion_tokens": 4},
+    }
+    message = anthropic_message(completion, "m", ToolUseIds(), "msg_1")
+    assert message["content"] == [
+        {"type": "tool_use", "id": "toolu_bridge_1", "name": "alpha", "input": {"x": "1"}},
+        {"type": "tool_use", "id": "toolu_bridge_2", "name": "beta", "input": {}},
+        {"type": "text", "text": '{"name": "gamma", "arguments": "{\\"x\\": "}'},
+    ]
+    assert message["stop_reason"] == "tool_use"
+    assert message["usage"]["input_tokens"] == 9 and message["usage"]["output_tokens"] == 4
+    text_only = {"choices": [{"finish_reason": "length", "message": {"content": "Half"}}]}
+    assert anthropic_message(text_only, "m", ToolUseIds(), "msg_2")["stop_reason"] == "max_tokens"
+
+
+def test_tool_choice_and_options_map_and_unknown_blocks_are_a_400() -> None:
+    body = {
+        **REQUEST,
+        "tool_choice": {"type": "any", "disable_parallel_tool_use": True},
+        "stop_sequences": ["END"],
+    }
+    request = chat_request(body)
+    assert request["tool_choice"] == "required" and request["parallel_tool_calls"] is False
+    assert request["stop"] == ["END"]
+    named = chat_request({**REQUEST, "tool_choice": {"type": "tool", "name": "gamma"}})
+    assert named["tool_choice"] == {"type": "function", "function": {"name": "gamma"}}
+    thinking = {"type": "thinking", "thinking": "hm", "signature": "s"}
+    messages = [*REQUEST["messages"][:1], {"role": "assistant", "content": [thinking]}]
+    assert chat_request({**REQUEST, "messages": messages})["messages"][-1] == {
+        "role": "assistant",
+        "content": "",
+    }
+    image = {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}}
+    with pytest.raises(RequestError, match=r"messages\.0\.content\.0: the bridge forwards text"):
+        chat_request({**REQUEST, "messages": [{"role": "user", "content": [image]}]})

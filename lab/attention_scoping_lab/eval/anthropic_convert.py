@@ -25,6 +25,7 @@ from attention_scoping_lab.eval.anthropic_wire import (
     blocks,
     callable_tools,
     is_custom,
+    message_object,
 )
 
 LOADED = "Loaded tools: "
@@ -250,13 +251,4 @@ def anthropic_message(
         stop = "max_tokens"
     else:
         stop = "end_turn"
-    return {
-        "id": message_id,
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": _usage(completion),
-    }
+    return message_object(message_id, model, content, stop, _usage(completion))

@@ -187,6 +187,29 @@ def callable_tools(body: Mapping[str, Any]) -> list[str]:
     ]
 
 
+# -- replies --------------------------------------------------------------------------------
+
+
+def message_object(
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    stop_reason: str,
+    usage: Mapping[str, int],
+) -> dict[str, Any]:
+    """A Messages API `message` object (the non-streamed reply)."""
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": dict(usage),
+    }
+
+
 # -- streaming ------------------------------------------------------------------------------
 
 

@@ -70,6 +70,20 @@ def _usage(message: BaseMessage) -> tuple[int, int, int]:
     )
 
 
+def callable_names(request: ModelRequest[Any]) -> set[str]:
+    """The tools the model can call on this request: every tool sent, but under
+    `disclosure="anthropic"` a deferred tool only once a `tool_reference` in the history has
+    expanded it (what the provider shows the model)."""
+    from attention_scoping.disclosure.anthropic import AnthropicDisclosure, deferred
+
+    tools = list(request.tools)
+    names = offered_tool_names([t for t in tools if not deferred(t)])
+    later = offered_tool_names([t for t in tools if deferred(t)])
+    if later:
+        names |= later & AnthropicDisclosure().disclosed(request.messages)
+    return names
+
+
 class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
     """Records every model and tool call of the eval's tasks into their `Transcript`s.
 
@@ -144,7 +158,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         seconds: float,
         retries: int,
     ) -> ModelResponse[ResponseT]:
-        offered = offered_tool_names(list(request.tools))
+        offered = callable_names(request)
         result: list[BaseMessage] = list(response.result)
         found = converted = 0
         for i, message in enumerate(result):

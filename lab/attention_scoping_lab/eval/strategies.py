@@ -25,8 +25,9 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
   gated-rewrite pin `disclosure="rewrite"`: the comparison with them through `--bridge
   anthropic`, where `"auto"` would pick the anthropic mode for the plain strategies. Skipped,
   with the reason, when the installed middleware has no `disclosure=` option or the eval's chat
-  model cannot carry the mode (the anthropic mode needs `ChatAnthropic`: `--bridge anthropic`;
-  the openai mode `ChatOpenAI(use_responses_api=True)`).
+  model cannot carry the mode (the anthropic mode needs `ChatAnthropic`, the openai mode
+  `ChatOpenAI(use_responses_api=True)`; `eval --bridge anthropic` gives every strategy
+  `ChatAnthropic` on a local Messages API in front of the endpoint, `anthropic_bridge`).
 """
 
 from __future__ import annotations
@@ -260,7 +261,9 @@ OPENAI_HOST = "api.openai.com"
 def check_endpoint_mode(mode: str, model: Any, options: StrategyOptions) -> None:
     """Refuse `allowed_tools` on an OpenAI-compatible endpoint other than OpenAI's own (a local
     server may ignore the restriction and show every tool) unless the run vouches for it with
-    `StrategyOptions(extra={"native_endpoint": True})` (the scripted test servers)."""
+    `StrategyOptions(extra={"native_endpoint": True})` (the scripted test servers). The
+    anthropic mode needs no check here: its model class decides, and `ChatAnthropic` on the
+    eval's bridge carries it (the bridge applies the deferral itself)."""
     if mode != "allowed_tools" or options.extra.get("native_endpoint"):
         return
     from urllib.parse import urlparse
