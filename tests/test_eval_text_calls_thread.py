@@ -48,3 +48,25 @@ def test_the_same_reply_to_a_question_runs_the_tool() -> None:
     assert [(t.name, t.ok) for t in transcript.tools] == [("calculate", True)]
     assert transcript.calls[0].converted == 1
     assert last.text == "3901"
+
+
+def test_a_reply_that_copied_template_markup_is_kept_without_it() -> None:
+    """A plain answer wrapped in the chat template's `<tool_response>` tags: the recorder keeps
+    its words and drops the tags in what the thread (and the next turn) holds."""
+    suite = example_suite().select(["math-multiply"])
+    recorder: EvalRecorder[Any, Any] = EvalRecorder(
+        schemas_of(suite.tools), parse_text_calls=True, retry=NO_WAIT
+    )
+    transcript = Transcript(suite.tasks[0])
+    recorder.register("task", transcript)
+    model = ScriptedChatModel(script=[say("<tool_response>47 × 83 = 3901</tool_response>")])
+    agent = STRATEGIES["eager"].build(
+        suite, model, [recorder], StrategyOptions(parse_text_calls=True)
+    )
+    out = agent.invoke(
+        {"messages": [HumanMessage("What is 47 times 83?")]},
+        config={"configurable": {"thread_id": "task"}},
+    )
+    assert out["messages"][-1].text == "47 × 83 = 3901"
+    assert transcript.last_text == "47 × 83 = 3901"
+    assert transcript.tools == []
