@@ -25,6 +25,7 @@ from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
 from attention_scoping_lab.eval.anthropic_convert import ToolUseIds, anthropic_message, chat_request
 from attention_scoping_lab.eval.anthropic_wire import RequestError
 from attention_scoping_lab.eval.endpoint import Endpoint, bridged_chat_model
+from attention_scoping_lab.eval.results import EvalResult
 from attention_scoping_lab.eval.strategies import StrategyOptions
 from attention_scoping_lab.eval.suites import example_suite
 from tests.disclosure_support import call, make_scopes, make_tools, turn
@@ -341,13 +342,11 @@ def test_eval_names_the_valid_bridges(capsys: pytest.CaptureFixture[str]) -> Non
     assert err == "error: unknown --bridge 'gemini'; choose from anthropic"
 
 
-def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
-    """`--parse-text-tool-calls` converts calls of the tools the model could call: under
-    `disclosure="anthropic"` a deferred tool no `tool_reference` has expanded is not one (as a
-    tool missing from the request is not, under rewrite), so the reply stays text."""
-    statistics = '```json\n{"name": "summary_statistics", "arguments": {"numbers": [1]}}\n```'
+def bridged_run(stub: OpenAIStub, strategies: list[str]) -> EvalResult:
+    """The example suite's math-multiply under `strategies`, `ChatAnthropic` on a bridge in
+    front of `stub`, text calls converted."""
     suite = example_suite().select(["math-multiply"])
-    with OpenAIStub([{"content": statistics}]) as stub, AnthropicBridge(stub.base_url) as bridge:
+    with AnthropicBridge(stub.base_url) as bridge:
         endpoint = Endpoint(stub.base_url, "not-needed", None, 30.0)
         model = bridged_chat_model(bridge.base_url, endpoint, "local-model")
         options = EvalOptions(
@@ -356,7 +355,30 @@ def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
             retry=NO_WAIT,
             strategy_options=StrategyOptions(ranker="bm25"),
         )
-        result = run_eval(suite, ["scoped-anthropic"], model, options)
+        return run_eval(suite, strategies, model, options)
+
+
+def test_scoped_and_gated_stay_rewrite_on_chat_anthropic() -> None:
+    """Through the bridge every strategy has `ChatAnthropic`, on which the middleware's default
+    disclosure ("auto") would be the anthropic mode: the eval pins `scoped` and `gated` to
+    "rewrite", so no search tool and no deferral reach the model."""
+    with OpenAIStub([scoped_model] * 6) as stub:
+        result = bridged_run(stub, ["scoped", "gated"])
+    assert [(r.strategy, r.success) for r in result.results] == [
+        ("scoped", True),
+        ("gated", True),
+    ]
+    assert all(SEARCH_TOOL not in offered(b) for b in stub.requests)
+    assert {"calculate", "load_context"} <= set(offered(stub.requests[0]))
+
+
+def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
+    """`--parse-text-tool-calls` converts calls of the tools the model could call: under
+    `disclosure="anthropic"` a deferred tool no `tool_reference` has expanded is not one (as a
+    tool missing from the request is not, under rewrite), so the reply stays text."""
+    statistics = '```json\n{"name": "summary_statistics", "arguments": {"numbers": [1]}}\n```'
+    with OpenAIStub([{"content": statistics}]) as stub:
+        result = bridged_run(stub, ["scoped-anthropic"])
     assert offered(stub.requests[0]) == ["calculate", "load_context", SEARCH_TOOL]
     task = result.results[0]
     assert task.error is None and len(stub.requests) == 1

@@ -34,12 +34,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from attention_scoping_lab.eval.suite import Suite
 
 if TYPE_CHECKING:
     from langchain.agents.middleware.types import AgentMiddleware
+
+
+REWRITE: Final = "rewrite"
+"""The disclosure of every strategy but the disclosure ones: the request's tools and prompt
+rewritten, whatever the chat model class (the middleware's default, "auto", follows the class)."""
 
 
 @dataclass(frozen=True)
@@ -102,20 +107,37 @@ def create_eval_agent(
 
 
 def _scoping(suite: Suite, **options: Any) -> AgentMiddleware[Any, Any, Any]:
+    """The suite's `AttentionScopingMiddleware`; `disclosure="rewrite"` unless `options` say
+    otherwise (see `_gate`)."""
+    import inspect
+
     from attention_scoping.scoping.middleware import AttentionScopingMiddleware
 
     if not suite.scopes:
         msg = f"suite {suite.name!r} has no scopes"
         raise ValueError(msg)
+    if "disclosure" in inspect.signature(AttentionScopingMiddleware).parameters:
+        options.setdefault("disclosure", REWRITE)
     return AttentionScopingMiddleware(list(suite.scopes), tools=list(suite.tools), **options)
 
 
 def _gate(suite: Suite, options: StrategyOptions, **extra: Any) -> AgentMiddleware[Any, Any, Any]:
+    """The gate over the suite's tools. Without a `disclosure` in `extra` it rewrites the
+    request (`SummaryPool(disclosure="rewrite")` with the default pool): the middleware's own
+    default, "auto", would pick the anthropic mode on `ChatAnthropic` (`--bridge anthropic`),
+    and `gated` must stay what it names on every model."""
+    import dataclasses
+
     from attention_scoping.gating.middleware import ToolAttentionMiddleware
+    from attention_scoping.gating.options import DEFAULT_SUMMARY_POOL, POOL_PRESETS, SummaryPool
 
     kwargs: dict[str, Any] = {"ranker": options.ranker, "tools": list(suite.tools), **extra}
     if options.k is not None:
         kwargs["k"] = options.k
+    rewritable = "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}
+    if rewritable and "summary_pool" not in kwargs and "disclosure" not in kwargs:
+        pool = POOL_PRESETS[DEFAULT_SUMMARY_POOL]
+        kwargs["summary_pool"] = dataclasses.replace(pool, disclosure=REWRITE)
     return ToolAttentionMiddleware(**kwargs)
 
 
