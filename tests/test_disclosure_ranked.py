@@ -251,3 +251,33 @@ def test_ranked_is_the_default() -> None:
     tools["noop"] = noop
     mw = AttentionScopingMiddleware([Scope("s", "a scope", tools=[noop])])
     assert mw.scope_disclosure == "ranked"
+
+
+def test_a_scope_code_disclosed_still_gets_the_hint_on_the_first_call() -> None:
+    """Pre-selection opens math and its pair discloses `add` before the first call; that pair
+    is not a reply, so the first call still carries the hint naming the tool (it used to count
+    as one, and native modes never got the hint)."""
+    from attention_scoping import HesitationMiddleware
+
+    ran: list[str] = []
+    tools = make_tools(ran)
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("add", "h1", a=2, b=3)]},
+        {"content": "5"},
+    ]
+    with AnthropicStub(script) as stub:
+        middleware: list[Any] = [
+            AttentionScopingMiddleware(
+                make_scopes(tools), navigation=Navigation(ranker="lexical"), disclosure="anthropic"
+            ),
+            HesitationMiddleware(),
+        ]
+        agent = create_agent(
+            anthropic_model(stub), middleware=middleware, checkpointer=InMemorySaver()
+        )
+        turn(agent, "Please add 2 and 3 (integer arithmetic).")
+    assert ran == ["add"]
+    first = stub.requests[0]["messages"]
+    assert [m["role"] for m in first] == ["user", "assistant", "user"]
+    texts = [b.get("text", "") for b in first[-1]["content"] if isinstance(b, dict)]
+    assert any("Tools that match the user's request: `add`" in t for t in texts), texts

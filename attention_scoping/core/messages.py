@@ -88,6 +88,19 @@ def tool_calls_of(message: MessageLike) -> list[dict[str, Any]]:
     return [dict(call) for call in getattr(message, "tool_calls", None) or []]
 
 
+DISCLOSURE_CALL_PREFIX = "toolu_disclose_"
+"""How the ids of the tool calls in a disclosure pair begin (`disclosure.tail.pair_id`): the
+call-and-result pair a middleware adds when code discloses tools in a native mode."""
+
+
+def is_disclosure_call(message: MessageLike) -> bool:
+    """Whether `message` is the call half of a disclosure pair code added (not a model reply)."""
+    calls = tool_calls_of(message)
+    return bool(calls) and all(
+        str(c.get("id") or "").startswith(DISCLOSURE_CALL_PREFIX) for c in calls
+    )
+
+
 def tool_error_code(message: MessageLike) -> str | None:
     """The `error` code of a tool result with `status="error"` and a JSON body, else None."""
     if message.type != "tool" or getattr(message, "status", None) != "error":

@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal
-from attention_scoping.core.messages import current_turn
+from attention_scoping.core.messages import DISCLOSURE_CALL_PREFIX, current_turn
 from attention_scoping.disclosure.base import SEARCH_TOOL, Disclosure
 
 SEARCH_DESCRIPTION = (
@@ -47,7 +47,7 @@ def make_search_tool() -> BaseTool:
 def pair_id(messages: Sequence[Any], what: str) -> str:
     """A tool-call id for a disclosure pair: unique in the thread, valid for every provider."""
     digest = hashlib.sha256(f"{len(messages)}\x00{what}".encode()).hexdigest()[:12]
-    return f"toolu_disclose_{digest}"
+    return f"{DISCLOSURE_CALL_PREFIX}{digest}"
 
 
 def missing(

@@ -54,7 +54,7 @@ from typing_extensions import override
 
 from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
 from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.messages import hit_output_limit
+from attention_scoping.core.messages import hit_output_limit, is_disclosure_call
 from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
 from attention_scoping.core.options import check_at_least
 from attention_scoping.core.text import names_in_text
@@ -403,12 +403,16 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
 
     def hint_due(self, messages: Sequence[BaseMessage]) -> bool:
         """Whether this call may carry the hint: it is on, and no reply or nudge came yet in
-        the user's turn (cheap: nothing about the tools is worked out)."""
+        the user's turn (cheap: nothing about the tools is worked out). A disclosure pair code
+        added in a native mode is not a reply."""
         if not self.hint_expected or self.expect_tool_call is None:
             return False
         start, _ = current_turn(messages)
         later = messages[start + 1 :]
-        return start >= 0 and not any(isinstance(m, AIMessage) or is_nudge(m) for m in later)
+        replied = any(
+            (isinstance(m, AIMessage) and not is_disclosure_call(m)) or is_nudge(m) for m in later
+        )
+        return start >= 0 and not replied
 
     def hint(self, messages: Sequence[BaseMessage], turn: _Turn | None) -> AnyMessage | None:
         """The runtime note naming the expected tools before the turn's first reply

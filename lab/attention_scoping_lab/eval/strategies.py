@@ -21,9 +21,9 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
   of docs/cost.md.
 - scoped-anthropic, gated-anthropic, scoped-openai, gated-openai, scoped-allowed-tools,
   gated-allowed-tools: `scoped-compact` and `gated` with `disclosure=<mode>` (issue 27: the
-  provider's own deferral keeps the tools array and system prompt fixed). scoped-rewrite and
-  gated-rewrite pin `disclosure="rewrite"`: the comparison with them through `--bridge
-  anthropic`, where `"auto"` would pick the anthropic mode for the plain strategies. Skipped,
+  provider's own deferral keeps the tools array and system prompt fixed); every other strategy
+  pins `disclosure="rewrite"`, so through `--bridge anthropic` (where `"auto"` would pick the
+  anthropic mode) they measure what they measure on Chat Completions. Skipped,
   with the reason, when the installed middleware has no `disclosure=` option or the eval's chat
   model cannot carry the mode (the anthropic mode needs `ChatAnthropic`, the openai mode
   `ChatOpenAI(use_responses_api=True)`; `eval --bridge anthropic` gives every strategy
@@ -226,7 +226,6 @@ build_gateway_pool = gateway_builder(pool=True)
 
 
 DISCLOSURE_STRATEGY_MODES: dict[str, str] = {
-    "rewrite": "rewrite",
     "anthropic": "anthropic",
     "openai": "openai",
     "allowed-tools": "allowed_tools",
@@ -356,17 +355,16 @@ register_strategy(
     "gateway-pool", build_gateway_pool, "gateway + every tool's signature line in the prompt"
 )
 for _suffix, _mode in DISCLOSURE_STRATEGY_MODES.items():
-    _how = "tools and prompt rewritten" if _mode == "rewrite" else "fixed tools array and prompt"
     register_strategy(
         f"scoped-{_suffix}",
         disclosure_builder("scoped", _mode),
-        f"scopes + load_context, disclosure={_mode!r} ({_how})",
+        f"scopes + load_context, disclosure={_mode!r} (fixed tools array and prompt)",
         needs_scopes=True,
     )
     register_strategy(
         f"gated-{_suffix}",
         disclosure_builder("gated", _mode),
-        f"intent gate over every tool, disclosure={_mode!r} ({_how})",
+        f"intent gate over every tool, disclosure={_mode!r} (fixed tools array and prompt)",
     )
 
 DEFAULT_STRATEGIES = (
