@@ -67,7 +67,8 @@ def new_values(request: str, earlier: str) -> list[str]:
     """The values `request` brings that `earlier` (the conversation before it) does not hold:
     numbers, quoted text and capitalized names inside a sentence, compared case-insensitively."""
     seen = earlier.lower()
-    numbers = [n for n in _NUMBER.findall(request) if n not in _NUMBER.findall(earlier)]
+    known = set(_NUMBER.findall(earlier))
+    numbers = [n for n in _NUMBER.findall(request) if n not in known]
     quoted = [q for q in _QUOTED.findall(request) if q.lower() not in seen]
     names = [n for n in _NAME.findall(request) if n != "I" and n.lower() not in seen]
     return list(dict.fromkeys([*numbers, *quoted, *names]))
