@@ -73,10 +73,17 @@ def _file_sha256(path: Path) -> str:
 
 
 SESSION_CONFIG: dict[str, str] = {
-    # no busy-waiting between runs: the gate shares its cores with the agent (and numpy)
-    "session.intra_op.allow_spinning": "0",
+    # within a run, an idle intra-op thread spins up to 50 us for the next piece of work: on
+    # short requests the second thread then helps instead of sleeping through each operator
+    "session.intra_op.allow_spinning": "1",
+    "session.intra_op.spin_duration_us": "50",
+    # and stops spinning as soon as the run returns: no busy-waiting between requests
+    "session.force_spinning_stop": "1",
 }
-"""onnxruntime session config entries of `MiniLMOnnxEncoder` (keys of onnxruntime 1.32)."""
+"""onnxruntime session config entries of `MiniLMOnnxEncoder` (keys of onnxruntime 1.32;
+measured in docs/gating.md). Vectors do not depend on them. On a host whose cores are already
+busy, `{"session.intra_op.allow_spinning": "0"}` (the setting before) was faster; set it here
+before the first encoder loads."""
 
 
 MAX_PADDING = 1.25
