@@ -25,7 +25,9 @@ kind drew, so a kind's 240 requests are fewer distinct ones (printed as `distinc
 `--misses dense` (or `bm25`) also prints, per kind, each request whose gold tool the default
 misses and that method finds, with the default's score breakdown (cosine, BM25, their min-max
 values, the fused score) for the gold tool and the tools shown instead. The `fuse-*` and
-`bm25-fillers` methods are fusions measured and not kept (docs/gating.md, "Ablations").
+`bm25-fillers` methods are fusions measured and not kept (docs/gating.md, "Ablations"); the
+`late-*` methods pool a multi-part request's parts from one encoder pass (late chunking),
+measured for latency and not kept (docs/gating.md, "Latency").
 """
 
 from __future__ import annotations
