@@ -1,6 +1,7 @@
 """Benchmark: the search's latency at scale, side by side with the bare encoder, in one run.
 
     python benchmarks/search_latency.py [--sizes 1000,5000,20000] [--queries 150] [--clock wall]
+        [--ort KEY=VALUE ...] [--threads N]
 
 For each catalog size, over the same requests (BFCL and Seal-Tools dev queries, alternating):
 
@@ -19,6 +20,10 @@ Every tenth tool writes (`metadata={"risk": "write"}`), so the blast-radius rule
 Besides p50 / p95 per column, `ratio` is each column's p50 over the encoder's p50 from the same
 run: on a loaded machine the absolute figures move with the load, the ratio much less.
 `--clock cpu` times process CPU instead of wall time (the encoder's threads included).
+`--ort KEY=VALUE` replaces the encoder's onnxruntime session config entries
+(`encoders.SESSION_CONFIG`; repeatable, e.g. `--ort session.intra_op.allow_spinning=0` for the
+setting before spinning was measured) and `--threads` its intra-op threads, so settings can be
+compared on the same machine state.
 
 Catalogs: BFCL's and Seal-Tools' tools (5,108 real tools) cut to the size, or repeated under new
 names to reach it (a repeated tool reuses its original's vector: only its name differs, and the
@@ -42,7 +47,7 @@ from langchain_core.tools import StructuredTool
 
 from attention_scoping.core.text import tool_text
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.gating import ToolAttentionMiddleware, encoders
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.catalog_ranker import CatalogRanker
 from attention_scoping.gating.encoders import Encoder, shared_minilm
@@ -197,12 +202,17 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,5000,20000")
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    parser.add_argument("--ort", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--threads", type=int, default=None)
     args = parser.parse_args()
-    encoder = shared_minilm()
+    if args.ort:
+        encoders.SESSION_CONFIG = dict(entry.split("=", 1) for entry in args.ort)
+    encoder = shared_minilm(threads=args.threads)
     texts = requests(args.queries)
     print(
         f"{len(texts)} requests; {args.clock} clock; p50 / p95 ms (ratio: p50 / encoder p50); "
-        f"load average before: {os.getloadavg()[0]:.1f}"
+        f"load average before: {os.getloadavg()[0]:.1f}; onnxruntime: {encoders.SESSION_CONFIG}, "
+        f"threads {args.threads or 'default'}"
     )
     print("tools".rjust(7) + "".join(c.rjust(18) for c in COLUMNS) + "   ratio gate / pre / first")
     for size in (int(s) for s in args.sizes.split(",")):

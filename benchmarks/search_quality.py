@@ -25,7 +25,9 @@ kind drew, so a kind's 240 requests are fewer distinct ones (printed as `distinc
 `--misses dense` (or `bm25`) also prints, per kind, each request whose gold tool the default
 misses and that method finds, with the default's score breakdown (cosine, BM25, their min-max
 values, the fused score) for the gold tool and the tools shown instead. The `fuse-*` and
-`bm25-fillers` methods are fusions measured and not kept (docs/gating.md, "Ablations").
+`bm25-fillers` methods are fusions measured and not kept (docs/gating.md, "Ablations"); the
+`late-*` methods pool a multi-part request's parts from one encoder pass (late chunking),
+measured for latency and not kept (docs/gating.md, "Latency").
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from attention_scoping.core.text import tool_text
 from attention_scoping.core.tool import ToolSpec
 from attention_scoping.gating import Promotion, ToolAttentionMiddleware, ranking
 from attention_scoping.gating.cache import VectorCache
-from attention_scoping.gating.encoders import shared_minilm
+from attention_scoping.gating.encoders import MiniLMOnnxEncoder, mean_pool, normalize, shared_minilm
 from attention_scoping.gating.ranking import BM25Ranker, DenseRanker, HybridRanker, minmax
 from attention_scoping_lab.catalog import Query, load_catalog, load_queries
 
@@ -203,6 +205,65 @@ class GatedLexicalHybrid(HybridRanker):
         return fused / top if top > 0 else fused
 
 
+def part_spans(text: str, parts: Sequence[str]) -> list[tuple[int, int]] | None:
+    """The character span of each part of `text` (its first word to its last), found in order;
+    None when a part's words are not in `text` in order."""
+    spans: list[tuple[int, int]] = []
+    cursor = 0
+    for part in parts:
+        start = end = -1
+        for word in part.split():
+            found = text.find(word, cursor)
+            if found < 0:
+                return None
+            start = found if start < 0 else start
+            cursor = end = found + len(word)
+        if start < 0:
+            return None
+        spans.append((start, end))
+    return spans
+
+
+def late_vectors(encoder: MiniLMOnnxEncoder, text: str, spans: Sequence[tuple[int, int]]) -> Any:
+    """One pass over `text`: row 0 its vector (as `encode([text])`), then per span the mean of
+    the states of the tokens that start inside it ("late chunking")."""
+    encoding = encoder._runtime[1].encode(text)
+    states, mask = encoder._states([encoding])
+    starts = np.asarray([a for a, _ in encoding.offsets])
+    ordinary = np.asarray(encoding.special_tokens_mask) == 0
+    weights = np.zeros((len(spans) + 1, states.shape[1]), dtype=np.int64)
+    weights[0] = mask[0]
+    for row, (start, end) in enumerate(spans, start=1):
+        weights[row, : starts.size] = ordinary & (starts >= start) & (starts < end)
+    return normalize(mean_pool(np.broadcast_to(states, (len(weights), *states.shape[1:])), weights))
+
+
+class LateHybrid(HybridRanker):
+    """Study (not kept): each part's vector pooled from one encoder pass over the whole request
+    (late chunking) instead of encoding each part on its own; `whole=True` also takes the whole
+    request's row from that pass's vector of the request, not the parts' word-weighted mean."""
+
+    def __init__(self, dense: DenseRanker, *, whole: bool = False) -> None:
+        super().__init__(dense)
+        self.whole = whole
+
+    def _similarities(self, texts: Sequence[str], rows: np.ndarray | None) -> np.ndarray:
+        spans = part_spans(texts[0], texts[1:]) if len(texts) > 1 else None
+        encoder = self.dense.encoder
+        if spans is None or not isinstance(encoder, MiniLMOnnxEncoder):
+            return super()._similarities(texts, rows)
+        key = ("late", texts[0])
+        vectors = self.dense._memo.get(key)
+        if vectors is None:
+            vectors = late_vectors(encoder, texts[0], spans)
+            self.dense._memo.put(key, vectors)
+        parts = self.dense.similarities(vectors[1:], rows)
+        if self.whole:
+            return np.vstack([self.dense.similarities(vectors[:1], rows), parts])
+        weights = np.asarray([max(len(t.split()), 1) for t in texts[1:]], dtype=np.float32)
+        return np.vstack([((weights / weights.sum()) @ parts)[None, :], parts])
+
+
 FILLERS = frozenset("d ll m re s t ve like want need would tell help let know".split())
 """Study: conversational words ("I'd like", "I need", "can you tell me") dropped from requests."""
 
@@ -231,6 +292,8 @@ def rankers(cache: VectorCache) -> dict[str, Callable[[], Any]]:
         "no-exact": lambda: HybridRanker(dense(), exact_names=False),
         "no-calib": lambda: HybridRanker(dense(), confident_cosine=None),
         "no-parts": lambda: HybridRanker(dense(), multi_intent=False),
+        "late-parts": lambda: LateHybrid(dense()),
+        "late-whole": lambda: LateHybrid(dense(), whole=True),
         "calib-0.3": lambda: HybridRanker(dense(), confident_cosine=0.3),
         "calib-0.2": lambda: HybridRanker(dense(), confident_cosine=0.2),
         "alpha-0.8": lambda: HybridRanker(dense(), alpha=0.8),

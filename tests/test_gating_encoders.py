@@ -12,7 +12,7 @@ from langchain_core.embeddings import Embeddings
 
 from attention_scoping.core.text import lexical_tokens, split_identifier, tool_text
 from attention_scoping.core.tool import ToolSpec
-from attention_scoping.gating import ranking
+from attention_scoping.gating import encoders, ranking
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import (
     EncoderUnavailableError,
@@ -240,6 +240,34 @@ def test_bm25_coverage_is_the_idf_share_the_best_match_explains() -> None:
     assert index.coverage("weather forecast") == pytest.approx(1.0)
     assert 0.0 < index.coverage("weather email") < 1.0
     assert index.coverage("zebra unicorn") == 0.0  # no indexed word: no lexical evidence
+
+
+def test_minilm_session_gets_the_chosen_onnxruntime_options() -> None:
+    """The thread count and every `SESSION_CONFIG` entry reach the live session."""
+    encoder = MiniLMOnnxEncoder(threads=2)
+    options = encoder.session_options()
+    assert (options.intra_op_num_threads, options.inter_op_num_threads) == (2, 1)
+    live = encoder._runtime[0].get_session_options()
+    assert live.intra_op_num_threads == 2
+    assert encoders.SESSION_CONFIG  # something is chosen, and each entry is set
+    for key, value in encoders.SESSION_CONFIG.items():
+        assert options.get_session_config_entry(key) == value
+        assert live.get_session_config_entry(key) == value
+
+
+def test_minilm_vectors_do_not_change_with_the_session_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Threads and spinning change speed only: the same vectors, to 1e-6."""
+    texts = ["refund", "what is the weather in Paris tomorrow", "send Bob the Q3 report. " * 6]
+    chosen = MiniLMOnnxEncoder().encode(texts)
+    one_thread = MiniLMOnnxEncoder(threads=1).encode(texts)
+    monkeypatch.setattr(encoders, "SESSION_CONFIG", encoders.SPIN_WITHIN_RUN)
+    spinning = MiniLMOnnxEncoder()
+    options = spinning.session_options()
+    assert options.get_session_config_entry("session.force_spinning_stop") == "1"
+    np.testing.assert_allclose(spinning.encode(texts), chosen, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(one_thread, chosen, atol=1e-6, rtol=0)
 
 
 def test_multi_part_requests_get_a_tool_per_part(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, StructuredTool
@@ -17,6 +18,7 @@ from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.catalog_ranker import CatalogRanker
 from attention_scoping.gating.encoders import HashingEncoder
+from attention_scoping.gating.gate import positions, withheld_writes
 from attention_scoping.gating.ranking import BM25Ranker, DenseRanker
 from attention_scoping.scoping.catalog import Scope, ScopeCatalog
 from attention_scoping.scoping.preselect import (
@@ -202,6 +204,69 @@ def test_the_gate_keeps_candidate_order_for_writes_and_shown_tools() -> None:
     assert len(expected) == 5
     order = [t.name for t in reversed(tools)]
     assert list(decision.shown) == sorted(decision.shown, key=order.index)
+
+
+def test_a_new_tool_list_replaces_the_gates_tool_objects() -> None:
+    """The gate takes a list's tool objects in once; a new list with a replaced tool (now a
+    write) is read again, and the next decision treats it as one."""
+    tools = gate_tools()
+    gate = new_gate()
+    state = {"messages": [HumanMessage("convert 10 dollars to euros")], "vip": True}
+    assert "convert_currency" in gate.decide(state, tools).shown
+    assert "convert_currency" in gate.decide(state, tools).shown  # same list, nothing re-read
+    def convert(text: str) -> str:
+        return text
+
+    replaced = StructuredTool.from_function(
+        convert,
+        name="convert_currency",
+        description=tools[2].description,
+        metadata={"risk": "write"},
+    )
+    second = [*tools[:2], replaced, *tools[3:]]
+    decision = gate.decide(state, second)
+    assert gate._tools["convert_currency"] is replaced
+    assert decision.verdicts["convert_currency"].reason == "writes"
+    assert "convert_currency" in gate.decide(state, tools).shown  # back to the first list
+    assert gate._tools["convert_currency"] is tools[2]
+
+
+def test_the_write_verdicts_are_built_once_per_writes_and_candidates() -> None:
+    where = positions(("a", "w1", "b", "w2"))
+    first = withheld_writes(frozenset({"w2", "w1", "elsewhere"}), where)
+    assert list(first) == ["w1", "w2"]
+    assert {v.reason for v in first.values()} == {"writes"}
+    assert withheld_writes(frozenset({"w1", "w2", "elsewhere"}), where) is first  # equal sets
+    assert list(withheld_writes(frozenset({"w2"}), where)) == ["w2"]
+    assert list(withheld_writes(frozenset({"w2", "a"}), positions(("w2", "x", "a")))) == [
+        "w2",
+        "a",
+    ]
+
+
+def test_dense_scores_gather_the_candidate_rows_once_with_the_same_result(
+    tmp_path: Path,
+) -> None:
+    dense = DenseRanker(HashingEncoder(), cache=VectorCache(tmp_path))
+    specs = specs_from_tools(make_tools())
+    dense.fit(specs)
+    assert dense._matrix is not None
+    rows = np.asarray([4, 0, 2], dtype=np.int64)
+    vectors = dense.query_vectors(["weather in Paris", "send an email"])
+    first = dense.similarities(vectors, rows)
+    held = dense._gathered
+    np.testing.assert_array_equal(first, vectors @ dense._matrix[rows].T)
+    np.testing.assert_array_equal(dense.similarities(vectors, rows), first)
+    assert dense._gathered is held  # the same rows array: no second copy
+    other = np.asarray([1, 3], dtype=np.int64)
+    np.testing.assert_array_equal(
+        dense.similarities(vectors, other), vectors @ dense._matrix[other].T
+    )
+    dense.fit(specs[:3])  # a new catalog drops the copy
+    assert dense._gathered is None
+    np.testing.assert_array_equal(
+        dense.similarities(vectors, rows[1:]), vectors @ dense._matrix[rows[1:]].T
+    )
 
 
 def test_the_lexical_ranking_tokenizes_a_document_tuple_once_with_the_same_result(

@@ -72,6 +72,24 @@ def _file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+SESSION_CONFIG: dict[str, str] = {
+    # no busy-waiting: the gate shares its cores with the agent (and often a local model)
+    "session.intra_op.allow_spinning": "0",
+}
+"""onnxruntime session config entries of `MiniLMOnnxEncoder` (keys of onnxruntime 1.32),
+chosen by measurement (docs/gating.md, "Latency"); vectors do not depend on them. On a host
+with idle cores, `SPIN_WITHIN_RUN` was faster (and slower on busy cores): update this dict with
+it before the first encoder loads."""
+
+SPIN_WITHIN_RUN: dict[str, str] = {
+    "session.intra_op.allow_spinning": "1",
+    "session.intra_op.spin_duration_us": "50",
+    "session.force_spinning_stop": "1",
+}
+"""Idle intra-op threads spin up to 50 us within a run and stop when it returns (no CPU burnt
+between requests): 8.5 -> 5.8 ms for a 12-token run on 2 idle cores, 30-64 % slower on busy ones."""
+
+
 MAX_PADDING = 1.25
 """A batch's padded token count may be at most this multiple of its real tokens."""
 
@@ -147,11 +165,11 @@ class MiniLMOnnxEncoder:
         """`minilm-l6-onnx:<first 16 hex of the model file's sha256>`."""
         return f"minilm-l6-onnx:{_file_sha256(self.model_path)[:16]}"
 
-    @cached_property
-    def _runtime(self) -> tuple[Any, Any, set[str]]:
+    def session_options(self) -> Any:
+        """The onnxruntime `SessionOptions` of this encoder: `threads` intra-op threads (default:
+        onnxruntime's choice), one inter-op thread, every graph optimization, `SESSION_CONFIG`."""
         try:
             import onnxruntime as ort
-            from tokenizers import Tokenizer
         except ImportError:
             msg = f"MiniLMOnnxEncoder needs onnxruntime and tokenizers: {GATE_EXTRA_HINT}"
             raise EncoderUnavailableError(msg) from None
@@ -160,8 +178,19 @@ class MiniLMOnnxEncoder:
             options.intra_op_num_threads = self.threads
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # no busy-waiting between runs: the gate shares its cores with the agent (and numpy)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        for key, value in SESSION_CONFIG.items():
+            options.add_session_config_entry(key, value)
+        return options
+
+    @cached_property
+    def _runtime(self) -> tuple[Any, Any, set[str]]:
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError:
+            msg = f"MiniLMOnnxEncoder needs onnxruntime and tokenizers: {GATE_EXTRA_HINT}"
+            raise EncoderUnavailableError(msg) from None
+        options = self.session_options()
         session = ort.InferenceSession(
             str(self.model_path), options, providers=["CPUExecutionProvider"]
         )
@@ -172,29 +201,39 @@ class MiniLMOnnxEncoder:
         inputs = {i.name for i in session.get_inputs()}
         return session, tokenizer, inputs
 
+    def _states(self, encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+        """(token states, attention mask) of one batch of tokenized texts, padded to its longest."""
+        session, _, inputs = self._runtime
+        width = max(1, max(len(e.ids) for e in encodings))
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros((len(encodings), width), dtype=np.int64)
+        for r, encoding in enumerate(encodings):
+            n = len(encoding.ids)
+            ids[r, :n] = encoding.ids
+            mask[r, :n] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        return session.run(None, feed)[0], mask
+
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Mean-pooled, normalized vectors; batches are length-sorted to limit padding."""
-        session, tokenizer, inputs = self._runtime
+        _, tokenizer, _ = self._runtime
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             encodings = tokenizer.encode_batch(list(texts))
         out = np.empty((len(texts), 384), dtype=np.float32)
         for rows in length_batches([len(e.ids) for e in encodings], self.batch_size):
-            width = max(1, max(len(encodings[j].ids) for j in rows))
-            ids = np.zeros((len(rows), width), dtype=np.int64)
-            mask = np.zeros((len(rows), width), dtype=np.int64)
-            for r, j in enumerate(rows):
-                n = len(encodings[j].ids)
-                ids[r, :n] = encodings[j].ids
-                mask[r, :n] = 1
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            states = session.run(None, feed)[0]
-            weights = mask[..., None].astype(np.float32)
-            out[rows] = (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+            states, mask = self._states([encodings[j] for j in rows])
+            out[rows] = mean_pool(states, mask)
         return normalize(out)
+
+
+def mean_pool(states: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The mean of each row's token states where `mask` is 1 (rows of `states` and `mask`)."""
+    weights = mask[..., None].astype(np.float32)
+    return (states * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
 
 
 _SHARED: dict[tuple[str, int | None], MiniLMOnnxEncoder] = {}

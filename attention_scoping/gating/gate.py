@@ -344,6 +344,22 @@ def _without(names: Sequence[str], where: Mapping[str, int], drop: Iterable[str]
     return out
 
 
+_LAST_WRITES: list[tuple[frozenset[str], Mapping[str, int], dict[str, Verdict]] | None] = [None]
+
+
+def withheld_writes(writes: frozenset[str], where: Mapping[str, int]) -> dict[str, Verdict]:
+    """A `writes` verdict per write among the candidates (`where`: their positions), in
+    candidate order; the last result is kept, since the calls of a turn ask with the same
+    writes and candidates (thousands of tools would otherwise sort and build them each call)."""
+    last = _LAST_WRITES[0]
+    if last is not None and last[1] is where and last[0] == writes:
+        return last[2]
+    ordered = sorted((n for n in writes if n in where), key=where.__getitem__)
+    found = {name: Verdict(name, False, "writes") for name in ordered}
+    _LAST_WRITES[0] = (writes, where, found)
+    return found
+
+
 @dataclass(frozen=True)
 class GateInputs:
     """Everything a decision depends on besides the scores."""
@@ -409,9 +425,9 @@ def decide(
         slots -= 1
     _asked(inputs, fixed, k, candidates)
     # writes the model did not ask for, in candidate order: not promoted by code
-    for name in sorted((n for n in inputs.writes if n in candidates), key=candidates.__getitem__):
+    for name, verdict in withheld_writes(inputs.writes, candidates).items():
         if name not in fixed:
-            fixed[name] = Verdict(name, False, "writes")
+            fixed[name] = verdict
     fixed = {n: v for n, v in fixed.items() if n in candidates}
 
     rest = _without(inputs.candidates, candidates, fixed) if fixed else inputs.candidates

@@ -229,6 +229,8 @@ class ToolAttentionMiddleware(
         """The client-side search tool sent in the native modes that disclose in the history;
         this middleware answers its calls (`search`)."""
         self._tools: dict[str, Any] = {}
+        self._tools_from: ToolFacts | None = None
+        """The facts whose tool objects `_tools` last took in (the same list adds nothing)."""
         self._eager_writes = frozenset(tool_name(t) for t in self._eager if not may_open(t, "code"))
         """Tools given at construction that write (the catalog pool leaves them out unless
         this call's candidates hold them)."""
@@ -270,9 +272,11 @@ class ToolAttentionMiddleware(
         if self._eager:
             self.index.update(self._eager)
         self.index.update(facts.objects, signature=facts.ids)
-        if len(self._tools) > 4 * len(facts.objects) + 1024:
-            self._tools.clear()
-        self._tools.update((t.name, t) for t in facts.objects)
+        if facts is not self._tools_from:  # a Python step per tool only for a new list
+            if len(self._tools) > 4 * len(facts.objects) + 1024:
+                self._tools.clear()
+            self._tools.update((t.name, t) for t in facts.objects)
+            self._tools_from = facts
         return self._decide(state, facts.names, facts, opened=opened)
 
     def decide_names(
