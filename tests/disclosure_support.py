@@ -1,16 +1,30 @@
 """Shared pieces of the disclosure tests: small real tools that record their runs, the scopes
-over them, a scripted call, the scripted session the end-to-end tests share, and one turn of a
-checkpointed agent."""
+over them, a scripted call, the scripted session the end-to-end tests share, one turn of a
+checkpointed agent, and `ChatAnthropic` pointed at a local server."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from langchain_anthropic import ChatAnthropic
 from langchain_core.tools import BaseTool, tool
+from pydantic import SecretStr
 
 from attention_scoping import Scope
 
 THREAD = {"configurable": {"thread_id": "disclosure"}}
+
+
+def anthropic_chat(base_url: str, **options: Any) -> ChatAnthropic:
+    """`ChatAnthropic` on a local server (the scripted stub or the eval's bridge), no retries;
+    `options` override the model name, key and the rest."""
+    settings: dict[str, Any] = {
+        "model": "claude-stub",
+        "api_key": SecretStr("k"),
+        "max_retries": 0,
+        **options,
+    }
+    return ChatAnthropic(base_url=base_url, **settings)
 
 
 def call(name: str, call_id: str, /, **arguments: Any) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from attention_scoping_lab.eval.endpoint import Endpoint, bridged_chat_model
 from attention_scoping_lab.eval.results import EvalResult
 from attention_scoping_lab.eval.strategies import StrategyOptions
 from attention_scoping_lab.eval.suites import example_suite
-from tests.disclosure_support import call, make_scopes, make_tools, turn
+from tests.disclosure_support import anthropic_chat, call, make_scopes, make_tools, turn
 from tests.eval_support import FENCED_CALC, NO_WAIT, offered
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
@@ -219,13 +219,12 @@ def test_an_upstream_failure_keeps_its_status_in_anthropic_shape(
 
 
 def chat_model(bridge: AnthropicBridge) -> ChatAnthropic:
-    return ChatAnthropic(  # type: ignore[call-arg]
+    return anthropic_chat(
+        bridge.base_url,
         model="local-model",
-        base_url=bridge.base_url,
         api_key=SecretStr("not-needed"),
         max_tokens=128,
         temperature=0,
-        max_retries=0,
     )
 
 

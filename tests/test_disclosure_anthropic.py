@@ -32,6 +32,7 @@ from tests.disclosure_support import (
     THANKS,
     THREAD,
     Turn,
+    anthropic_chat,
     call,
     make_scopes,
     make_tools,
@@ -42,12 +43,7 @@ from tests.disclosure_support import (
 
 
 def chat_model(stub: AnthropicStub) -> ChatAnthropic:
-    return ChatAnthropic(  # type: ignore[call-arg]
-        model="claude-stub",
-        base_url=stub.base_url,
-        api_key=SecretStr("test-key"),
-        max_retries=0,
-    )
+    return anthropic_chat(stub.base_url, api_key=SecretStr("test-key"))
 
 
 def scoped_agent(stub: AnthropicStub, ran: list[str], **scoping: Any) -> Any:

@@ -22,7 +22,7 @@ from attention_scoping import AttentionScopingMiddleware, Navigation, Scope
 from attention_scoping.disclosure import SEARCH_TOOL
 from attention_scoping.scoping.ranked import SCOPE_DISCLOSURES, ScopeDisclosureOptions
 from tests.anthropic_stub import AnthropicStub, ScriptEntry
-from tests.disclosure_support import call, make_scopes, make_tools, turn
+from tests.disclosure_support import anthropic_chat, call, make_scopes, make_tools, turn
 from tests.openai_stub import OpenAIStub
 
 SESSION: list[tuple[str, list[ScriptEntry]]] = [
@@ -56,9 +56,7 @@ calls `shout` before it is loaded (refused), searches it by name and calls it.""
 
 
 def anthropic_model(stub: AnthropicStub) -> ChatAnthropic:
-    return ChatAnthropic(  # type: ignore[call-arg]
-        model="claude-stub", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
-    )
+    return anthropic_chat(stub.base_url)
 
 
 def scoping(tools: dict[str, BaseTool], **options: Any) -> AttentionScopingMiddleware:

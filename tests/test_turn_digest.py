@@ -146,19 +146,14 @@ def test_history_mode_reads_native_disclosures_from_tools_and_history() -> None:
 def test_the_digest_refuses_a_native_disclosure_mode_before_the_model_runs() -> None:
     """The digest drops earlier tool results, where the native modes disclose tools: the first
     model call stops with an error naming the mode, and no request reaches the provider."""
-    from langchain_anthropic import ChatAnthropic
-    from pydantic import SecretStr
-
     from attention_scoping import AttentionScopingMiddleware
     from tests.anthropic_stub import AnthropicStub
-    from tests.disclosure_support import make_scopes, make_tools
+    from tests.disclosure_support import anthropic_chat, make_scopes, make_tools
 
     ran: list[str] = []
     scopes = make_scopes(make_tools(ran))
     with AnthropicStub([{"content": "hi"}]) as stub:
-        model = ChatAnthropic(  # type: ignore[call-arg]
-            model="claude-stub", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
-        )
+        model = anthropic_chat(stub.base_url)
         middleware = [
             AttentionScopingMiddleware(scopes, disclosure="anthropic"),
             TurnDigestMiddleware(),
