@@ -131,7 +131,7 @@ def test_a_hand_built_model_node_sends_the_digest() -> None:
 
 
 def test_history_mode_reads_native_disclosures_from_tools_and_history() -> None:
-    from attention_scoping.disclosure.base import history_mode
+    from attention_scoping.disclosure.in_history import history_mode
 
     plain: list[Any] = [{"type": "function", "function": {"name": "add"}}]
     assert history_mode(plain, _thread()) is None

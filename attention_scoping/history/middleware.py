@@ -10,7 +10,7 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.core.messages import current_turn, text_of
 from attention_scoping.core.options import check_at_least
-from attention_scoping.disclosure.base import history_mode
+from attention_scoping.disclosure.in_history import history_mode
 from attention_scoping.history.digest import DIGEST_MAX_CHARS, digest_turns, earlier_lines
 
 __all__ = ["TurnDigestMiddleware", "digest_request_messages"]
