@@ -53,3 +53,10 @@ def clock() -> FakeClock:
 def tracker() -> Tracker:
     """A fresh fake issue tracker for the manifest and two-phase write tests."""
     return Tracker()
+
+
+@pytest.fixture
+def no_model_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No model API key in the environment (the eval then sends none to a local server)."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)

@@ -288,11 +288,10 @@ def scoped_model(body: Body) -> Body:
     return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
 
 
+@pytest.mark.usefixtures("no_model_keys")
 def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     out = tmp_path / "eval.json"
     with OpenAIStub([scoped_model] * 12) as stub:
         code = main(

@@ -440,11 +440,10 @@ def test_step_budget_ends_a_looping_task() -> None:
 # -- the command ---------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("no_model_keys")
 def test_cli_prints_the_table_and_writes_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.delenv("OPENROUTER_API_KEY", raising=False)
     out = tmp_path / "eval.json"
     with OpenAIStub([answer_after_tool(lambda b: calc("47*83"))] * 2) as stub:
         code = main(

@@ -59,7 +59,7 @@ from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, res
 from attention_scoping.core.options import check_at_least
 from attention_scoping.core.text import names_in_text
 from attention_scoping.graph import ScopedAgentState
-from attention_scoping.hesitation.assist import best_score, needs_tool
+from attention_scoping.hesitation.assist import best_score, needs_tool, refers_back
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.options import (
     DEFAULT_GROUNDING,
@@ -350,8 +350,10 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
             return [p.name for p in reads]
         if record.get("reason") == "close_call":
             return []
-        start, _ = current_turn(messages)
-        earlier = "\n".join(m.text for m in messages[: max(start, 0)])
+        earlier = ""
+        if refers_back(request):  # the earlier text is read only for a message that points back
+            start, _ = current_turn(messages)
+            earlier = "\n".join(m.text for m in messages[: max(start, 0)])
         if not needs_tool(request, [p.words for p in reads], best_score(record), earlier=earlier):
             logger.info("hesitation: no hint or nudge: the message needs no tool")
             return []
