@@ -251,12 +251,10 @@ def test_ranked_is_the_default() -> None:
     assert mw.scope_disclosure == "ranked"
 
 
-def test_a_scope_code_disclosed_still_gets_the_hint_on_the_first_call() -> None:
-    """Pre-selection opens math and its pair discloses `add` before the first call; that pair
-    is not a reply, so the first call still carries the hint naming the tool (it used to count
-    as one, and native modes never got the hint)."""
-    from attention_scoping import HesitationMiddleware
-
+def _add_turn(hesitation: Any) -> tuple[AnthropicStub, list[str]]:
+    """One turn, "Please add 2 and 3 (integer arithmetic).", through the anthropic mode with
+    pre-selection (it opens math) and `hesitation` after it; the model calls `add`, answers 5.
+    Returns the stub (its recorded requests) and the tools that ran."""
     ran: list[str] = []
     tools = make_tools(ran)
     script: list[ScriptEntry] = [
@@ -268,14 +266,84 @@ def test_a_scope_code_disclosed_still_gets_the_hint_on_the_first_call() -> None:
             AttentionScopingMiddleware(
                 make_scopes(tools), navigation=Navigation(ranker="lexical"), disclosure="anthropic"
             ),
-            HesitationMiddleware(),
+            hesitation,
         ]
         agent = create_agent(
             anthropic_model(stub), middleware=middleware, checkpointer=InMemorySaver()
         )
         turn(agent, "Please add 2 and 3 (integer arithmetic).")
+    return stub, ran
+
+
+def test_a_scope_code_disclosed_still_gets_the_hint_on_the_first_call() -> None:
+    """Pre-selection opens math and its pair discloses `add` before the first call; that pair
+    is not a reply, so the first call still carries the hint naming the tool (it used to count
+    as one, and native modes never got the hint)."""
+    from attention_scoping import HesitationMiddleware
+
+    stub, ran = _add_turn(HesitationMiddleware())
     assert ran == ["add"]
     first = stub.requests[0]["messages"]
     assert [m["role"] for m in first] == ["user", "assistant", "user"]
     texts = [b.get("text", "") for b in first[-1]["content"] if isinstance(b, dict)]
     assert any("Tools that match the user's request: `add`" in t for t in texts), texts
+
+
+def _hinted(request: dict[str, Any]) -> list[str]:
+    """The tools the hint of a recorded request names (none without a hint)."""
+    body = json.dumps(request)
+    start = body.find("Tools that match the user's request")
+    hint = body[start : body.find(".", start)] if start >= 0 else ""
+    return [n for n in ("add", "multiply", "shout", "reverse") if f"`{n}`" in hint]
+
+
+def _hesitation_expecting(*names: str) -> Any:
+    """A hesitation middleware whose expectation names `names` whatever the message."""
+    from attention_scoping import HesitationMiddleware
+    from attention_scoping.hesitation import Grounding
+
+    return HesitationMiddleware(
+        grounding=Grounding(expect_tool_call=lambda state, messages: list(names))
+    )
+
+
+def test_the_hint_names_only_tools_the_model_can_call_now() -> None:
+    """In the anthropic mode every tool is in `tools`, most of them deferred: an expectation
+    naming a tool the history has not disclosed (`shout`, of a scope nobody opened) is not
+    hinted, since a call to it would be refused; `add`, disclosed by the math pair, is. Without
+    the rule the hint named both."""
+    stub, ran = _add_turn(_hesitation_expecting("shout", "add"))
+    assert ran == ["add"]
+    first = stub.requests[0]
+    assert "shout" not in references(first["messages"][-1]["content"][0]["content"])
+    assert _hinted(first) == ["add"]
+
+
+def test_the_openai_hint_names_only_functions_a_search_output_loaded() -> None:
+    """The same in the openai mode: the functions sit deferred in namespaces; the hint names
+    `add`, which the math pair loaded, and not `shout`, which nothing loaded. (The hint never
+    came in this mode before: the pair's `tool_search_call` item counted as a reply, and the
+    namespaces hid their functions from the hesitation middleware.)"""
+    ran: list[str] = []
+    tools = make_tools(ran)
+    script: list[dict[str, Any]] = [
+        {"tool_calls": [call("add", "o1", a=2, b=3)]},
+        {"content": "5"},
+    ]
+    with OpenAIStub(script) as stub:
+        model = ChatOpenAI(
+            model="stub-model",
+            base_url=stub.base_url,
+            api_key=SecretStr("test-key"),
+            use_responses_api=True,
+        )
+        middleware: list[Any] = [
+            AttentionScopingMiddleware(
+                make_scopes(tools), navigation=Navigation(ranker="lexical"), disclosure="openai"
+            ),
+            _hesitation_expecting("shout", "add"),
+        ]
+        agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+        turn(agent, "Please add 2 and 3 (integer arithmetic).")
+    assert stub.rejections == [] and ran == ["add"]
+    assert _hinted(stub.requests[0]) == ["add"]

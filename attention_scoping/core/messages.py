@@ -94,11 +94,13 @@ call-and-result pair a middleware adds when code discloses tools in a native mod
 
 
 def is_disclosure_call(message: MessageLike) -> bool:
-    """Whether `message` is the call half of a disclosure pair code added (not a model reply)."""
-    calls = tool_calls_of(message)
-    return bool(calls) and all(
-        str(c.get("id") or "").startswith(DISCLOSURE_CALL_PREFIX) for c in calls
-    )
+    """Whether `message` is the call half of a disclosure pair code added (not a model reply):
+    its tool calls, or on the OpenAI Responses wire its `call_id` items (a `tool_search_call`
+    and its output), all carry the pair's id prefix."""
+    ids = [c.get("id") for c in tool_calls_of(message)]
+    if not ids and message.type == "ai" and isinstance(message.content, list):
+        ids = [b.get("call_id") for b in message.content if isinstance(b, dict)]
+    return bool(ids) and all(str(i or "").startswith(DISCLOSURE_CALL_PREFIX) for i in ids)
 
 
 def tool_error_code(message: MessageLike) -> str | None:

@@ -1,15 +1,20 @@
 """Whether a request's tools are disclosed in the conversation (a native `disclosure=` mode):
-what rewrites earlier turns must not run there."""
+what rewrites earlier turns must not run there, and which tools the model can call now (what
+code may name to it)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from attention_scoping.adapters.tools import tool_name
 from attention_scoping.disclosure.anthropic import deferred
 from attention_scoping.disclosure.base import mode_class
 
-__all__ = ["history_mode"]
+__all__ = ["callable_tools", "history_mode"]
+
+GROUPING = ("namespace", "tool_search")
+"""OpenAI entries of the tools array that are not a function the model calls by name."""
 
 
 def history_mode(tools: Sequence[Any], messages: Sequence[Any]) -> str | None:
@@ -19,9 +24,31 @@ def history_mode(tools: Sequence[Any], messages: Sequence[Any]) -> str | None:
     earlier turns (`history.TurnDigestMiddleware`) must not run there."""
     if any(deferred(t) for t in tools) or mode_class("anthropic")().disclosed(messages):
         return "anthropic"
-    grouped = any(
-        isinstance(t, Mapping) and t.get("type") in ("namespace", "tool_search") for t in tools
-    )
+    grouped = any(isinstance(t, Mapping) and t.get("type") in GROUPING for t in tools)
     if grouped or mode_class("openai")().disclosed(messages):
         return "openai"
     return None
+
+
+def callable_tools(tools: Sequence[Any], messages: Sequence[Any]) -> list[Any] | None:
+    """The tool entries of a request the model can call now when a native mode discloses them
+    in the history: those sent loaded, and those the history disclosed (Anthropic: deferred tools
+    a `tool_reference` expanded; OpenAI: namespace members a `tool_search_output` loaded).
+    None when the request carries no such mode: every bound tool is callable.
+
+    A hint or a nudge names only these: the model has seen no schema of the others, and a call
+    to one of them is refused."""
+    mode = history_mode(tools, messages)
+    if mode is None:
+        return None
+    seen = mode_class(mode)().disclosed(messages) or frozenset()
+    out: list[Any] = []
+    for tool in tools:
+        members = getattr(tool, "members", None)
+        if members is not None:  # an OpenAI namespace: its functions, deferred
+            out += [m for m in members if getattr(m, "name", None) in seen]
+        elif isinstance(tool, Mapping) and tool.get("type") in GROUPING:
+            continue
+        elif not deferred(tool) or tool_name(tool) in seen:
+            out.append(tool)
+    return out

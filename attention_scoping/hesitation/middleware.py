@@ -58,6 +58,7 @@ from attention_scoping.core.messages import hit_output_limit, is_disclosure_call
 from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
 from attention_scoping.core.options import check_at_least
 from attention_scoping.core.text import names_in_text
+from attention_scoping.disclosure.in_history import callable_tools
 from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool, refers_back
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
@@ -302,11 +303,15 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
     # -- pure steps -------------------------------------------------------------------------
 
     def disclosed(self, messages: Sequence[BaseMessage], tools: Sequence[Any]) -> list[Pending]:
-        """Schemas a stall could be about (gateway first, then the bound `tools`)."""
+        """Schemas a stall could be about (gateway first, then the bound `tools`; in a native
+        disclosure mode only those the model can call now: `disclosure.callable_tools`)."""
         pending = gateway_disclosures(messages)
         if self.watch_bound_tools:
             known = {p.name for p in pending}
-            bound = bound_disclosures(tools, messages, ignore=self.ignore_tools)
+            now = callable_tools(tools, messages)
+            bound = bound_disclosures(
+                tools if now is None else now, messages, ignore=self.ignore_tools
+            )
             pending += [p for p in bound if p.name not in known]
         return pending
 

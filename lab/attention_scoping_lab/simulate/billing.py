@@ -34,7 +34,7 @@ from attention_scoping_lab.simulate.session_strategies import (
     TurnGate,
     exposure_share,
 )
-from attention_scoping_lab.simulate.sessions import TURN_GAP_SECONDS, build_sessions
+from attention_scoping_lab.simulate.sessions import TURN_GAP_SECONDS, Session, build_sessions
 
 RECOMMENDED = "gateway_signatures"
 """The strategy docs/cost.md recommends (reported again under the name `recommended`): the
@@ -286,17 +286,36 @@ def run_sessions(
     for strategy in strategies:
         if only is not None and strategy.name not in {*only, "eager"}:
             continue
-        records = []
-        for i, session in enumerate(sessions):
-            conv = Conversation(prices, count, turn_gap_s=turn_gap_s)
-            strategy.play(session, conv)
-            records.append(conv.calls)
-            if progress is not None:
-                progress(f"sessions: {strategy.name}", i + 1, len(sessions))
-        bills.append(_bill(strategy, records, turns, prices))
+        bills.append(
+            bill_sessions(
+                strategy, sessions, prices, count, turn_gap_s=turn_gap_s, progress=progress
+            )
+        )
     return SessionBenchmark(
         seed, n_sessions, turns, c.label, price, prices, turn_gap_s, bills, misfire
     )
+
+
+def bill_sessions(
+    strategy: SessionStrategy,
+    sessions: Sequence[Session],
+    prices: Sequence[PriceModel],
+    count: Callable[[str], int],
+    *,
+    turn_gap_s: float = TURN_GAP_SECONDS,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> StrategyBill:
+    """Play `strategy` over `sessions` (each of the same number of turns) and bill every call
+    under `prices` (the first is the headline price model); `count` counts a text's tokens."""
+    records = []
+    for i, session in enumerate(sessions):
+        conv = Conversation(prices, count, turn_gap_s=turn_gap_s)
+        strategy.play(session, conv)
+        records.append(conv.calls)
+        if progress is not None:
+            progress(f"sessions: {strategy.name}", i + 1, len(sessions))
+    turns = max((len(s.turns) for s in sessions), default=0)
+    return _bill(strategy, records, turns, prices)
 
 
 def write_json(result: SessionBenchmark, path: str | Path) -> None:

@@ -274,21 +274,23 @@ class NativeGate(_Disclosing, _Gated):
         """The user's prompt alone: no summary pool in the native modes."""
         return BASE_PROMPT
 
+    def ranking(self, query: str) -> tuple[list[str], list[tuple[str, float]]]:
+        """The tools `query` names exactly, and every tool with its score, best first."""
+        names = self.order
+        exact = [names[i] for i in self._exact.rows(query)]
+        scores = self.gate.index.scores(query, names)
+        best = sorted(range(len(names)), key=lambda i: (-float(scores[i]), i))
+        return exact, [(names[i], float(scores[i])) for i in best]
+
     def search(self, query: str) -> list[str]:
         """What the search tool loads for `query`: tools the query names exactly, then the
         gate's k best ranked at or above its threshold (memoized)."""
         found = self._found.get(query)
         if found is None:
-            names = self.order
-            exact = [names[i] for i in self._exact.rows(query)]
-            scores = self.gate.index.scores(query, names)
-            best = sorted(range(len(names)), key=lambda i: (-float(scores[i]), i))
-            ranked = [
-                names[i]
-                for i in best[: self.gate.k]
-                if scores[i] >= self.gate.threshold and names[i] not in exact
-            ]
-            found = self._found[query] = exact + ranked
+            exact, ranked = self.ranking(query)
+            top = ranked[: self.gate.k]
+            found = exact + [n for n, s in top if s >= self.gate.threshold and n not in exact]
+            self._found[query] = found
         return found
 
     def _searched(self, conv: Conversation, query: str, names: list[str], *, call: bool) -> None:
