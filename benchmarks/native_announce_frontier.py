@@ -1,6 +1,7 @@
-"""Benchmark: how few tools the native gate can announce per turn (issue 27's 30 % bound).
+"""Benchmark: how few tools the native modes can disclose (issue 27's 30 % and 35 % bounds).
 
     python benchmarks/native_announce_frontier.py [--seeds 0,1,2] [--sessions 20] [--turns 10]
+        [--part gate|scoping|both|built]
 
 The anthropic-mode gate as built (`gate_anthropic_announced` of `attention-scoping simulate
 --sessions`) announces the gate's whole decision at each user turn: its k best above the
@@ -9,7 +10,19 @@ and it costs exposure at once. This plays the same sessions with other announcem
 each with the search the model calls for a tool that was not announced returning its `s`
 best new tools (exact names first), and prints, per seed, the billed input against eager with
 caching (Anthropic prices) next to the needed tools the model could call at once and at all
-(`search` "built": the search as built, the gate's k best, those disclosed already among them).
+(`search` "built": the search as built, the gate's k best, those disclosed already among them;
+for scoping the column says whether the pair at new turns is on).
+
+The same for ranked scoping in the anthropic mode (`scoping_anthropic`, as built: a
+`load_context` result references the request's exact names and the scope ranker's 5 best, and a
+pair at each later user turn the active scope's 5 best for the new request): `k` ranked tools
+per load and per pair (1 to 5), with or without the pair at new turns.
+
+`--part built` plays the modes as built on every seed instead (`--seeds 0-9` for ten) and
+prints each mode's bill against eager under its own provider's prices (the gate with decisions
+announced, ranked scoping; Anthropic and OpenAI), with the median over the seeds and how many
+meet the issue's bounds (gate 30 %, scoping 35 %) at exposure at once at least the per-call
+gate's.
 
 Seeds are separate catalogs and sessions: choose a rule on one seed, read the others as held
 out. The per-call gate's exposure at once is the bar (the issue: exposure at least the
@@ -19,17 +32,23 @@ per-call gate's).
 from __future__ import annotations
 
 import argparse
+import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from attention_scoping.core.tokens import get_counter
 from attention_scoping_lab.cost import PRICE_MODELS, memo_count, price_model
-from attention_scoping_lab.simulate.billing import StrategyBill, bill_sessions, build_strategies
+from attention_scoping_lab.simulate.billing import (
+    StrategyBill,
+    bill_sessions,
+    build_strategies,
+    run_sessions,
+)
 from attention_scoping_lab.simulate.catalog import build_catalog
 from attention_scoping_lab.simulate.conversation import Conversation
-from attention_scoping_lab.simulate.native_strategies import NativeGate
+from attention_scoping_lab.simulate.native_strategies import NativeGate, NativeScoping
 from attention_scoping_lab.simulate.session_strategies import SessionStrategy
-from attention_scoping_lab.simulate.sessions import Session, build_sessions
+from attention_scoping_lab.simulate.sessions import Session, Turn, build_sessions
 
 Ranked = list[tuple[str, float]]
 Rule = Callable[[Ranked, float], list[str]]
@@ -102,6 +121,29 @@ class AnnouncingGate(NativeGate):
         return exact + fresh[: self.search_size]
 
 
+class RankedScoping(NativeScoping):
+    """Ranked scoping in the anthropic mode with `k` ranked tools per load and per pair, and
+    the pair at new turns on or off (the search the model calls: as built)."""
+
+    def __init__(self, base: NativeScoping, k: int, *, pair: bool, ranker: str) -> None:
+        """The catalog of `base`; `ranker`: the benchmark's ranker name it was built with."""
+        super().__init__(list(base.specs.values()), "anthropic", ranker=ranker)
+        self.k = k
+        self.pair = pair
+
+    def ranked(self, text: str, scope: str) -> list[str]:
+        """The request's exact names first, then the scope ranker's `k` best."""
+        from attention_scoping.scoping.ranked import ranked_names
+
+        own = list(self.mw.catalog.scopes[scope].tools)
+        return ranked_names(self.mw.start, text, own, self.registered, k=self.k)
+
+    def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
+        """The pair at a new user turn, when on."""
+        if self.pair:
+            super().open_turn(conv, session, turn)
+
+
 def play(strategy: SessionStrategy, sessions: Sequence[Session]) -> StrategyBill:
     """Bill `strategy` over `sessions` at Anthropic prices (its exposure counts from zero)."""
     strategy.exposure = dict.fromkeys(strategy.exposure, 0)
@@ -109,7 +151,7 @@ def play(strategy: SessionStrategy, sessions: Sequence[Session]) -> StrategyBill
     return bill_sessions(strategy, sessions, prices, memo_count(get_counter().count))
 
 
-def run_seed(seed: int, n_sessions: int, turns: int) -> None:
+def run_seed(seed: int, n_sessions: int, turns: int, part: str) -> None:
     """Print one seed's rows."""
     counter = get_counter()
     specs = build_catalog(seed, counter)
@@ -121,17 +163,84 @@ def run_seed(seed: int, n_sessions: int, turns: int) -> None:
         f"seed {seed}: per-call gate {gate.billed_per_task['anthropic'] / eager:.1%} of eager, "
         f"exposure at once {gate.exposed_at_once:.1%}"
     )
-    print(f"  {'announced':24s} {'search':>6s} {'billed':>8s} {'at once':>8s} {'at all':>7s}")
-    base: Any = strategies["gate_anthropic_announced"]
-    for size in SEARCH_SIZES:
-        for label, rule in RULES.items():
-            bill = play(AnnouncingGate(base, rule, size), sessions)
-            ratio = bill.billed_per_task["anthropic"] / eager
-            print(
-                f"  {label:24s} {size or 'built':>6} {ratio:8.1%} {bill.exposed_at_once:8.1%} "
-                f"{bill.exposure:7.1%}",
-                flush=True,
+    rows: list[tuple[str, str, SessionStrategy]] = []
+    if part in ("gate", "both"):
+        base: Any = strategies["gate_anthropic_announced"]
+        rows += [
+            (label, str(size or "built"), AnnouncingGate(base, rule, size))
+            for size in SEARCH_SIZES
+            for label, rule in RULES.items()
+        ]
+    if part in ("scoping", "both"):
+        scoping: Any = strategies["scoping_anthropic"]
+        rows += [
+            (
+                f"scoping, top {k}",
+                "pair" if pair else "none",
+                RankedScoping(scoping, k, pair=pair, ranker="default"),
             )
+            for pair in (True, False)
+            for k in range(5, 0, -1)
+        ]
+    head = f"  {'announced':24s} {'search / pair':>13s} {'billed':>8s}"
+    print(f"{head} {'at once':>8s} {'at all':>7s}")
+    for label, search, strategy in rows:
+        bill = play(strategy, sessions)
+        ratio = bill.billed_per_task["anthropic"] / eager
+        print(
+            f"  {label:24s} {search:>13s} {ratio:8.1%} {bill.exposed_at_once:8.1%} "
+            f"{bill.exposure:7.1%}",
+            flush=True,
+        )
+
+
+BUILT: dict[str, tuple[str, float]] = {
+    "gate_anthropic_announced": ("anthropic", 0.30),
+    "scoping_anthropic": ("anthropic", 0.35),
+    "gate_openai_announced": ("openai", 0.30),
+    "scoping_openai": ("openai", 0.35),
+}
+"""The modes as built -> (their provider's price model, the issue's bound)."""
+
+
+def run_built(seeds: Sequence[int], n_sessions: int, turns: int) -> None:
+    """Print the modes as built on every seed, then the median and the seeds within bounds."""
+    ratios: dict[str, list[float]] = {name: [] for name in BUILT}
+    within: dict[str, int] = dict.fromkeys(BUILT, 0)
+    print("seed  per-call gate at once  " + "  ".join(f"{n:>26s}" for n in BUILT))
+    for seed in seeds:
+        result = run_sessions(
+            price=price_model("anthropic"),
+            seed=seed,
+            n_sessions=n_sessions,
+            turns=turns,
+            only=["per_call_gate", *BUILT],
+        )
+        bar = result.strategy("per_call_gate").exposed_at_once
+        cells = []
+        for name, (model, bound) in BUILT.items():
+            bill = result.strategy(name)
+            ratio = bill.billed_per_task[model] / result.strategy("eager").billed_per_task[model]
+            ratios[name].append(ratio)
+            within[name] += ratio <= bound and bill.exposed_at_once >= bar
+            cells.append(f"{ratio:6.1%} ({bill.exposed_at_once:.1%} at once)".rjust(26))
+        print(f"{seed:4d}  {bar:21.1%}  " + "  ".join(cells), flush=True)
+    print(
+        "median                       "
+        + "  ".join(f"{statistics.median(v):26.1%}" for v in ratios.values())
+    )
+    print(
+        "within the bound, at the bar "
+        + "  ".join(f"{within[n]:>18d} of {len(seeds):<2d}".rjust(26) for n in BUILT)
+    )
+
+
+def seed_list(text: str) -> list[int]:
+    """`0,1,2` or `0-9`."""
+    if "-" in text:
+        low, high = text.split("-", 1)
+        return list(range(int(low), int(high) + 1))
+    return [int(s) for s in text.split(",")]
 
 
 def main() -> None:
@@ -140,9 +249,14 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--part", choices=("gate", "scoping", "both", "built"), default="both")
     args = parser.parse_args()
-    for seed in (int(s) for s in args.seeds.split(",")):
-        run_seed(seed, args.sessions, args.turns)
+    seeds = seed_list(args.seeds)
+    if args.part == "built":
+        run_built(seeds, args.sessions, args.turns)
+        return
+    for seed in seeds:
+        run_seed(seed, args.sessions, args.turns, args.part)
 
 
 if __name__ == "__main__":
