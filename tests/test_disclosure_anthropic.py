@@ -13,7 +13,6 @@ from langchain.agents import create_agent
 from langchain_anthropic import ChatAnthropic
 from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
 from langchain_core.messages import AIMessage, ToolMessage
-from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
@@ -34,6 +33,7 @@ from tests.disclosure_support import (
     Turn,
     anthropic_chat,
     call,
+    gate_tools,
     make_scopes,
     make_tools,
     replies,
@@ -204,35 +204,6 @@ def test_a_call_to_a_tool_never_disclosed_is_refused_and_not_run() -> None:
         "reply calls 'convert_km', which is not callable",
         "messages.3: tool_use of 'convert_km' before it loaded",
     ]
-
-
-def gate_tools(ran: list[str]) -> list[Any]:
-    @tool
-    def get_weather(city: str) -> str:
-        """Current weather for a city."""
-        ran.append("get_weather")
-        return "sunny"
-
-    @tool
-    def get_forecast(city: str) -> str:
-        """Weather forecast for tomorrow in a city."""
-        ran.append("get_forecast")
-        return "rain"
-
-    @tool
-    def convert_currency(amount: float, to: str) -> float:
-        """Convert an amount of money to another currency."""
-        ran.append("convert_currency")
-        return amount
-
-    @tool
-    def send_email(to: str, body: str) -> str:
-        """Send an email message."""
-        ran.append("send_email")
-        return "sent"
-
-    send_email.metadata = {"risk": "write"}
-    return [get_weather, get_forecast, convert_currency, send_email]
 
 
 def test_the_gate_alone_discloses_by_search_pairs_and_its_search_tool() -> None:

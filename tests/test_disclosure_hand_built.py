@@ -26,10 +26,16 @@ from attention_scoping import (
 from attention_scoping.disclosure import DisclosureMode
 from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 from tests.anthropic_stub import AnthropicStub
-from tests.disclosure_support import THREAD, anthropic_chat, call, make_scopes, make_tools
+from tests.disclosure_support import (
+    RANKED_SESSION,
+    THREAD,
+    anthropic_chat,
+    call,
+    gate_tools,
+    make_scopes,
+    make_tools,
+)
 from tests.openai_stub import OpenAIStub
-from tests.test_disclosure_anthropic import gate_tools
-from tests.test_disclosure_ranked import SESSION
 
 Setup = Callable[[list[str]], tuple[list[Any], Any]]
 """(the list tools append their runs to) -> (the tools the app passes, the middleware)."""
@@ -136,8 +142,8 @@ CASES: dict[str, tuple[Any, Any, Setup, list[str], list[Any]]] = {
         lambda script: AnthropicStub(script, min_cache_tokens=64),
         lambda stub: anthropic_chat(stub.base_url),
         scoping_setup("anthropic"),
-        [text for text, _ in SESSION],
-        [reply for _, replies in SESSION for reply in replies],
+        [text for text, _ in RANKED_SESSION],
+        [reply for _, replies in RANKED_SESSION for reply in replies],
     ),
     "gate, anthropic": (
         AnthropicStub,

@@ -22,37 +22,15 @@ from attention_scoping import AttentionScopingMiddleware, Navigation, Scope
 from attention_scoping.disclosure import SEARCH_TOOL
 from attention_scoping.scoping.ranked import SCOPE_DISCLOSURES, ScopeDisclosureOptions
 from tests.anthropic_stub import AnthropicStub, ScriptEntry
-from tests.disclosure_support import anthropic_chat, call, make_scopes, make_tools, turn
+from tests.disclosure_support import (
+    RANKED_SESSION,
+    anthropic_chat,
+    call,
+    make_scopes,
+    make_tools,
+    turn,
+)
 from tests.openai_stub import OpenAIStub
-
-SESSION: list[tuple[str, list[ScriptEntry]]] = [
-    (
-        "Please add 2 and 3.",
-        [
-            {"tool_calls": [call("load_context", "r1a", name="math")]},
-            {"tool_calls": [call("add", "r1b", a=2, b=3)]},
-            {"content": "5"},
-        ],
-    ),
-    (
-        "Now multiply 4 by 5.",
-        [{"tool_calls": [call("multiply", "r2a", a=4, b=5)]}, {"content": "20"}],
-    ),
-    (
-        "Reverse abc, please.",
-        [
-            {"tool_calls": [call("load_context", "r3a", name="text")]},
-            {"tool_calls": [call("reverse", "r3b", text="abc")]},
-            {"tool_calls": [call("shout", "r3c", text="abc")]},
-            {"tool_calls": [call(SEARCH_TOOL, "r3d", query="shout")]},
-            {"tool_calls": [call("shout", "r3e", text="abc")]},
-            {"content": "cba, ABC!"},
-        ],
-    ),
-]
-"""Three turns: the model loads math (its request ranks only `add`), the next turn's request
-brings `multiply` by a pair the middleware adds, the model loads text (only `reverse` ranks),
-calls `shout` before it is loaded (refused), searches it by name and calls it."""
 
 
 def anthropic_model(stub: AnthropicStub) -> ChatAnthropic:
@@ -74,7 +52,7 @@ def references(content: Any) -> list[str]:
 
 
 def run_anthropic(ran: list[str]) -> tuple[AnthropicStub, list[Any]]:
-    script = [reply for _, replies in SESSION for reply in replies]
+    script = [reply for _, replies in RANKED_SESSION for reply in replies]
     with AnthropicStub(script, min_cache_tokens=64) as stub:
         agent = create_agent(
             anthropic_model(stub),
@@ -82,7 +60,7 @@ def run_anthropic(ran: list[str]) -> tuple[AnthropicStub, list[Any]]:
             middleware=[scoping(make_tools(ran))],
             checkpointer=InMemorySaver(),
         )
-        for text, _ in SESSION:
+        for text, _ in RANKED_SESSION:
             turn(agent, text)
         messages = agent.get_state({"configurable": {"thread_id": "disclosure"}}).values["messages"]
     return stub, messages
