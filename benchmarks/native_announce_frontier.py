@@ -83,7 +83,9 @@ RULES: dict[str, Rule] = {
     "top 2": top(2),
     "top 1": top(1),
     "within 0.1 of the best": margin(0.1),
+    "score >= 0.75": floor(0.75),
     "score >= 0.8": floor(0.8),
+    "score >= 0.85": floor(0.85),
 }
 SEARCH_SIZES: tuple[int | None, ...] = (None, 2, 3, 5)
 """None: the search as built (the gate's k best, those disclosed already among them)."""
