@@ -62,6 +62,21 @@ def test_unknown_modes_fail_at_construction_naming_the_valid_ones() -> None:
         resolve_disclosure("x", OPENAI)
 
 
+def test_more_scoped_tools_than_anthropic_defers_fail_at_construction() -> None:
+    """Scoping knows its tools when it is made: with `disclosure="anthropic"` and more scoped
+    tools than the API defers, the error comes then, naming the count, the limit and the modes
+    that fit; always-on tools are sent loaded and do not count; `"auto"` is checked at the first
+    call (the chat model picks the mode)."""
+    names = [f"tool_{i}" for i in range(MAX_DEFERRED + 1)]
+    with pytest.raises(ValueError, match=r"disclosure='anthropic' would defer 10001 tools") as err:
+        AttentionScopingMiddleware({"big": names}, disclosure="anthropic")
+    assert "at most 10000" in str(err.value) and "'rewrite'" in str(err.value)
+    assert "'anthropic'" not in str(err.value).split("use ", 1)[1]
+    AttentionScopingMiddleware({"big": names}, always_on=[names[0]], disclosure="anthropic")
+    AttentionScopingMiddleware({"big": names}, disclosure="auto")
+    AttentionScopingMiddleware({"big": names}, disclosure="openai")
+
+
 def test_modes_the_model_cannot_carry_are_value_errors() -> None:
     with pytest.raises(ValueError, match="disclosure='anthropic' cannot be used with ChatOpenAI"):
         resolve_disclosure("anthropic", OPENAI)

@@ -245,6 +245,29 @@ def check_mode(mode: object) -> None:
     check_choice("disclosure", mode, DISCLOSURE_MODES)
 
 
+def deferred_limit(mode: str) -> int | None:
+    """Most tools `mode` sends deferred (None: no limit, or a mode whose module is not
+    installed, which resolving it reports)."""
+    try:
+        return mode_class(mode).max_deferred
+    except ImportError:
+        return None
+
+
+def check_deferred(mode: str, count: int) -> None:
+    """Raise `ValueError` when the explicit `mode` accepts fewer deferred tools than `count`
+    (`"auto"` is checked at the first call, when the chat model picks the mode)."""
+    limit = None if mode == "auto" else deferred_limit(mode)
+    if limit is None or count <= limit:
+        return
+    fits = [m for m in MODE_CLASSES if (most := deferred_limit(m)) is None or count <= most]
+    msg = (
+        f"disclosure={mode!r} would defer {count} tools; the provider accepts at most "
+        f"{limit}: use {choices_text(fits)}, or pin fewer tools out"
+    )
+    raise ValueError(msg)
+
+
 def auto_mode(model: Any) -> ResolvedMode:
     """The mode `"auto"` picks for `model`: `ChatAnthropic` -> anthropic,
     `ChatOpenAI(use_responses_api=True)` -> openai, any other model -> rewrite."""
@@ -295,10 +318,12 @@ class DisclosureSetting:
     """A middleware's `disclosure=` option: validated at construction, resolved per chat model
     at its first request, and the mode in use logged once (INFO)."""
 
-    def __init__(self, mode: str, owner: str) -> None:
+    def __init__(self, mode: str, owner: str, *, deferred: int = 0) -> None:
         """Validate `mode` (`ValueError` naming the valid ones); `owner` names the middleware
-        in the log line."""
+        in the log line; `deferred`: how many tools the middleware already knows it would send
+        deferred (a mode that cannot take that many fails now, not at the first call)."""
         check_mode(mode)
+        check_deferred(mode, deferred)
         self.requested: str = mode
         self.owner = owner
         self._resolved: dict[int, tuple[Any, Disclosure]] = {}
@@ -324,4 +349,3 @@ class DisclosureSetting:
         self._resolved[key] = (model, disclosure)
         self.last = disclosure
         return disclosure
-

@@ -306,7 +306,11 @@ class AttentionScopingMiddleware(
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
         disclosing = scope_disclosure_options(disclosure)
-        self.disclosure = DisclosureSetting(disclosing.mode, type(self).__name__)
+        self.disclosure = DisclosureSetting(
+            disclosing.mode,
+            type(self).__name__,
+            deferred=len(self.catalog.scoped_names - set(self.catalog.always_on)),
+        )
         """The `disclosure=` option, resolved per chat model at its first call."""
         self.scope_disclosure: ScopeDisclosure = disclosing.scope_tools
         """What a scope discloses in a native mode (`scoping.ranked`)."""
