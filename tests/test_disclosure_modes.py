@@ -10,7 +10,7 @@ import pytest
 from langchain.agents import create_agent
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, tool
+from langchain_core.tools import BaseTool, StructuredTool, tool
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
@@ -75,6 +75,20 @@ def test_more_scoped_tools_than_anthropic_defers_fail_at_construction() -> None:
     AttentionScopingMiddleware({"big": names}, always_on=[names[0]], disclosure="anthropic")
     AttentionScopingMiddleware({"big": names}, disclosure="auto")
     AttentionScopingMiddleware({"big": names}, disclosure="openai")
+
+
+def test_a_gate_given_more_tools_than_anthropic_defers_fails_at_construction() -> None:
+    """The gate knows its tools when they are given to it (`tools=`): the same error then;
+    pinned tools are sent loaded and do not count."""
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    many = [
+        StructuredTool(name=f"tool_{i}", description="A tool.", args_schema=schema, func=str)
+        for i in range(MAX_DEFERRED + 1)
+    ]
+    pool = SummaryPool(disclosure="anthropic")
+    with pytest.raises(ValueError, match=r"disclosure='anthropic' would defer 10001 tools"):
+        ToolAttentionMiddleware(ranker="bm25", tools=many, summary_pool=pool)
+    ToolAttentionMiddleware(ranker="bm25", tools=many, pinned=["tool_0"], summary_pool=pool)
 
 
 def test_modes_the_model_cannot_carry_are_value_errors() -> None:

@@ -222,7 +222,11 @@ class ToolAttentionMiddleware(
         self._facts = FactsMemo()
         self._counter = get_counter()
         self._eager = list(tools) if tools is not None else []
-        self.disclosure = DisclosureSetting(pool.disclosure, type(self).__name__)
+        self.disclosure = DisclosureSetting(
+            pool.disclosure,
+            type(self).__name__,
+            deferred=len({tool_name(t) for t in self._eager} - self.pinned),
+        )
         """The `disclosure=` option (`summary_pool=SummaryPool(disclosure=...)`), resolved per
         chat model at its first call."""
         self.search_tool = make_search_tool()

@@ -83,6 +83,7 @@ class Scope:
             msg = f"scope {name!r}: tools must be a collection of names, not the string {tools!r}"
             raise ScopeConfigError(msg)
         names: list[str] = []
+        seen: set[str] = set()
         objects: list[Any] = []
         for item in tools:
             if isinstance(item, str):
@@ -90,10 +91,11 @@ class Scope:
             else:
                 tname = tool_object_name(item)
                 objects.append(item)
-            if tname in names:
+            if tname in seen:
                 msg = f"scope {name!r} lists tool {tname!r} twice"
                 raise ScopeConfigError(msg)
             names.append(tname)
+            seen.add(tname)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "description", " ".join(description.split()))
         object.__setattr__(self, "tools", tuple(names))
