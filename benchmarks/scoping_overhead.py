@@ -1,10 +1,14 @@
 """Benchmark: the scoping middleware's own overhead per model call and per tool call.
 
-    python benchmarks/scoping_overhead.py [--calls 2000]
+    python benchmarks/scoping_overhead.py [--calls 2000] [--cold]
 
 For 50, 500 and 5,000 registered tools (scopes of 10 tools each), times `wrap_model_call` with
 a handler that returns at once (tool filtering + three-layer prompt + request copy) and
 `wrap_tool_call` with a handler that returns at once (the enforced gate), and prints p50 / p95.
+
+`--cold` times the very first `wrap_model_call` of a fresh middleware over fresh tools instead
+(pre-selection reads every tool's schema once, with the lexical ranker so no embedding is
+timed), and the same after `warm_up()`, with the warm-up's own time.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from langchain_core.tools import StructuredTool
 from rich.console import Console
 from rich.table import Table
 
-from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping import AttentionScopingMiddleware, Navigation, Scope
 from attention_scoping.testing import ScriptedChatModel
 
 SCOPE_SIZE = 10
@@ -107,11 +111,53 @@ def measure(n: int, calls: int) -> dict[str, Any]:
     }
 
 
+def first_call(n: int, *, warm: bool) -> tuple[float, float]:
+    """Seconds of `warm_up()` (0 when not `warm`) and of the first model call, for `n` fresh
+    tools in a fresh middleware."""
+    tools = make_tools(n)
+    scopes = [
+        Scope(f"scope_{i // SCOPE_SIZE}", f"tools {i}", tools=tools[i : i + SCOPE_SIZE])
+        for i in range(0, n, SCOPE_SIZE)
+    ]
+    mw = AttentionScopingMiddleware(scopes, navigation=Navigation(ranker="lexical"))
+    started = time.perf_counter()
+    if warm:
+        mw.warm_up()
+    ready = time.perf_counter()
+    history: list[AnyMessage] = [HumanMessage("tool number 7 does x")]
+    request = ModelRequest(
+        model=ScriptedChatModel(),
+        messages=history,
+        tools=[mw.load_context_tool, *tools],
+        state={"messages": history},
+        system_message=None,
+        runtime=None,
+    )
+    mw.wrap_model_call(request, lambda r: ModelResponse(result=[AIMessage("ok")]))
+    return ready - started, time.perf_counter() - ready
+
+
+def cold_table() -> None:
+    """Print the first call's time, cold and after `warm_up()`."""
+    table = Table(title="AttentionScopingMiddleware: the first model call")
+    for column in ("registered tools", "first call, cold", "warm_up()", "first call after it"):
+        table.add_column(column, justify="right")
+    for n in (500, 5000):
+        _, cold = first_call(n, warm=False)
+        warm_up, after = first_call(n, warm=True)
+        table.add_row(str(n), f"{cold:.2f} s", f"{warm_up:.2f} s", f"{after:.3f} s")
+    Console().print(table)
+
+
 def main() -> None:
-    """Print the overhead table."""
+    """Print the overhead table (or, with --cold, the first call's)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--cold", action="store_true")
     args = parser.parse_args()
+    if args.cold:
+        cold_table()
+        return
     table = Table(title=f"AttentionScopingMiddleware overhead ({args.calls} calls each)")
     for column in (
         "registered tools",

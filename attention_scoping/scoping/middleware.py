@@ -780,6 +780,13 @@ class AttentionScopingMiddleware(
             writers=self._code_closed(),
         )
 
+    def warm_up(self, tools: Sequence[Any] | None = None) -> None:
+        """Read the tools' schemas and rank them once now (with MiniLM, embedding the new
+        ones) instead of at the first model call, which with thousands of tools takes
+        seconds. `tools`: the agent's tools (default: the scopes' tool objects)."""
+        objects = list(tools) if tools is not None else self.tools
+        self.start.choose("warm up", objects)
+
     # -- LangChain hooks --------------------------------------------------------------------
 
     @override
