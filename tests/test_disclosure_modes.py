@@ -73,6 +73,15 @@ def test_more_scoped_tools_than_anthropic_defers_fail_at_construction() -> None:
     assert "at most 10000" in str(err.value) and "'rewrite'" in str(err.value)
     assert "'anthropic'" not in str(err.value).split("use ", 1)[1]
     AttentionScopingMiddleware({"big": names}, always_on=[names[0]], disclosure="anthropic")
+    schema: dict[str, Any] = {"type": "object", "properties": {}}
+    pinned = StructuredTool(
+        name=names[0],
+        description="A tool.",
+        args_schema=schema,
+        func=str,
+        metadata={"pinned": True},
+    )
+    AttentionScopingMiddleware([Scope("big", tools=[pinned, *names[1:]])], disclosure="anthropic")
     AttentionScopingMiddleware({"big": names}, disclosure="auto")
     AttentionScopingMiddleware({"big": names}, disclosure="openai")
 

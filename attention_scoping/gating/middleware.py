@@ -225,7 +225,7 @@ class ToolAttentionMiddleware(
         self.disclosure = DisclosureSetting(
             pool.disclosure,
             type(self).__name__,
-            deferred=len({tool_name(t) for t in self._eager} - self.pinned),
+            deferred=len({tool_name(t) for t in self._eager if not is_pinned(t)} - self.pinned),
         )
         """The `disclosure=` option (`summary_pool=SummaryPool(disclosure=...)`), resolved per
         chat model at its first call."""

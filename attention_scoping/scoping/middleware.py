@@ -30,6 +30,7 @@ from attention_scoping.adapters.refusals import RefusesToolCalls, ToolResult, re
 from attention_scoping.adapters.tools import (
     ToolLike,
     as_base_tool,
+    is_pinned,
     mark_pinned,
     tool_name,
     visible_tool_choice,
@@ -306,10 +307,11 @@ class AttentionScopingMiddleware(
         self.emit_events = emit_events
         """Whether a scope event is written to the custom stream per model call."""
         disclosing = scope_disclosure_options(disclosure)
+        pinned_names = {n for n, t in self.catalog.tool_objects.items() if is_pinned(t)}
         self.disclosure = DisclosureSetting(
             disclosing.mode,
             type(self).__name__,
-            deferred=len(self.catalog.scoped_names - set(self.catalog.always_on)),
+            deferred=len(self.catalog.scoped_names - set(self.catalog.always_on) - pinned_names),
         )
         """The `disclosure=` option, resolved per chat model at its first call."""
         self.scope_disclosure: ScopeDisclosure = disclosing.scope_tools
