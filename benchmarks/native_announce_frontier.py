@@ -130,15 +130,8 @@ class RankedScoping(NativeScoping):
     def __init__(self, base: NativeScoping, k: int, *, pair: bool, ranker: str) -> None:
         """The catalog of `base`; `ranker`: the benchmark's ranker name it was built with."""
         super().__init__(list(base.specs.values()), "anthropic", ranker=ranker)
-        self.k = k
+        self.disclose_k = k
         self.pair = pair
-
-    def ranked(self, text: str, scope: str) -> list[str]:
-        """The request's exact names first, then the scope ranker's `k` best."""
-        from attention_scoping.scoping.ranked import ranked_names
-
-        own = list(self.mw.catalog.scopes[scope].tools)
-        return ranked_names(self.mw.start, text, own, self.registered, k=self.k)
 
     def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
         """The pair at a new user turn, when on."""

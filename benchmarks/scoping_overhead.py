@@ -42,6 +42,18 @@ def make_tools(n: int) -> list[StructuredTool]:
     ]
 
 
+def make_scopes(tools: list[StructuredTool]) -> list[Scope]:
+    """Scopes of `SCOPE_SIZE` consecutive tools."""
+    return [
+        Scope(
+            f"scope_{i // SCOPE_SIZE}",
+            f"tools {i} to {i + SCOPE_SIZE - 1}",
+            tools=tools[i : i + SCOPE_SIZE],
+        )
+        for i in range(0, len(tools), SCOPE_SIZE)
+    ]
+
+
 def percentiles(samples: list[float]) -> tuple[float, float]:
     """p50 and p95 in microseconds."""
     ordered = sorted(samples)
@@ -52,14 +64,7 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 def measure(n: int, calls: int) -> dict[str, Any]:
     """Time the model-call and tool-call hooks for `n` registered tools."""
     tools = make_tools(n)
-    scopes = [
-        Scope(
-            f"scope_{i // SCOPE_SIZE}",
-            f"tools {i} to {i + SCOPE_SIZE - 1}",
-            tools=tools[i : i + SCOPE_SIZE],
-        )
-        for i in range(0, n, SCOPE_SIZE)
-    ]
+    scopes = make_scopes(tools)
     mw = AttentionScopingMiddleware(scopes)
     active = scopes[len(scopes) // 2].name
     target = scopes[len(scopes) // 2].tools[0]
@@ -115,11 +120,7 @@ def first_call(n: int, *, warm: bool) -> tuple[float, float]:
     """Seconds of `warm_up()` (0 when not `warm`) and of the first model call, for `n` fresh
     tools in a fresh middleware."""
     tools = make_tools(n)
-    scopes = [
-        Scope(f"scope_{i // SCOPE_SIZE}", f"tools {i}", tools=tools[i : i + SCOPE_SIZE])
-        for i in range(0, n, SCOPE_SIZE)
-    ]
-    mw = AttentionScopingMiddleware(scopes, navigation=Navigation(ranker="lexical"))
+    mw = AttentionScopingMiddleware(make_scopes(tools), navigation=Navigation(ranker="lexical"))
     started = time.perf_counter()
     if warm:
         mw.warm_up()

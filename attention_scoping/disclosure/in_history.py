@@ -22,12 +22,8 @@ def history_mode(tools: Sequence[Any], messages: Sequence[Any]) -> str | None:
     `"anthropic"` (deferred tools, `tool_reference` blocks in the history) or `"openai"`
     (namespaces or a `tool_search` tool, `tool_search_output` items); else None. What rewrites
     earlier turns (`history.TurnDigestMiddleware`) must not run there."""
-    if any(deferred(t) for t in tools) or mode_class("anthropic")().disclosed(messages):
-        return "anthropic"
-    grouped = any(isinstance(t, Mapping) and t.get("type") in GROUPING for t in tools)
-    if grouped or mode_class("openai")().disclosed(messages):
-        return "openai"
-    return None
+    found = _in_history(tools, messages)
+    return None if found is None else found[0]
 
 
 def callable_tools(tools: Sequence[Any], messages: Sequence[Any]) -> list[Any] | None:
@@ -38,10 +34,10 @@ def callable_tools(tools: Sequence[Any], messages: Sequence[Any]) -> list[Any] |
 
     A hint or a nudge names only these: the model has seen no schema of the others, and a call
     to one of them is refused."""
-    mode = history_mode(tools, messages)
-    if mode is None:
+    found = _in_history(tools, messages)
+    if found is None:
         return None
-    seen = mode_class(mode)().disclosed(messages) or frozenset()
+    seen = found[1]
     out: list[Any] = []
     for tool in tools:
         members = getattr(tool, "members", None)
@@ -52,3 +48,23 @@ def callable_tools(tools: Sequence[Any], messages: Sequence[Any]) -> list[Any] |
         elif not deferred(tool) or tool_name(tool) in seen:
             out.append(tool)
     return out
+
+
+def _in_history(tools: Sequence[Any], messages: Sequence[Any]) -> tuple[str, frozenset[str]] | None:
+    """The native mode a request carries and the names its history disclosed (the history is
+    read once per mode)."""
+    for mode, sends in (("anthropic", _defers), ("openai", _groups)):
+        seen = mode_class(mode)().disclosed(messages) or frozenset()
+        if seen or sends(tools):
+            return mode, seen
+    return None
+
+
+def _defers(tools: Sequence[Any]) -> bool:
+    """Whether the tools array sends a tool deferred (Anthropic)."""
+    return any(deferred(t) for t in tools)
+
+
+def _groups(tools: Sequence[Any]) -> bool:
+    """Whether the tools array sends namespaces or a tool search (OpenAI)."""
+    return any(isinstance(t, Mapping) and t.get("type") in GROUPING for t in tools)

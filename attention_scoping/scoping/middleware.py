@@ -345,6 +345,8 @@ class AttentionScopingMiddleware(
         self._known_tools: dict[str, Any] = {t.name: t for t in self.tools}
         """Tool objects by name (registered and seen in requests): what the blast-radius rule
         reads to tell the tools that write."""
+        self._closed: tuple[int, frozenset[str]] = (-1, frozenset())
+        """`_code_closed` as of how many known tools."""
 
     @property
     def name(self) -> str:
@@ -486,8 +488,14 @@ class AttentionScopingMiddleware(
         return request.override(tools=[current if t is registered else t for t in request.tools])
 
     def _code_closed(self) -> frozenset[str]:
-        """Names of the known tools code may not open (those that write)."""
-        return frozenset(n for n, t in self._known_tools.items() if not may_open(t, "code"))
+        """Names of the known tools code may not open (those that write), read again only when
+        new tool objects arrived (`_known_tools` only grows; every model and tool call asks)."""
+        size, closed = self._closed
+        if size != len(self._known_tools):
+            size = len(self._known_tools)
+            closed = frozenset(n for n, t in self._known_tools.items() if not may_open(t, "code"))
+            self._closed = (size, closed)
+        return closed
 
     def plan(self, request: ModelRequest[ContextT]) -> CallPlan:
         """Decide the scope of this model call and who opened it: the active one, one the

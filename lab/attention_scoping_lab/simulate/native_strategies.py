@@ -348,7 +348,7 @@ class NativeScoping(_Disclosing, Scoping):
         """Servers as scopes, the module delivered in the `load_context` result; `ranker`: the
         benchmark's ranker name (the middleware's own ranker for `ranked`)."""
         from attention_scoping.scoping.options import Navigation
-        from attention_scoping.scoping.ranked import ScopeDisclosureOptions
+        from attention_scoping.scoping.ranked import SCOPE_DISCLOSE_K, ScopeDisclosureOptions
         from attention_scoping_lab.audit.figures import stub_tool
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
@@ -373,6 +373,8 @@ class NativeScoping(_Disclosing, Scoping):
         self._system = self.mw.prompt_layers({"active_context": None}, BASE_PROMPT).render()
         self.mode = mode
         self.again = mode == "again"
+        self.disclose_k = SCOPE_DISCLOSE_K
+        """Ranked tools a load or a new turn's pair discloses (the middleware's, as built)."""
         self.name = f"scoping_{provider}{SCOPE_SUFFIX[mode]}"
         which = {
             "ranked": "the request's exact names and 5 best of the scope (the rest by search)",
@@ -386,10 +388,10 @@ class NativeScoping(_Disclosing, Scoping):
 
     def ranked(self, text: str, scope: str) -> list[str]:
         """The scope's tools the middleware discloses for `text` (`scoping.ranked`)."""
-        from attention_scoping.scoping.ranked import SCOPE_DISCLOSE_K, ranked_names
+        from attention_scoping.scoping.ranked import ranked_names
 
         own = list(self.mw.catalog.scopes[scope].tools)
-        return ranked_names(self.mw.start, text, own, self.registered, k=SCOPE_DISCLOSE_K)
+        return ranked_names(self.mw.start, text, own, self.registered, k=self.disclose_k)
 
     def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
         """Ranked: the active scope's ranked tools for the new request, those not disclosed
