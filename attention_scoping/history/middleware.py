@@ -43,8 +43,9 @@ class TurnDigestMiddleware(ModelCallHooks, AgentMiddleware[Any, ContextT, Respon
 
     For small local models that answer a later question from memory after a finished turn:
     each model call sees the earlier questions and the answers given (not their tool calls and
-    results) folded into the current user message. Only the request changes: the graph state and
-    its checkpoints keep the whole conversation. Measured on Qwen2.5-Coder-1.5B (see
+    results) folded into the current user message, as quoted data: nothing an earlier answer
+    quoted can pose as the user or the present request. Only the request changes: the graph
+    state and its checkpoints keep the whole conversation. Measured on Qwen2.5-Coder-1.5B (see
     docs/example-agent.md); a large model does not need it, and a provider's prompt cache does
     not reuse a prefix this rewrites, so leave it off there and with provider-native disclosure
     (`disclosure="anthropic"`/`"openai"`), whose disclosed tools live in earlier tool results.
