@@ -78,6 +78,7 @@ PURE = (
     "attention_scoping.safety.tokens",
     "attention_scoping.safety.validation",
     "attention_scoping_lab.bench.metrics",
+    "attention_scoping.mcp.bounds",
     "attention_scoping.mcp.cache",
     "attention_scoping.mcp.config",
     "attention_scoping.mcp.faults",

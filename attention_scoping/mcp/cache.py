@@ -6,12 +6,12 @@ may embed a key): the tools as the server listed them (`name`, `description`,
 `inputSchema`, `annotations`), its instructions, its name, and the listing's lifetime (`ttlMs`,
 `cacheScope` of protocol 2026-07-28). Written after every successful listing (a `"private"`
 listing readable by its user only), deleted when the server announces a tool-list change.
+Every record is within `mcp.bounds` (a description, a schema, instructions), read or written.
 Framework-free.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from attention_scoping.mcp.bounds import INSTRUCTIONS_MAX_CHARS, Bounded, bound_record, bound_text
 from attention_scoping.mcp.config import ServerConfig
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ class ToolListing:
     """When the server listed it (seconds since the epoch)."""
     protocol: str | None = field(default=None, compare=False)
     """The protocol revision it was listed over (None when unknown)."""
+    oversized: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+    """Tool name -> what was cut of it to fit `mcp.bounds` (empty: nothing)."""
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -73,7 +76,14 @@ class ToolListing:
 
 
 def tool_record(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """The part of an MCP tool a provider is sent (and that we cache), with a default schema."""
+    """The part of an MCP tool a provider is sent (and that we cache), with a default schema,
+    within `mcp.bounds`."""
+    return bounded_tool(tool).record
+
+
+def bounded_tool(tool: Mapping[str, Any], redact: Callable[[str], str] | None = None) -> Bounded:
+    """`tool_record` of `tool` and what was cut of it (`bounds.bound_record`), its description
+    passed through `redact` before the cut."""
     record: dict[str, Any] = {
         "name": str(tool["name"]),
         "description": str(tool.get("description") or ""),
@@ -81,7 +91,16 @@ def tool_record(tool: Mapping[str, Any]) -> dict[str, Any]:
     }
     if tool.get("annotations"):
         record["annotations"] = dict(tool["annotations"])
-    return record
+    return bound_record(record, redact)
+
+
+def _bounded(
+    tools: Iterable[Mapping[str, Any]], redact: Callable[[str], str] | None = None
+) -> tuple[tuple[dict[str, Any], ...], dict[str, tuple[str, ...]]]:
+    """`tools` as sorted records within the bounds, and tool name -> what was cut of it."""
+    bounded = [bounded_tool(t, redact) for t in tools]
+    cuts = {str(b.record["name"]): b.cuts for b in bounded if b.cuts}
+    return sorted_records(b.record for b in bounded), cuts
 
 
 def default_cache_dir() -> Path:
@@ -126,15 +145,20 @@ class ToolListCache:
         ):
             return None
         try:
-            tools = sorted_records(tool_record(t) for t in data["tools"])
+            tools, cuts = _bounded(data["tools"])
             ttl = max(0, int(data.get("ttl_ms") or 0))
             fetched = float(data.get("fetched_at") or 0.0)
+            cuts = {**_oversized(data.get("oversized")), **cuts}
         except (KeyError, TypeError, ValueError, OverflowError):
             return None
         scope: CacheScope = "public" if data.get("cache_scope") == "public" else "private"
+        instructions = data.get("instructions")
+        if isinstance(instructions, str):
+            instructions = bound_text(instructions, INSTRUCTIONS_MAX_CHARS)
         return ToolListing(
-            tools, data.get("instructions"), data.get("server_name"),
+            tools, instructions, data.get("server_name"),
             ttl_ms=ttl, cache_scope=scope, fetched_at=fetched, protocol=data.get("protocol"),
+            oversized=cuts,
         )  # fmt: skip
 
     def put(self, server: ServerConfig, listing: ToolListing) -> None:
@@ -150,6 +174,7 @@ class ToolListCache:
             "cache_scope": listing.cache_scope,
             "fetched_at": listing.fetched_at,
             "protocol": listing.protocol,
+            "oversized": {name: list(cuts) for name, cuts in listing.oversized.items()},
         }
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -172,6 +197,13 @@ def sorted_records(records: Iterable[dict[str, Any]]) -> tuple[dict[str, Any], .
     return tuple(sorted(records, key=lambda r: str(r["name"])))
 
 
+def _oversized(value: Any) -> dict[str, tuple[str, ...]]:
+    """A cache file's `oversized` entry, read defensively (an older file has none)."""
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): tuple(str(c) for c in v[:8]) for k, v in value.items() if isinstance(v, list)}
+
+
 def listing_from_tools(
     tools: Sequence[Mapping[str, Any]],
     instructions: str | None,
@@ -180,20 +212,15 @@ def listing_from_tools(
     ttl_ms: int = 0,
     cache_scope: str = "private",
     protocol: str | None = None,
+    redact: Callable[[str], str] | None = None,
 ) -> ToolListing:
-    """A `ToolListing` from raw tool dicts (as `tools/list` returns them), sorted by name."""
+    """A `ToolListing` from raw tool dicts (as `tools/list` returns them), sorted by name,
+    within `mcp.bounds`; `redact` masks the descriptions and instructions before the cuts."""
     scope: CacheScope = "public" if cache_scope == "public" else "private"
+    records, cuts = _bounded(tools, redact)
+    if instructions:
+        instructions = bound_text(instructions, INSTRUCTIONS_MAX_CHARS, redact)
     return ToolListing(
-        sorted_records(tool_record(t) for t in tools), instructions, server_name,
-        ttl_ms=max(0, ttl_ms), cache_scope=scope, protocol=protocol,
+        records, instructions, server_name,
+        ttl_ms=max(0, ttl_ms), cache_scope=scope, protocol=protocol, oversized=cuts,
     )  # fmt: skip
-
-
-def redacted_listing(listing: ToolListing, redact: Callable[[str], str]) -> ToolListing:
-    """`listing` with its instructions and tool descriptions redacted (a server may echo a
-    configured secret; the listing is cached on disk and shown to the model)."""
-    tools = tuple(
-        {**t, "description": redact(str(t.get("description") or ""))} for t in listing.tools
-    )
-    instructions = redact(listing.instructions) if listing.instructions else listing.instructions
-    return dataclasses.replace(listing, tools=tools, instructions=instructions)

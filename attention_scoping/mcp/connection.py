@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from attention_scoping.core.extras import install_hint
 from attention_scoping.core.limits import clip
-from attention_scoping.mcp.cache import ToolListing, listing_from_tools, redacted_listing
+from attention_scoping.mcp.cache import ToolListing, listing_from_tools
 from attention_scoping.mcp.config import ServerConfig
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, leaf_exceptions
 from attention_scoping.mcp.logs import guard_logs
@@ -134,14 +134,19 @@ def make_listing(
     name: str | None,
     protocol: str | None,
 ) -> ToolListing:
-    """The listing of `page` read from `server`, its configured secrets masked."""
-    return redacted_listing(
-        listing_from_tools(
-            page.tools, instructions, name,
-            ttl_ms=page.ttl_ms, cache_scope=page.cache_scope, protocol=protocol,
-        ),
-        server.redact_values,
+    """The listing of `page` read from `server`, its configured secrets masked and every tool
+    within `mcp.bounds` (one warning per tool that was cut, naming the server and the tool)."""
+    listing = listing_from_tools(
+        page.tools, instructions, name,
+        ttl_ms=page.ttl_ms, cache_scope=page.cache_scope, protocol=protocol,
+        redact=server.redact_values,
     )  # fmt: skip
+    for tool, cuts in listing.oversized.items():
+        logger.warning(
+            "MCP server %r lists tool %r oversized: %s (cut to the limits of "
+            "attention_scoping.mcp.bounds)", server.name, tool, "; ".join(cuts),
+        )  # fmt: skip
+    return listing
 
 
 def _tools_capability(client: Client) -> mcp_types.ToolsCapability | None:

@@ -35,6 +35,17 @@ def read_mcp_config(path: Path) -> dict[str, Any] | None:
     return data if is_mcp_config(data) else None
 
 
+def oversized_notes(listings: dict[str, Any]) -> list[str]:
+    """One note per tool a server listed past the bounds (`mcp.bounds`), saying what was cut:
+    its figures are those of the cut tool, which is what an agent would send."""
+    return [
+        f"tool {tool!r} of MCP server {server!r} is oversized: {'; '.join(cuts)} "
+        "(cut to the listing limits, marked where the model reads it)"
+        for server, listing in listings.items()
+        for tool, cuts in sorted(listing.oversized.items())
+    ]
+
+
 def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> dict[str, Any]:
     """Connect to every server of the configuration (with `timeout`), list its tools, close it.
 
@@ -42,7 +53,8 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
     names collide); schemas are sent as the servers list them. Each scope's line and module is
     what `McpServers` puts in the system prompt (the configured description, else the server's
     name and tool names; never the server's instructions, which travel with `load_context`'s
-    result). Servers that cannot be listed are named in the notes (redacted) and left out.
+    result). Servers that cannot be listed are named in the notes (redacted) and left out, and
+    so is every tool cut to the listing bounds (`mcp.bounds`), with what was cut.
 
     Returns:
         The keyword arguments of the `AuditTarget`.
@@ -93,6 +105,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
         descriptions[scope] = index_line(config.servers[server], scopes.get(scope, []), writing)
     counts = ", ".join(f"{s} {len(listings[s].tools)}" for s in listings)
     notes.insert(0, f"tools listed live from {len(listings)} MCP server(s): {counts}")
+    notes += oversized_notes(listings)
     return {
         "label": str(path),
         "specs": specs,
