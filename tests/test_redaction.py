@@ -18,7 +18,7 @@ from langchain_core.tools import ToolException
 from mcp import types as mcp_types
 
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.core.redact import MASK, Redactor, redact, redact_url, url_credentials
+from attention_scoping.core.redact import MASK, Redactor, mark, redact, redact_url, url_credentials
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
@@ -28,6 +28,7 @@ from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import python_server
 
 CANARY = "canary-7f3a9c2e-s3cret"
+USERINFO = mark("URL credentials")
 LITERAL = "literal-key-0b1d4e"
 """A key written into a URL of the configuration itself (not through `${VAR}`)."""
 
@@ -71,14 +72,12 @@ def cache_text(directory: Path) -> str:
 def test_redactor_masks_secrets_and_url_credentials() -> None:
     text = f"got {CANARY} at https://u:{LITERAL}@h:8/p?api_key={LITERAL}&x=&y=2#access_token=t"
     shown = Redactor([CANARY, "0"])(text)
-    assert (
-        shown
-        == f"got {MASK} at https://{MASK}@h:8/p?api_key={MASK}&x=&y={MASK}#access_token={MASK}"
-    )
+    url = "https://[redacted URL credentials]@h:8/p?api_key=[redacted api_key]&x=&y=[redacted y]"
+    assert shown == f"got {MASK} at {url}#access_token=[redacted access_token]"
     assert redact("token 0 of 10") == "token 0 of 10"  # values under 4 characters are not masked
     assert redact(f"{json.dumps(CANARY + '/x')[1:-1]}", [CANARY + "/x"]) == MASK
     assert redact(f"q={CANARY}%2Fx", [CANARY + "/x"]) == f"q={MASK}"  # percent-encoded too
-    assert redact_url(f"postgresql://{LITERAL}@db/x") == f"postgresql://{MASK}@db/x"
+    assert redact_url(f"postgresql://{LITERAL}@db/x") == f"postgresql://{USERINFO}@db/x"
     assert redact_url("no url here") == "no url here"
     assert url_credentials(f"x https://u:{LITERAL}@h/p?k=v1&b#f=v2") == [
         "u:" + LITERAL,
@@ -98,7 +97,7 @@ def test_config_repr_where_and_cache_key_hide_the_secrets() -> None:
         assert_clean(shown)
         assert len(server.cache_key) == 64 and set(server.cache_key) <= set("0123456789abcdef")
     assert config.servers["db"].args[2] == f"postgresql://app:{CANARY}@db/x"  # still used as is
-    assert config.servers["db"].where().endswith(f"postgresql://{MASK}@db/x")
+    assert config.servers["db"].where().endswith(f"postgresql://{USERINFO}@db/x")
 
 
 def test_the_cache_file_holds_a_digest_not_the_url(tmp_path: Path) -> None:
@@ -152,8 +151,9 @@ def test_a_failing_stdio_server_leaks_nothing_anywhere(
         answer = [m for m in result["messages"] if isinstance(m, ToolMessage)][-1]
         body = json.loads(answer.text)
         assert body["error"] == "server_unavailable"
-        assert f"auth failed for token {MASK}" in body["detail"]  # the server's words, masked
-        assert f"dsn was postgresql://{MASK}@db/x" in body["detail"]
+        # the server's words, masked, each mark naming what it replaced
+        assert f"auth failed for token {mark('DB_TOKEN')}" in body["detail"]
+        assert f"dsn was postgresql://{USERINFO}@db/x" in body["detail"]
         with pytest.raises(ToolException) as info:
             servers.tools[0].invoke({})
         shown = answer.text + str(info.value) + repr(servers) + repr(servers.config)
@@ -170,8 +170,9 @@ def test_discovery_failure_reasons_and_warnings_are_redacted(
     servers = McpServers(config, cache_dir=str(tmp_path / "cache"), connect_timeout=10)
     with closing(servers):
         assert servers.scopes == []
-        assert f"auth failed for token {MASK}" in servers.unavailable["db"]
-        assert f"http://{MASK}@127.0.0.1:9/mcp?api_key={MASK}" in servers.unavailable["remote"]
+        assert f"auth failed for token {mark('DB_TOKEN')}" in servers.unavailable["db"]
+        url = f"http://{USERINFO}@127.0.0.1:9/mcp?api_key={mark('Authorization')}"
+        assert url in servers.unavailable["remote"]  # the header's value, masked by its name
         assert_clean(json.dumps(servers.unavailable) + caplog.text)
         assert_clean(cache_text(tmp_path / "cache"))
 
@@ -187,7 +188,8 @@ def test_a_served_listing_and_its_cache_files_are_redacted(
         echo = next(t for t in servers.tools if t.name == "echo")
         answer = echo.invoke({"text": f"key {CANARY}, pw {LITERAL}, see https://x.org/s?q=cats"})
         # results pass the rule too: configured values masked, a URL in the data kept as is
-        assert answer.startswith(f"echo: key {MASK}, pw {MASK}, see https://x.org/s?q=cats (pid ")
+        key, pw = mark("--token"), mark("URL password")
+        assert answer.startswith(f"echo: key {key}, pw {pw}, see https://x.org/s?q=cats (pid ")
         assert_clean(cache_text(tmp_path / "cache") + caplog.text)
         assert list((tmp_path / "cache").glob("*.json"))  # the listing was cached
 
@@ -221,7 +223,7 @@ def test_the_audit_of_leaky_servers_prints_no_secret(
     path.write_text(json.dumps({"mcpServers": {"db": leaky_server(), "remote": leaky_remote()}}))
     assert main(["audit", str(path), "--mcp-timeout", "20"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and f"token {MASK}" in err
+    assert err.startswith("error: ") and f"token {mark('DB_TOKEN')}" in err
     assert_clean(err + caplog.text)
 
 

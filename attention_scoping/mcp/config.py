@@ -2,9 +2,11 @@
 
 The format is the one Claude Desktop, Cursor and VS Code share: each server is either a local
 process (`command`, `args`, `env`, `cwd`) spoken to over stdio, or a remote endpoint (`url`,
-`transport`/`type`, `headers`). VS Code's top-level `"servers"` key is accepted too. Three
+`transport`/`type`, `headers`). VS Code's top-level `"servers"` key is accepted too. Four
 optional keys that other clients ignore are understood: `description` (the scope's one-line
-description), `timeout` (seconds per tool call) and `disabled`. Framework-free: no MCP import.
+description), `timeout` (seconds per tool call), `disabled`, and `redact` (names whose values are
+secrets besides those named like credentials, see `ServerConfig.secret_values`).
+Framework-free: no MCP import.
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from attention_scoping.core.redact import Redactor, redact_url, url_credentials
+from attention_scoping.core.redact import (
+    Redactor,
+    assigned_secrets,
+    credential_name,
+    redact_url,
+    token_shaped,
+    url_secrets,
+)
 
 Transport = Literal["stdio", "streamable_http", "sse"]
 """How the client reaches a server."""
@@ -35,20 +44,54 @@ _TRANSPORTS: dict[str, Transport] = {
 _ENV_REF = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _KNOWN_KEYS = {
     "command", "args", "env", "cwd", "url", "transport", "type", "headers",
-    "description", "timeout", "disabled",
+    "description", "timeout", "disabled", "redact",
 }  # fmt: skip
+_SCHEMES = ("bearer ", "basic ", "token ", "digest ")
 
 
 class McpConfigError(ValueError):
     """The MCP configuration is malformed; the message names the server and the field."""
 
 
+def _named_value(name: str, value: str, extra: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The secrets of an `env` or `headers` entry: its value when the name or the value looks
+    like a credential (with the token after an HTTP scheme, and each cookie's value), and any
+    credential a value assigns or carries in a URL."""
+    found = assigned_secrets(value, extra) + url_secrets(value, extra)
+    if not (credential_name(name, extra) or token_shaped(value)):
+        return found
+    found.append((name, value))
+    scheme = next((s for s in _SCHEMES if value.lower().startswith(s)), None)
+    if scheme is not None:
+        found.append((name, value[len(scheme) :].strip()))
+    if "cookie" in name.lower():
+        found += [(name, c.partition("=")[2]) for c in value.split(";") if "=" in c]
+    return found
+
+
+def _option_values(args: tuple[str, ...], extra: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The values of credential-named options in `args`: `--token=X` and `--token X`."""
+    found: list[tuple[str, str]] = []
+    for index, arg in enumerate(args):
+        if not arg.startswith("-"):
+            continue
+        option, eq, value = arg.partition("=")
+        if not credential_name(option, extra):
+            continue
+        if eq:
+            found.append((option, value))
+        elif index + 1 < len(args) and not args[index + 1].startswith("-"):
+            found.append((option, args[index + 1]))
+    return found
+
+
 @dataclass(frozen=True, repr=False)
 class ServerConfig:
     """One configured MCP server: how to start or reach it, and our per-server options.
 
-    `secrets` holds the values no model, log or file may see (see `redact`); the repr and
-    `where()` show the server with them masked.
+    Its secrets are the values no model, log or file may see (`secret_values`); `redact` masks
+    them and URL credentials in diagnostics, `redact_values` masks them in results and
+    listings; the repr and `where()` show the server with them masked.
     """
 
     name: str
@@ -62,24 +105,42 @@ class ServerConfig:
     description: str = ""
     timeout: float | None = None
     """Seconds a tool call may take (None: the client's default)."""
-    secrets: tuple[str, ...] = field(default=(), compare=False)
-    """What every `${VAR}` reference expanded to (`env` and `headers` values are masked too)."""
+    secrets: tuple[tuple[str, str], ...] = field(default=(), compare=False)
+    """What each `${VAR}` reference expanded to, as (VAR, value): a secret when VAR is named
+    like a credential or the value looks like one."""
+    redact_names: tuple[str, ...] = field(default=(), compare=False)
+    """The configuration's `redact` list: names of `env` keys, headers, `${VAR}`s, options and
+    URL parameters whose values are secrets too, whatever they are called."""
 
-    def _secret_values(self) -> list[str]:
-        written = [self.url or "", self.command or "", *self.args]
-        found = [c for text in written for c in url_credentials(text)]
-        return [*self.secrets, *(self.env or {}).values(), *(self.headers or {}).values(), *found]
+    def secret_values(self) -> list[tuple[str, str]]:
+        """The secrets of this server, named (the mark says which: `[redacted CAL_TOKEN]`):
+        values of `env` keys, headers, `${VAR}`s, `--options` and URL parameters named like a
+        credential (`core.redact.credential_name`) or in `redact_names`, values shaped like a
+        credential, the token of an `Authorization` value, cookie values, URL passwords.
+        Ordinary values (`TZ=Europe/Paris`, `CAL_USER=alice`) are not secrets."""
+        extra = self.redact_names
+        found = [
+            (name, value)
+            for name, value in self.secrets
+            if credential_name(name, extra) or token_shaped(value)
+        ]
+        for name, value in [*(self.env or {}).items(), *(self.headers or {}).items()]:
+            found += _named_value(name, value, extra)
+        found += _option_values(self.args, extra)
+        for text in [self.url or "", self.command or "", *self.args]:
+            found += url_secrets(text, extra) + assigned_secrets(text, extra)
+        return found
 
     @functools.cached_property
     def redact(self) -> Redactor:
         """Masks this server's secret values and any URL credential in a diagnostic text."""
-        return Redactor(self._secret_values())
+        return Redactor(self.secret_values())
 
     @functools.cached_property
     def redact_values(self) -> Redactor:
         """Masks this server's secret values only (for its results and listings, whose URLs
         are data)."""
-        return Redactor(self._secret_values(), urls=False)
+        return Redactor(self.secret_values(), urls=False)
 
     def _identity(self) -> str:
         if self.transport == "stdio":
@@ -123,14 +184,14 @@ class McpConfig:
     disabled: tuple[str, ...] = ()
 
 
-def expand_env(value: str, found: list[str] | None = None) -> str:
+def expand_env(value: str, found: list[tuple[str, str]] | None = None) -> str:
     """Replace `${VAR}` and `${env:VAR}` with the environment's value (empty when unset);
-    each value put in is appended to `found` (they are secrets to mask)."""
+    each (VAR, value) put in is appended to `found` (`ServerConfig.secrets`)."""
 
     def value_of(match: re.Match[str]) -> str:
         text = os.environ.get(match.group(1), "")
         if found is not None and text:
-            found.append(text)
+            found.append((match.group(1), text))
         return text
 
     return _ENV_REF.sub(value_of, value)
@@ -143,7 +204,7 @@ def _strings(value: Any, where: str, what: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _string_map(value: Any, where: str, what: str, found: list[str]) -> dict[str, str]:
+def _string_map(value: Any, where: str, what: str, found: list[tuple[str, str]]) -> dict[str, str]:
     if not isinstance(value, Mapping) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in value.items()
     ):
@@ -203,8 +264,9 @@ def parse_server(name: str, raw: Any, base_dir: Path | None = None) -> ServerCon
         "transport": transport,
         "description": " ".join(description.split()),
         "timeout": _timeout(raw, where),
+        "redact_names": _strings(raw.get("redact", []), where, "redact"),
     }
-    found: list[str] = []
+    found: list[tuple[str, str]] = []
     if transport == "stdio":
         command = raw.get("command")
         if not isinstance(command, str) or not command.strip():
