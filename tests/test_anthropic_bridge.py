@@ -89,12 +89,17 @@ REQUEST: Body = {
 
 @pytest.fixture
 def stub_and_bridge() -> Iterator[tuple[OpenAIStub, AnthropicBridge]]:
-    with OpenAIStub() as stub, AnthropicBridge(stub.base_url) as bridge:
+    with OpenAIStub() as stub, AnthropicBridge(stub.base_url, **RUN) as bridge:
         yield stub, bridge
 
 
+RUN: Body = {"model": "local-model", "max_tokens": 128}
+"""The run's own model and output limit, which the bridge serves and nothing else."""
+
+
 def post(bridge: AnthropicBridge, body: Body) -> httpx.Response:
-    return httpx.post(f"{bridge.base_url}/v1/messages", json=body, timeout=10)
+    headers = {"x-api-key": bridge.token}
+    return httpx.post(f"{bridge.base_url}/v1/messages", json=body, headers=headers, timeout=10)
 
 
 def test_upstream_gets_loaded_and_referenced_tools_in_order_and_converted_messages(
@@ -160,7 +165,8 @@ def test_before_any_reference_only_loaded_tools_go_upstream_and_the_stream_answe
     stub, bridge = stub_and_bridge
     stub.script = [{"content": "Hi."}]
     body = {**REQUEST, "messages": REQUEST["messages"][:1], "stream": True}
-    with httpx.stream("POST", f"{bridge.base_url}/v1/messages", json=body, timeout=10) as reply:
+    url, headers = f"{bridge.base_url}/v1/messages", {"x-api-key": bridge.token}
+    with httpx.stream("POST", url, json=body, headers=headers, timeout=10) as reply:
         events = [json.loads(line[6:]) for line in reply.iter_lines() if line.startswith("data:")]
     assert offered(stub.requests[0]) == ["load_context", "search_tools"]
     assert [e["type"] for e in events] == [
@@ -222,7 +228,7 @@ def chat_model(bridge: AnthropicBridge) -> ChatAnthropic:
     return anthropic_chat(
         bridge.base_url,
         model="local-model",
-        api_key=SecretStr("not-needed"),
+        api_key=SecretStr(bridge.token),
         max_tokens=128,
         temperature=0,
     )
@@ -242,7 +248,7 @@ def test_a_chat_anthropic_agent_loads_a_scope_through_the_bridge_and_calls_its_t
         {"tool_calls": [call("add", "call_b", a=2, b=3)]},
         {"content": "5"},
     ]
-    with OpenAIStub(script) as stub, AnthropicBridge(stub.base_url) as bridge:
+    with OpenAIStub(script) as stub, AnthropicBridge(stub.base_url, **RUN) as bridge:
         result = turn(scoped_agent(bridge, ran), "Please add 2 and 3.")
     assert ran == ["add"]
     assert result["active_context"] == "math"
@@ -260,7 +266,7 @@ def test_a_call_of_an_undisclosed_tool_is_refused_and_never_runs() -> None:
         {"tool_calls": [call("shout", "call_x", text="hi")]},
         {"content": "sorry"},
     ]
-    with OpenAIStub(script) as stub, AnthropicBridge(stub.base_url) as bridge:
+    with OpenAIStub(script) as stub, AnthropicBridge(stub.base_url, **RUN) as bridge:
         result = turn(scoped_agent(bridge, ran), "Shout hi.")
     assert "shout" not in offered(stub.requests[0])
     refusal = next(m for m in result["messages"] if isinstance(m, ToolMessage))
@@ -344,9 +350,9 @@ def bridged_run(stub: OpenAIStub, strategies: list[str]) -> EvalResult:
     """The example suite's math-multiply under `strategies`, `ChatAnthropic` on a bridge in
     front of `stub`, text calls converted."""
     suite = example_suite().select(["math-multiply"])
-    with AnthropicBridge(stub.base_url) as bridge:
+    with AnthropicBridge(stub.base_url, model="local-model", max_tokens=512) as bridge:
         endpoint = Endpoint(stub.base_url, "not-needed", None, 30.0)
-        model = bridged_chat_model(bridge.base_url, endpoint, "local-model")
+        model = bridged_chat_model(bridge, endpoint)
         options = EvalOptions(
             model_name="local-model",
             parse_text_calls=True,
@@ -435,3 +441,76 @@ def test_tool_choice_and_options_map_and_unknown_blocks_are_a_400() -> None:
     image = {"type": "image", "source": {"type": "url", "url": "https://example.org/a.png"}}
     with pytest.raises(RequestError, match=r"messages\.0\.content\.0: the bridge forwards text"):
         chat_request({**REQUEST, "messages": [{"role": "user", "content": [image]}]})
+
+
+# -- who may spend the key (issue 35, 5) ----------------------------------------------------
+
+
+def send(bridge: AnthropicBridge, body: Body, headers: dict[str, str]) -> httpx.Response:
+    """POST `body` as JSON text with exactly `headers` (no token unless given)."""
+    url = f"{bridge.base_url}/v1/messages"
+    return httpx.post(url, content=json.dumps(body), headers=headers, timeout=10)
+
+
+def test_the_issue_reproducer_no_token_and_plain_text_never_reach_upstream() -> None:
+    """Issue 35, 5: a local caller with no token, `content-type: text/plain`, its own model
+    and `max_tokens: 100000` is refused; upstream sees nothing, so never the user's key."""
+    with (
+        OpenAIStub([{"content": "spent"}]) as stub,
+        AnthropicBridge(
+            stub.base_url, api_key="users-key-123", model="local-model", max_tokens=128
+        ) as bridge,
+    ):
+        body = {**REQUEST, "model": "claude-opus", "max_tokens": 100_000}
+        reply = send(bridge, body, {"content-type": "text/plain"})
+        assert reply.status_code == 401
+        assert reply.json()["error"]["type"] == "authentication_error"
+        assert stub.requests == [] and stub.headers == []
+
+
+TOKEN = "<the bridge's token>"
+JSON = "application/json"
+
+
+@pytest.mark.parametrize(
+    ("headers", "change", "status", "message"),
+    [
+        ({"content-type": JSON, "x-api-key": "guessed"}, {}, 401, "x-api-key"),
+        ({"content-type": JSON}, {}, 401, "x-api-key"),
+        ({"content-type": "text/plain", "x-api-key": TOKEN}, {}, 415, "must be application/json"),
+        ({"x-api-key": TOKEN}, {}, 415, "must be application/json"),
+        (
+            {"content-type": JSON, "x-api-key": TOKEN},
+            {"model": "claude-opus"},
+            400,
+            "'local-model'",
+        ),
+        ({"content-type": JSON, "x-api-key": TOKEN}, {"max_tokens": 100_000}, 400, "1 to 128"),
+        ({"content-type": JSON, "x-api-key": TOKEN}, {"max_tokens": None}, 400, "1 to 128"),
+    ],
+)
+def test_a_refused_request_never_goes_upstream(
+    headers: dict[str, str], change: Body, status: int, message: str
+) -> None:
+    """No token or a wrong one, a body that is not declared JSON, another model or a larger
+    output limit: refused before anything goes upstream; the run's own request goes through."""
+    with (
+        OpenAIStub([{"content": "spent"}]) as stub,
+        AnthropicBridge(stub.base_url, api_key="users-key-123", **RUN) as bridge,
+    ):
+        sent = {k: bridge.token if v == TOKEN else v for k, v in headers.items()}
+        body = {k: v for k, v in {**REQUEST, **change}.items() if v is not None}
+        reply = send(bridge, body, sent)
+        assert reply.status_code == status, reply.text
+        assert message in reply.json()["error"]["message"]
+        assert stub.requests == [] and stub.headers == []
+        ok = send(bridge, REQUEST, {"content-type": JSON, "x-api-key": bridge.token})
+        assert ok.status_code == 200, ok.text
+        assert stub.headers[0]["authorization"] == "Bearer users-key-123"
+
+
+def test_each_bridge_has_its_own_random_token() -> None:
+    one = AnthropicBridge("http://127.0.0.1:9/v1", model="m", max_tokens=8)
+    two = AnthropicBridge("http://127.0.0.1:9/v1", model="m", max_tokens=8)
+    assert len(one.token) >= 32 and one.token != two.token
+    assert one.token not in repr(one)

@@ -214,6 +214,7 @@ def _model(args: argparse.Namespace, endpoint: Any) -> Iterator[Any]:
     `ChatAnthropic` on a bridge serving in front of it while the run lasts."""
     from attention_scoping_lab.eval.endpoint import (
         NO_KEY,
+        UNCAPPED_BRIDGE_TOKENS,
         EndpointError,
         bridged_chat_model,
         chat_model,
@@ -226,10 +227,10 @@ def _model(args: argparse.Namespace, endpoint: Any) -> Iterator[Any]:
         from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
 
         key = None if endpoint.api_key == NO_KEY else endpoint.api_key
-        with AnthropicBridge(endpoint.base_url, api_key=key, timeout=endpoint.timeout) as bridge:
-            yield bridged_chat_model(
-                bridge.base_url, endpoint, args.model, max_tokens=args.max_tokens
-            )
+        limit = args.max_tokens or UNCAPPED_BRIDGE_TOKENS
+        run = {"model": args.model, "max_tokens": limit, "timeout": endpoint.timeout}
+        with AnthropicBridge(endpoint.base_url, api_key=key, **run) as bridge:
+            yield bridged_chat_model(bridge, endpoint)  # it sends the bridge's token
     except EndpointError as exc:
         raise UsageError(str(exc)) from None
 

@@ -168,11 +168,15 @@ def chat_model(endpoint: Endpoint, model: str, *, max_tokens: int | None = 512) 
     )
 
 
-def bridged_chat_model(
-    bridge_url: str, endpoint: Endpoint, model: str, *, max_tokens: int | None = 512
-) -> Any:
+UNCAPPED_BRIDGE_TOKENS = 1024
+"""The output limit of a bridged run whose `--max-tokens` sets none (the Messages API needs
+one)."""
+
+
+def bridged_chat_model(bridge: Any, endpoint: Endpoint) -> Any:
     """`ChatAnthropic` at temperature 0 on a local Anthropic bridge (`anthropic_bridge`) in
-    front of the endpoint: the same model name, output cap and timeout as `chat_model`."""
+    front of the endpoint: the bridge's model, output limit and token, the endpoint's timeout
+    (the bridge refuses any other model, a larger limit and a request without its token)."""
     try:
         from langchain_anthropic import ChatAnthropic
     except ImportError as exc:
@@ -181,11 +185,11 @@ def bridged_chat_model(
     from pydantic import SecretStr
 
     return ChatAnthropic(  # type: ignore[call-arg]
-        model=model,
-        base_url=bridge_url,
-        api_key=SecretStr(NO_KEY),
+        model=bridge.model,
+        base_url=bridge.base_url,
+        api_key=SecretStr(bridge.token),
         temperature=0,
-        max_tokens=max_tokens or 1024,
+        max_tokens=bridge.max_tokens,
         default_request_timeout=endpoint.timeout + BRIDGE_GRACE,
         max_retries=0,
     )
