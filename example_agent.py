@@ -24,6 +24,7 @@ import os
 import sys
 import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
@@ -581,6 +582,7 @@ def build_for(
     args: argparse.Namespace, model: BaseChatModel, console: Console, *, auto_approve: bool
 ) -> tuple[Any, TurnView]:
     """The agent the options ask for and its terminal view."""
+    check_options(args)
     if args.gateway:
         if args.gate is not None:
             msg = "--gate and --gateway are two ways to narrow tools: pick one"
@@ -605,6 +607,36 @@ def build_for(
     )
     view = TurnView(console, scoping.tools, gated=args.gate is not None, auto_approve=auto_approve)
     return agent, view
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse a `--gate` below 1 and a `--record-requests` file that cannot be written where
+    it is named (no folder is created that the user did not name).
+
+    Raises:
+        SetupError: one line naming the option and the value.
+    """
+    if args.gate is not None and args.gate < 1:
+        msg = f"--gate K must be at least 1 (the tools shown with full schemas), not {args.gate}"
+        raise SetupError(msg)
+    if args.record_requests is None:
+        return
+    target = Path(args.record_requests)
+    where = f"--record-requests {args.record_requests}"
+    if target.is_dir():
+        msg = f"{where}: is a folder, expected a file name"
+        raise SetupError(msg)
+    folder = target.parent
+    trail = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+    if trail.exists() and not trail.is_dir():
+        msg = f"{where}: {trail} is not a folder"
+        raise SetupError(msg)
+    if not folder.exists():
+        msg = f"{where}: the folder {folder} does not exist"
+        raise SetupError(msg)
+    if not os.access(folder, os.W_OK | os.X_OK):
+        msg = f"{where}: cannot write in {folder} (permission denied)"
+        raise SetupError(msg)
 
 
 def make_graph(config: RunnableConfig | None = None) -> Any:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -73,16 +75,43 @@ def non_negative(text: str) -> float:
     return value
 
 
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0 (an argparse type): -1, 0, nan and inf are refused."""
+    value = _parsed(text, float, "a positive number of seconds")
+    if not (math.isfinite(value) and value > 0):
+        msg = f"expected a positive number of seconds, got {text!r}"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def check_output(path: str | None, suffix: str | None = None) -> None:
-    """Refuse an output path that is a directory or lacks the expected suffix."""
+    """Refuse an output path that is a directory, lacks the expected suffix, or lies in a
+    folder that does not exist or cannot be written: the commands write only where they are
+    asked to and never create a folder the user did not name."""
     if path is None:
         return
     target = Path(path)
     if suffix is not None and target.suffix.lower() != suffix:
         msg = f"{path}: expected a {suffix} file name"
         raise UsageError(msg)
-    if target.exists() and target.is_dir():
+    if target.is_dir():
         msg = f"{path}: is a directory, expected a file name"
+        raise UsageError(msg)
+    folder = target.parent
+    if not folder.exists() and not folder.is_symlink():
+        trail = next((p for p in folder.parents if p.exists()), None)
+        if trail is not None and not trail.is_dir():
+            msg = f"{path}: {trail} is not a folder"
+        else:
+            msg = f"{path}: the folder {folder} does not exist (create it first)"
+        raise UsageError(msg)
+    if not folder.is_dir():
+        msg = f"{path}: {folder} is not a folder"
+        raise UsageError(msg)
+    if not os.access(folder, os.W_OK | os.X_OK) or (
+        target.exists() and not os.access(target, os.W_OK)
+    ):
+        msg = f"{path}: cannot write there (permission denied)"
         raise UsageError(msg)
 
 

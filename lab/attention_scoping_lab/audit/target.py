@@ -191,11 +191,35 @@ def _scope_catalog(scopes: Any, target: str, tools: Iterable[Any] | None = None)
         raise TargetError(msg) from None
 
 
+def _shown(value: Any) -> str:
+    """`value` in an error line: its type and a short repr."""
+    text = " ".join(repr(value).split())
+    return f"{type(value).__name__} {text[:60] + '…' if len(text) > 60 else text}"
+
+
+def _check_items(items: list[Any], target: str) -> None:
+    """Refuse a list of something other than LangChain tools (or tool dicts), or other than
+    Scope objects when it holds one, naming the first item that is not one."""
+    scopes = any(isinstance(item, Scope) for item in items)
+    for index, item in enumerate(items):
+        if scopes:
+            wrong = not isinstance(item, Scope)
+        else:
+            wrong = not isinstance(item, (BaseTool, Mapping)) and not inspect.isfunction(item)
+        if wrong:
+            expected = "expected LangChain tools or Scope objects"
+            msg = f"{target}: item {index} is {_shown(item)}; {expected}"
+            raise TargetError(msg)
+
+
 def _specs(tools: Iterable[Any], target: str) -> list[ToolSpec]:
+    items = list(tools)
+    _check_items(items, target)
     try:
-        specs = specs_from_tools(tools)
+        specs = specs_from_tools(items)
     except Exception as exc:
-        msg = f"{target}: not a list of tools ({type(exc).__name__}: {exc})"
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        msg = f"{target}: not a list of tools ({reason})"
         raise TargetError(msg) from None
     repeated = first_repeated(spec.name for spec in specs)
     if repeated is not None:
@@ -250,6 +274,10 @@ def _from_mapping(value: Mapping[Any, Any], module: ModuleType, target: str) -> 
             msg = f"{target}: scope {name!r} must map to a collection of tool names or tools"
             raise TargetError(msg)
         scopes[str(name)] = list(tools)
+        wrong = next((t for t in scopes[str(name)] if not isinstance(t, (str, BaseTool))), None)
+        if wrong is not None:
+            msg = f"{target}: scope {name!r} lists {_shown(wrong)}; expected tool names or tools"
+            raise TargetError(msg)
     names_only = all(isinstance(t, str) for tools in scopes.values() for t in tools)
     if names_only:
         catalog = _scope_catalog(

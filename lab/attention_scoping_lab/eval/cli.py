@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from attention_scoping_lab.args import (
     UsageError,
@@ -21,6 +22,7 @@ from attention_scoping_lab.args import (
     name_list,
     non_negative,
     positive,
+    positive_seconds,
 )
 from attention_scoping_lab.eval.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
@@ -109,7 +111,9 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--max-cost", type=non_negative, metavar="USD", help="stop before this spend")
     add_usd_prices(ev, output=True, default=0.0)
     ev.add_argument("--max-steps", type=positive, default=8, help="model calls per task (8)")
-    ev.add_argument("--timeout", type=float, default=180.0, help="seconds per model call (180)")
+    ev.add_argument(
+        "--timeout", type=positive_seconds, default=180.0, help="seconds per model call (180)"
+    )
     ev.add_argument("--retries", type=int, default=4, help="retries on 429/5xx/timeouts (4)")
     ev.add_argument("--retry-base", type=float, default=1.0, help="first backoff in s (1)")
     ev.add_argument("--max-tokens", type=positive, default=512, help="output cap per call (512)")
@@ -247,6 +251,7 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
 
     check_output(args.json_path)
     check_output(args.plot, ".png")
+    check_output(args.results)
     unknown = [s for s in args.strategies if s not in STRATEGIES]
     if unknown or not args.strategies:
         problem = f"unknown strategy {unknown[0]!r}" if unknown else "no strategies given"
@@ -282,4 +287,16 @@ def run_eval_command(args: argparse.Namespace, console: Console) -> int:
         report.write_json(done, path, unrequested)
 
     write_outputs(console, result, args.json_path, write_json, args.plot, report.plot)
-    return 0
+    return _all_errored(result)
+
+
+def _all_errored(result: Any) -> int:
+    """1, with one `error:` line on stderr saying why, when every task of the run errored (a
+    wrong model name, an endpoint that fails every call); else 0."""
+    errors = [r.error for r in result.results if r.error]
+    if not result.results or len(errors) < len(result.results):
+        return 0
+    first = " ".join(str(errors[0]).split())[:300]
+    message = f"every task errored ({len(errors)} of {len(result.results)}); the first: {first}"
+    Console(stderr=True).print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return 1
