@@ -294,11 +294,14 @@ def _scoping(
         requests.append(_request(prompt, sent))
     figures.scopes = per_scope
     if len(per_scope) > 30:
+        index = layer_tokens(mw.prompt_layers({}), c)["index"]
+        lines = (
+            f" and the capability index has a line per scope ({index:,} tokens)" if index else ""
+        )
         figures.notes.append(
             f"{len(per_scope):,} scopes: load_context lists every scope name "
-            f"({_array_tokens([load_context], c):,} tokens) and the capability index has a line "
-            f"per scope ({layer_tokens(mw.prompt_layers({}), c)['index']:,} tokens), on every "
-            "call; fewer, larger scopes are cheaper (see --suggest)"
+            f"({_array_tokens([load_context], c):,} tokens){lines}, on every call; fewer, larger "
+            "scopes are cheaper (see --suggest)"
         )
     tools_mean = statistics.fmean(s.tool_tokens for s in per_scope)
     prompt_mean = statistics.fmean(s.prompt_tokens for s in per_scope)
