@@ -275,3 +275,48 @@ def test_readme_hand_built_graph_runs_under_the_defaults(
     }
     last = result["messages"][-1]
     assert isinstance(last, AIMessage) and last.text == "Refunded."
+
+
+# -- issue 35, 8: load_prompt_dir, a multi-line module, installing into an app ----------------
+
+
+def test_replicate_says_what_load_prompt_dir_returns_and_where_its_path_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page states the return value and that the path is relative to the working folder,
+    and the form it recommends finds the files wherever the app is started."""
+    from attention_scoping import load_prompt_dir
+
+    step_3 = " ".join(section(REPLICATE, "Step 3: wire it in").split())
+    assert '{"billing": "<the text of prompts/billing.md>", ...}' in step_3
+    assert "relative to the working folder" in step_3
+    assert 'load_prompt_dir(Path(__file__).parent / "prompts")' in step_3
+    app = tmp_path / "app"
+    (app / "prompts").mkdir(parents=True)
+    (app / "prompts" / "billing.md").write_text("  BILLING.\nRefund paid orders only.\n")
+    (app / "prompts" / "notes.json").write_text("{}")
+    monkeypatch.chdir(tmp_path)  # started from another folder
+    with pytest.raises(FileNotFoundError):
+        load_prompt_dir("prompts")
+    found = load_prompt_dir(app / "prompts")
+    assert found == {"billing": "BILLING.\nRefund paid orders only."}
+
+
+def test_step_4_reads_a_multi_line_module_from_the_json_result() -> None:
+    """`load_context`'s result is JSON: a module's line breaks are escaped in its raw text, so
+    the example reads `prompt_module` from the parsed result, with a module of two lines."""
+    blocks = python_blocks(section(REPLICATE, "Step 4"))
+    assert 'json.loads(loaded.content)["prompt_module"]' in blocks[1]
+    namespace = run_blocks(blocks, {"__name__": "replicate_multi_line"}, "REPLICATE step 4")
+    billing = namespace["scoping"].catalog.scopes["billing"].prompt
+    assert "\n" in billing
+    tests = " ".join(section(REPLICATE, "Step 4").split())
+    assert "the result is json" in tests.lower()
+
+
+def test_readme_says_how_to_install_into_an_existing_app() -> None:
+    text = section(README, "Install it into your own app")
+    assert 'pip install -e "/path/to/attention-scoping[openai,tokens,gate]"' in text
+    url = PYPROJECT["project"]["urls"]["Homepage"]
+    assert f'pip install "attention-scoping[openai,tokens,gate] @ git+{url}' in text
+    assert "not on a package index" in " ".join(text.split())
