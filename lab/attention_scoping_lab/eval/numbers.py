@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Number", "numbers_in", "same_number", "snippet_in"]
+__all__ = ["Number", "numbers_in", "same_number", "snippet_in", "written_numbers"]
 
 MAX_RELATIVE_ERROR = 0.01
 """A rounded number must also be within 1 % of the other ("1 million" is not 1,036,800)."""
@@ -105,6 +105,17 @@ def numbers_in(text: str) -> list[Number]:
             number = parse_number(match.group())
             if number is not None and number not in found:
                 found.append(number)
+    return found
+
+
+def written_numbers(text: str) -> list[tuple[str, Number]]:
+    """Every number in `text` as written (the widest reading: "1 036 800" is one number) with
+    its value; `numbers_in` of the written text gives its other readings."""
+    found = []
+    for match in NUMBER.finditer(_normalise(text)):
+        number = parse_number(match.group())
+        if number is not None:
+            found.append((match.group().strip(), number))
     return found
 
 

@@ -4,7 +4,7 @@ every tool call that ran. Framework-free; `recorder.py` fills it from inside the
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from attention_scoping_lab.eval.tasks import EvalTask, ToolCallMade
 
@@ -46,6 +46,8 @@ class Transcript:
     """Every domain tool the model asked for, in order (run or refused)."""
     answers: list[str] = field(default_factory=list)
     """The reply that ended each user turn, whole: what the user got (judged)."""
+    turn: int = 0
+    """The user turn under way (0-based): every tool call is stamped with it."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_call(self, call: ModelCall) -> None:
@@ -53,10 +55,15 @@ class Transcript:
         with self._lock:
             self.calls.append(call)
 
-    def add_tool(self, made: ToolCallMade) -> None:
-        """Record a tool call that ran."""
+    def begin_turn(self, turn: int) -> None:
+        """Note that user turn `turn` (0-based) starts: the answer is judged per turn."""
         with self._lock:
-            self.tools.append(made)
+            self.turn = turn
+
+    def add_tool(self, made: ToolCallMade) -> None:
+        """Record a tool call that ran, in the turn under way."""
+        with self._lock:
+            self.tools.append(made if made.turn is not None else replace(made, turn=self.turn))
 
     def note_choice(self, name: str, *, known: bool, valid: bool | None) -> None:
         """Record a domain tool call the model made (before it runs)."""
