@@ -327,3 +327,9 @@ def test_results_of_an_older_judge_are_run_again_on_resume(tmp_path: Path) -> No
         assert len(stub.accepted) == 2  # judged again: run again
     [task] = result.results
     assert task.success and task.judge == 2
+
+
+def test_a_locale_snippet_matches_whichever_space_groups_it() -> None:
+    assert snippet_in("250 000,75", "1\u00a0250\u00a0000,75")
+    assert snippet_in("2\u202f500\u202f000,5", "2 500 000,5")
+    assert not snippet_in("250 000,75", "1.250.000,75")

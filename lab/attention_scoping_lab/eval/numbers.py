@@ -7,7 +7,8 @@ compared with a tolerance set by the precision each side was written with: "37.7
 
 `snippet_in(snippet, text)` is the check: a snippet with numbers ("mean: 7", "36 %", "3901")
 matches where its words appear with equal numbers around them; a snippet whose digits do not
-read as plain numbers ("1.234.567,89", a locale's format) is matched as a substring.
+read as plain numbers ("1.234.567,89", a locale's format) is matched as a substring (no-break
+and thin spaces read as plain ones).
 
 Framework-free.
 """
@@ -24,6 +25,7 @@ __all__ = ["Number", "numbers_in", "same_number", "snippet_in", "written_numbers
 MAX_RELATIVE_ERROR = 0.01
 """A rounded number must also be within 1 % of the other ("1 million" is not 1,036,800)."""
 
+_ODD_SPACES = dict.fromkeys(map(ord, "\u00a0\u202f\u2009\u2007"), " ")
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 
@@ -157,11 +159,16 @@ def _snippet_pattern(snippet: str) -> tuple[re.Pattern[str], list[Number]] | Non
     return re.compile("".join(pieces), re.IGNORECASE), [n for n in numbers if n is not None]
 
 
+def _spaced(text: str) -> str:
+    """No-break and thin spaces as plain ones: "1 250 000,75" is written both ways."""
+    return text.translate(_ODD_SPACES)
+
+
 def snippet_in(snippet: str, text: str) -> bool:
     """Whether `snippet` appears in `text`, numbers compared as numbers (see the module)."""
     compiled = _snippet_pattern(snippet)
     if compiled is None:
-        return snippet.casefold() in text.casefold()
+        return _spaced(snippet).casefold() in _spaced(text).casefold()
     pattern, wanted = compiled
     for match in pattern.finditer(_normalise(text)):
         found = [parse_number(group) for group in match.groups()]
