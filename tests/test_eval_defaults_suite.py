@@ -7,13 +7,16 @@ offline weather fake and the judge; generic wrong answers to the same calls fail
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from attention_scoping_lab.eval import EvalOptions, run_eval
+from attention_scoping_lab.eval.cli import SUITE_NAMES
 from attention_scoping_lab.eval.endpoint import Endpoint, chat_model
 from attention_scoping_lab.eval.suites import SUITES
 from attention_scoping_lab.eval.suites.example import (
@@ -259,6 +262,7 @@ def test_the_suite_has_every_kind_the_choice_needs() -> None:
     assert len(ALL) >= 40 and set(kinds) == set(KINDS)
     assert kinds["no-tool"] >= 10 and kinds["switch"] >= 8 and kinds["two-tools"] >= 6
     assert {"defaults-tuning", "defaults-report"} <= set(SUITES)
+    assert SUITE_NAMES == SUITES  # the command line offers every suite
     for task in ALL:
         shape = EvalTask(task.id, task.turns, task.expect).kind  # kind read from the shape
         assert task.kind == shape, task.id
@@ -368,3 +372,28 @@ def test_wrong_answers_fail(task: EvalTask) -> None:
         assert not verdict(task, [], ideal, requested=["get_forecast"]).success
         assert not verdict(task, [], ['get_current_weather(city="Paris")']).success
     assert not verdict(task, calls, [""] * len(ideal)).success
+
+
+@pytest.mark.usefixtures("no_model_keys")
+def test_the_cli_runs_one_half_and_splits_its_success_by_kind(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attention_scoping_lab.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    wanted = ["d-none-greeting-evening", "d-tool-fuel"]
+    script = _script([t for t in HALVES["defaults-report"].tasks if t.id in wanted])
+    with OpenAIStub(script) as stub:
+        argv = ["eval", "--suite", "defaults-report", "--task", ",".join(wanted), "--quiet"]
+        argv += ["--base-url", stub.base_url, "--model", "stub", "--strategies", "eager"]
+        assert main([*argv, "--json", "e.json"]) == 0
+    printed = capsys.readouterr().out
+    assert "suite defaults-report" in printed and "success by kind of task" in printed
+    assert "100 % (1/1)" in printed
+    assert (tmp_path / ".attention-scoping/eval/defaults-report-stub.jsonl").exists()
+    data = json.loads((tmp_path / "e.json").read_text())
+    assert data["strategies"][0]["tasks_by_kind"] == {"tool": 1, "no-tool": 1}
+    # A task of the other half is not in this one.
+    assert main(["eval", "--suite", "defaults-tuning", "--task", "d-tool-fuel", "--no-check",
+                 "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]) == 2  # fmt: skip
+    assert "suite 'defaults-tuning' has no task 'd-tool-fuel'" in capsys.readouterr().err
