@@ -280,6 +280,12 @@ def test_numbers_count_as_said_when_a_source_rounds_to_them() -> None:
     assert unaccounted_numbers("It is 37.8, not 37.9.", sources) == ["37.9"]
     assert unaccounted_numbers("Day 2 of 3, step 10.", []) == []  # counts are free
     assert unaccounted_numbers("about 1 million", ["1036800"]) == ["1 million"]
+    flight = ["2450 mi = 3942.8928 km"]
+    assert unaccounted_numbers("about 3,900 km, or 3,943 km", flight) == []  # round numbers
+    assert unaccounted_numbers("about 3,800 km", flight) == ["3,800"]
+    assert unaccounted_numbers("3,901 km", flight) == ["3,901"]
+    assert unaccounted_numbers("about 4,000 km", flight) == []  # 1.4 % off: a rounding
+    assert unaccounted_numbers("about 4,100 km", flight) == ["4,100"]  # 4 % off
     assert unaccounted_numbers("minus 3 degrees", ["-3 °C"]) == []
 
 

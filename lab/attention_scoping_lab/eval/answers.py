@@ -14,9 +14,10 @@ that value.
 
 **Numbers nothing said.** An answer contradicts the tools when, in a turn where a tool ran, it
 states a number that is neither a tool's result or argument nor in a message of the conversation,
-rounded at the precision it is written ("38" for 37.7778, not "71.6" for 72; whole numbers up to
-10 are free, they count things): "47 × 83 = 3,801" after `calculate` returned 3901, "72 °F" the
-model converted itself, or a temperature stated after the weather tool failed.
+rounded at the precision it is written ("38" for 37.7778, "about 3,900" for 3,942.89, not "71.6"
+for 72; whole numbers up to 10 are free, they count things): "47 × 83 = 3,801" after `calculate`
+returned 3901, "72 °F" the model converted itself, or a temperature stated after the weather tool
+failed.
 
 **A call written as code** (`get_current_weather(city="Paris")`) that makes up the answer is no
 answer. Framework-free and deterministic: no model judges.
@@ -24,6 +25,7 @@ answer. Framework-free and deterministic: no model judges.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
@@ -43,6 +45,8 @@ SLOT = "{}"
 SKIP = "..."
 FREE_UP_TO = 10
 """Whole numbers an answer may use without a source ("3 days", "June 2", "step 1")."""
+ROUNDED_RELATIVE_ERROR = 0.02
+"""How far a round number ("about 3,900") may be from the source it rounds (3,942.89)."""
 SHORT_FACT = 3
 """Text facts this short ("fr", "mph") must stand as a whole word; longer ones may be followed
 by more letters ("comma" in "commas")."""
@@ -201,16 +205,30 @@ def _free(number: Number) -> bool:
     return not number.percent and value.is_integer() and 0 <= value <= FREE_UP_TO
 
 
+def _readings(stated: Number) -> list[tuple[float, int, float]]:
+    """(value, decimal places, largest relative error) `stated` may stand for: as written; a
+    percentage as its fraction; a whole number ending in zeros also at the precision its zeros
+    suggest ("3,900" for 3,942.89), within `ROUNDED_RELATIVE_ERROR`."""
+    out = []
+    for value, places in stated.readings():
+        out.append((value, places, math.inf if places >= 0 else MAX_RELATIVE_ERROR))
+        digits = f"{abs(value):.0f}" if places == 0 and value.is_integer() and value else ""
+        zeros = len(digits) - len(digits.rstrip("0"))
+        if zeros:
+            out.append((value, -zeros, ROUNDED_RELATIVE_ERROR))
+    return out
+
+
 def _rounds_to(source: Number, stated: Number) -> bool:
     """Whether `stated` is `source` as written at `stated`'s own precision ("38" and "37.78"
     for 37.7778; not "71.6" for 72, which says more than the source); a scaled number ("1
-    million") must also be within `MAX_RELATIVE_ERROR`. Either sign ("minus 3" is -3)."""
+    million") must also be near enough (`_readings`). Either sign ("minus 3" is -3)."""
     for want, _ in source.readings():
-        for got, places in stated.readings():
+        for got, places, relative in _readings(stated):
             diff = abs(abs(want) - abs(got))
             if diff > 0.5 * 10.0 ** (-places) * (1 + 1e-9) + 1e-12:
                 continue
-            if places >= 0 or diff <= MAX_RELATIVE_ERROR * abs(want) + 1e-12:
+            if diff <= relative * abs(want) + 1e-12:
                 return True
     return False
 
