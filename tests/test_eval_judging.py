@@ -333,3 +333,25 @@ def test_a_locale_snippet_matches_whichever_space_groups_it() -> None:
     assert snippet_in("250 000,75", "1\u00a0250\u00a0000,75")
     assert snippet_in("2\u202f500\u202f000,5", "2 500 000,5")
     assert not snippet_in("250 000,75", "1.250.000,75")
+
+
+def test_calls_of_one_reply_are_kept_in_the_order_the_model_made_them() -> None:
+    """Two calls of one reply run at once and may finish in either order: the transcript keeps
+    the model's order, so in-order expectations do not depend on which finished first."""
+    task = EvalTask(
+        "two",
+        ("Convert 10 km to miles, then the weather in Dublin.",),
+        (Expect(("convert_units",)), Expect(("get_current_weather",))),
+    )
+    transcript = Transcript(task)
+    transcript.note_choice("convert_units", known=True, valid=True, call_id="c1")
+    transcript.note_choice("get_current_weather", known=True, valid=True, call_id="c2")
+    transcript.add_tool(ToolCallMade("get_current_weather", {}, True, "Dublin"), "c2")
+    transcript.add_tool(ToolCallMade("convert_units", {}, True, "6.21"), "c1")
+    transcript.add_tool(ToolCallMade("calculate", {}, True, "1"))  # made by no noted reply
+    assert [c.name for c in transcript.tools] == [
+        "convert_units",
+        "get_current_weather",
+        "calculate",
+    ]
+    assert verdict(task, transcript.tools).success
