@@ -289,6 +289,18 @@ def test_numbers_count_as_said_when_a_source_rounds_to_them() -> None:
     assert unaccounted_numbers("minus 3 degrees", ["-3 °C"]) == []
 
 
+def test_the_tools_work_shown_in_one_step_is_not_invented() -> None:
+    work = ['{"expression": "sqrt(144) + 2**10"}']
+    said = "√144 + 2^10 = 12 + 1024 = 1036"
+    assert unaccounted_numbers(said, ["1036", "sqrt(144) + 2**10"], work) == []
+    assert unaccounted_numbers(said, ["1036", "sqrt(144) + 2**10"]) == ["12", "1024"]
+    product = ['{"expression": "47*83"}']
+    assert unaccounted_numbers("47 × 83 = 3,801", [*product, "3901"], product) == ["3,801"]
+    task = TASKS["math-expression"]
+    [call] = [ran("calculate", expression="sqrt(144) + 2**10")]
+    assert failures(task, [call], [said + "."]) == ()
+
+
 def test_code_calls_are_found_only_where_they_are_the_answer() -> None:
     assert code_call('get_forecast(city="Oslo", days=3)') == 'get_forecast(city="Oslo", days=3)'
     assert code_call("I will call load_context('weather') now.") == "load_context('weather')"

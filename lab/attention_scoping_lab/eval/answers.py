@@ -15,9 +15,10 @@ that value.
 **Numbers nothing said.** An answer contradicts the tools when, in a turn where a tool ran, it
 states a number that is neither a tool's result or argument nor in a message of the conversation,
 rounded at the precision it is written ("38" for 37.7778, "about 3,900" for 3,942.89, not "71.6"
-for 72; whole numbers up to 10 are free, they count things): "47 × 83 = 3,801" after `calculate`
-returned 3901, "72 °F" the model converted itself, or a temperature stated after the weather tool
-failed.
+for 72; whole numbers up to 10 are free, they count things; one arithmetic step from the numbers
+of one call's arguments shows the tool's work, "12" for `sqrt(144)`): "47 × 83 = 3,801" after
+`calculate` returned 3901, "72 °F" the model converted itself, or a temperature stated after the
+weather tool failed.
 
 **A call written as code** (`get_current_weather(city="Paris")`) that makes up the answer is no
 answer. Framework-free and deterministic: no model judges.
@@ -45,6 +46,9 @@ SLOT = "{}"
 SKIP = "..."
 FREE_UP_TO = 10
 """Whole numbers an answer may use without a source ("3 days", "June 2", "step 1")."""
+STEP_OPERANDS = 8
+"""Numbers of one call's arguments combined in `_steps` (bounds the pairs)."""
+MAX_STEP_POWER = 12
 ROUNDED_RELATIVE_ERROR = 0.02
 """How far a round number ("about 3,900") may be from the source it rounds (3,942.89)."""
 SHORT_FACT = 3
@@ -237,10 +241,27 @@ def _known(number: Number, known: Sequence[Number]) -> bool:
     return any(_rounds_to(source, number) for source in known)
 
 
-def unaccounted_numbers(answer: str, sources: Iterable[str]) -> list[str]:
+def _steps(arguments: str) -> list[Number]:
+    """The numbers one arithmetic step from the numbers of one call's arguments: what a model
+    shows of the tool's work ("√144 + 2^10 = 12 + 1024 = 1036" after `sqrt(144) + 2**10`)."""
+    values = list(dict.fromkeys(n.value for n in numbers_in(arguments)))[:STEP_OPERANDS]
+    found = [math.sqrt(a) for a in values if a >= 0]
+    for i, a in enumerate(values):
+        for b in values[i + 1 :]:
+            found += [a + b, a - b, b - a, a * b]
+            found += [x / y for x, y in ((a, b), (b, a)) if y]
+            found += [x**y for x, y in ((a, b), (b, a)) if abs(y) <= MAX_STEP_POWER and x > 0]
+    return [Number(v, 12) for v in found if math.isfinite(v) and abs(v) < 1e15]
+
+
+def unaccounted_numbers(
+    answer: str, sources: Iterable[str], arguments: Iterable[str] = ()
+) -> list[str]:
     """The numbers `answer` states that no text of `sources` holds, as written (a number
-    grouped with spaces counts when each of its groups is known, "12 345" after 12 and 345)."""
+    grouped with spaces counts when each of its groups is known, "12 345" after 12 and 345),
+    nor one arithmetic step from the numbers of one call's `arguments` (`_steps`)."""
     known = [n for text in sources for n in numbers_in(text)]
+    known += [n for text in arguments for n in _steps(text)]
     odd = []
     for written, number in written_numbers(answer):
         if _free(number) or _known(number, known):

@@ -319,7 +319,8 @@ def _contradictions(
         ran = [c for c in calls if _turn(task, c) in (turn, None)]
         if not ran:
             continue
-        odd = unaccounted_numbers(text, _sources(task, answers, calls, turn))
+        steps = [json.dumps(c.args, ensure_ascii=False) for c in ran]
+        odd = unaccounted_numbers(text, _sources(task, answers, calls, turn), steps)
         if not odd:
             continue
         shown = ", ".join(odd[:SHOWN]) + (
