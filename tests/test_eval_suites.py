@@ -468,3 +468,5 @@ def test_every_heldout_task_is_solvable_by_its_gold_calls() -> None:
                 answers.append("Here you go: " + " / ".join(c.result for c in ran))
             judged = verdict(task, calls, answers)
             assert judged.success, (task.id, judged.failures)
+            vague = verdict(task, calls, ["I looked it up for you."] * len(answers))
+            assert not vague.success, task.id  # every tool task asks something of the answer
