@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -118,7 +119,10 @@ def test_the_answer_must_hold_what_the_task_asks_for() -> None:
     task = EvalTask("m", CALC.turns, CALC.expect, answer_contains=("3901",))
     assert verdict(task, RAN, ["47 × 83 = 3,901."]).success
     lacking = verdict(task, RAN, ["Done."])
-    assert not lacking.success and lacking.failures == ("the answer lacks '3901'",)
+    assert not lacking.success and lacking.failures == (
+        "the answer lacks '3901'",
+        "turn 1: the answer does not give '3901' (the result, from calculate)",
+    )
     assert not verdict(task, RAN, []).success  # the turn got no answer at all
     assert verdict(task, RAN).success  # without answers: the tool calls alone (old callers)
 
@@ -272,3 +276,82 @@ def test_cli_selects_the_heldout_suite(
     assert figures["suite"] == "example-heldout" and figures["unrequested_write_calls"] == {
         "eager": 0
     }
+
+
+# -- the answer of each turn, end to end ------------------------------------------------------
+
+
+def _call(name: str, **args: object) -> dict[str, Any]:
+    return {"tool_calls": [{"name": name, "arguments": args}]}
+
+
+def test_each_turn_is_judged_on_its_own_calls_and_the_reasons_are_kept(tmp_path: Path) -> None:
+    """Through the runner: tool calls are stamped with their turn, so a turn-one answer that
+    gives nothing fails even when turn two says it all; the reasons and answers are stored."""
+    glossary = _call("glossary_lookup", term="sign in", target_language="German")
+    vat = calc("1499 * 0.19")
+    said = "It is 'Anmelden'; and 19 % of 1499 is 284.81."
+    lagged = [glossary, {"content": "I looked it up in the glossary."}, vat, {"content": said}]
+    path = tmp_path / "r.jsonl"
+    with OpenAIStub(lagged) as stub:
+        [bad] = run(stub, ["switch-glossary-vat"], results_path=path).results
+    assert not bad.success and bad.kind == "switch"
+    assert bad.failures == (
+        "turn 1: the answer does not give 'Anmelden' (the result, from glossary_lookup)",
+    )
+    assert bad.answers == ("I looked it up in the glossary.", said)
+    stored = json.loads(path.read_text())
+    assert stored["failures"] == list(bad.failures) and stored["judge"] == 2
+    good = [glossary, {"content": "The approved German term is 'Anmelden'."}, vat]
+    good += [{"content": "19 % of 1499 is 284.81."}]
+    with OpenAIStub(good) as stub:
+        [ok] = run(stub, ["switch-glossary-vat"]).results
+    assert ok.success and ok.failures == ()
+
+
+def test_a_contradicted_result_fails_end_to_end() -> None:
+    with OpenAIStub([calc("47*83"), {"content": "47 × 83 = 3,901 (3,801 by hand)."}]) as stub:
+        [task] = run(stub, ["math-multiply"]).results
+    assert task.first_tool_right and not task.success
+    assert task.failures == ("turn 1: states 3,801, which no tool returned and no message gave",)
+
+
+def test_results_of_an_older_judge_are_run_again_on_resume(tmp_path: Path) -> None:
+    """A result judged before the answers were read (no `judge` field) is not finished."""
+    path = tmp_path / "r.jsonl"
+    old = json.loads(TaskResult("eager", "math-multiply", "stub-model", success=True).to_json())
+    del old["judge"]
+    path.write_text(json.dumps(old) + "\n")
+    with OpenAIStub([calc("47*83"), {"content": "3,901."}]) as stub:
+        result = run(stub, ["math-multiply"], results_path=path, resume=True)
+        assert len(stub.accepted) == 2  # judged again: run again
+    [task] = result.results
+    assert task.success and task.judge == 2
+
+
+def test_a_locale_snippet_matches_whichever_space_groups_it() -> None:
+    assert snippet_in("250 000,75", "1\u00a0250\u00a0000,75")
+    assert snippet_in("2\u202f500\u202f000,5", "2 500 000,5")
+    assert not snippet_in("250 000,75", "1.250.000,75")
+
+
+def test_calls_of_one_reply_are_kept_in_the_order_the_model_made_them() -> None:
+    """Two calls of one reply run at once and may finish in either order: the transcript keeps
+    the model's order, so in-order expectations do not depend on which finished first."""
+    task = EvalTask(
+        "two",
+        ("Convert 10 km to miles, then the weather in Dublin.",),
+        (Expect(("convert_units",)), Expect(("get_current_weather",))),
+    )
+    transcript = Transcript(task)
+    transcript.note_choice("convert_units", known=True, valid=True, call_id="c1")
+    transcript.note_choice("get_current_weather", known=True, valid=True, call_id="c2")
+    transcript.add_tool(ToolCallMade("get_current_weather", {}, True, "Dublin"), "c2")
+    transcript.add_tool(ToolCallMade("convert_units", {}, True, "6.21"), "c1")
+    transcript.add_tool(ToolCallMade("calculate", {}, True, "1"))  # made by no noted reply
+    assert [c.name for c in transcript.tools] == [
+        "convert_units",
+        "get_current_weather",
+        "calculate",
+    ]
+    assert verdict(task, transcript.tools).success

@@ -86,3 +86,43 @@ def test_one_strategy_shows_no_shared_time() -> None:
     slow_row = next(line for line in text.splitlines() if "slow" in line)
     assert "8.5" in slow_row and " - " in slow_row
     assert "every strategy here completed" not in text
+
+
+def _kinds() -> EvalResult:
+    """Two strategies over tasks of every kind: `eager` passes the no-tool messages, `scoped`
+    the tool tasks."""
+    rows = []
+    for strategy, wins in (("eager", {"no-tool"}), ("scoped", {"tool", "switch"})):
+        for i, kind in enumerate(["tool", "tool", "no-tool", "no-tool", "switch", "two-tools"]):
+            rows.append(TaskResult(strategy, f"t{i}", "m", success=kind in wins, kind=kind))
+    return EvalResult("s", "m", "http://x", ["eager", "scoped"], rows)
+
+
+def test_success_is_split_by_kind_of_task(tmp_path: Path) -> None:
+    result = _kinds()
+    eager, scoped = result.by_strategy()
+    assert eager.tasks_by_kind == {"tool": 2, "no-tool": 2, "switch": 1, "two-tools": 1}
+    assert eager.success_by_kind == {"tool": 0.0, "no-tool": 1.0, "switch": 0.0, "two-tools": 0.0}
+    assert scoped.success_by_kind["tool"] == 1.0 and scoped.success_by_kind["no-tool"] == 0.0
+    console = Console(record=True, width=200)
+    render(result, console, {"eager": 0, "scoped": 2})
+    text = console.export_text()
+    assert "success by kind of task" in text
+    header = next(line for line in text.splitlines() if "no tool needed" in line)
+    assert all(h in header for h in ("all", "tool needed", "topic switch", "two tools"))
+    rows = [line for line in text.splitlines() if line.strip().startswith(("│ eager", "│ scoped"))]
+    eager_kinds, scoped_kinds = rows[-2:]  # the second table's rows
+    assert "100 % (2/2)" in eager_kinds and "33 % (2/6)" in eager_kinds
+    assert scoped_kinds.rstrip(" │").endswith("2")  # its unrequested writes
+    write_json(result, tmp_path / "e.json", {"eager": 0, "scoped": 2})
+    data = json.loads((tmp_path / "e.json").read_text())
+    assert data["strategies"][0]["success_by_kind"]["no-tool"] == 1.0
+    assert data["strategies"][1]["tasks_by_kind"]["switch"] == 1
+    assert data["unrequested_write_calls"] == {"eager": 0, "scoped": 2}
+    assert data["tasks"][2]["kind"] == "no-tool"
+
+
+def test_results_without_kinds_show_no_kind_table() -> None:
+    console = Console(record=True, width=200)
+    render(_two_strategies(), console)
+    assert "success by kind" not in console.export_text()

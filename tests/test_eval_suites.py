@@ -15,6 +15,7 @@ from attention_scoping_lab.eval import (
     ToolCallMade,
     judge,
     load_tasks,
+    verdict,
 )
 from attention_scoping_lab.eval.suites import catalog_suite, example_suite, simulated_suite
 from attention_scoping_lab.eval.suites.offline_weather import offline_weather
@@ -107,26 +108,130 @@ def test_example_suite_has_scopes_switches_and_only_known_tools() -> None:
         assert all(set(e.tools) <= names for e in task.expect), task.id
 
 
-def test_example_gold_calls_pass_their_own_checks() -> None:
-    """Each task is solvable: running its tools with sensible arguments satisfies the check."""
-    gold: dict[str, list[tuple[str, dict[str, Any]]]] = {
-        "math-multiply": [("calculate", {"expression": "47*83"})],
-        "tr-format-german": [
-            ("format_number", {"value": 1234567.891, "language": "German", "decimals": 2})
-        ],
-        "wx-forecast-oslo": [("get_forecast", {"city": "Oslo", "days": 5})],
-        "switch-weather-convert": [
-            ("get_current_weather", {"city": "Madrid"}),
-            ("convert_units", {"value": 30, "from_unit": "C", "to_unit": "F"}),
-        ],
-    }
+Step = tuple[str, dict[str, Any]]
+EXAMPLE_IDEAL: dict[str, list[tuple[list[Step], str]]] = {
+    "math-multiply": [([("calculate", {"expression": "47*83"})], "47 × 83 = 3,901.")],
+    "math-expression": [
+        ([("calculate", {"expression": "sqrt(144) + 2**10"})], "√144 + 2^10 = 12 + 1024 = 1036.")
+    ],
+    "math-percent": [([("calculate", {"expression": "0.15 * 240"})], "15% of 240 is 36.")],
+    "math-mean-median": [
+        ([("summary_statistics", {"numbers": [3, 5, 7, 9, 11]})], "Mean 7, median 7.")
+    ],
+    "math-stdev": [
+        (
+            [("summary_statistics", {"numbers": [2, 4, 4, 4, 5, 5, 7, 9]})],
+            "The population standard deviation is 2 (sample: about 2.14).",
+        )
+    ],
+    "math-miles": [
+        ([("convert_units", {"value": 5, "from_unit": "mi", "to_unit": "km"})], "8.04672 km.")
+    ],
+    "math-fahrenheit": [
+        ([("convert_units", {"value": 100, "from_unit": "F", "to_unit": "C"})], "About 37.78 °C.")
+    ],
+    "math-pounds": [
+        ([("convert_units", {"value": 3.5, "from_unit": "lb", "to_unit": "g"})], "1587.57 g.")
+    ],
+    "tr-detect-french": [
+        ([("detect_language", {"text": "Où est la gare, s'il vous plaît ?"})], "It's French.")
+    ],
+    "tr-german-separator": [
+        ([("language_info", {"language": "German"})], "German uses a comma as decimal separator.")
+    ],
+    "tr-format-german": [
+        (
+            [("format_number", {"value": 1234567.891, "language": "German", "decimals": 2})],
+            "1.234.567,89",
+        )
+    ],
+    "tr-glossary-invoice": [
+        ([("glossary_lookup", {"term": "invoice", "target_language": "fr"})], "« facture »")
+    ],
+    "tr-detect-german": [
+        (
+            [
+                (
+                    "detect_language",
+                    {"text": "Das ist ein sehr schönes Haus und wir wohnen gern hier."},
+                )
+            ],
+            "That is German.",
+        )
+    ],
+    "tr-glossary-password": [
+        ([("glossary_lookup", {"term": "password", "target_language": "ja"})], "パスワード です。")
+    ],
+    "wx-current-lisbon": [
+        ([("get_current_weather", {"city": "Lisbon"})], "Lisbon: partly cloudy, 22 °C.")
+    ],
+    "wx-forecast-oslo": [
+        (
+            [("get_forecast", {"city": "Oslo", "days": 5})],
+            "Oslo: clear sky Monday, then cloud and rain; highs from 17 to 29 °C.",
+        )
+    ],
+    "wx-rain-berlin": [
+        (
+            [("get_forecast", {"city": "Berlin", "days": 3})],
+            "Yes: moderate rain today in Berlin (4 mm), and up to a 41 % chance on Wednesday.",
+        )
+    ],
+    "wx-current-nairobi": [([("get_current_weather", {"city": "Nairobi"})], "11 °C in Nairobi.")],
+    "switch-multiply-format": [
+        ([("calculate", {"expression": "1250*4"})], "5000."),
+        ([("format_number", {"value": 5000, "language": "fr"})], "In French: 5 000."),
+    ],
+    "switch-weather-convert": [
+        ([("get_current_weather", {"city": "Madrid"})], "Madrid: 7 °C, partly cloudy."),
+        ([("convert_units", {"value": 30, "from_unit": "C", "to_unit": "F"})], "30 °C = 86 °F."),
+    ],
+    "switch-detect-forecast": [
+        ([("detect_language", {"text": "Dove si trova la stazione dei treni?"})], "Italian."),
+        (
+            [("get_forecast", {"city": "Rome", "days": 2})],
+            "Rome: clear sky today (11 to 20 °C), partly cloudy tomorrow.",
+        ),
+    ],
+    "switch-one-turn": [
+        (
+            [
+                ("convert_units", {"value": 10, "from_unit": "km", "to_unit": "mi"}),
+                ("get_current_weather", {"city": "Dublin"}),
+            ],
+            "10 km is 6.21 miles; Dublin has slight rain at 19 °C.",
+        )
+    ],
+    "switch-glossary-vat": [
+        ([("glossary_lookup", {"term": "sign in", "target_language": "de"})], "Anmelden."),
+        ([("calculate", {"expression": "1499 * 0.19"})], "284.81."),
+    ],
+    "switch-forecast-mean": [
+        (
+            [("get_forecast", {"city": "Vienna", "days": 3})],
+            "Vienna: clear sky, then partly cloudy and overcast; 10 to 28 °C.",
+        ),
+        ([("summary_statistics", {"numbers": [12, 15, 21]})], "The average is 16."),
+    ],
+}
+
+
+def test_every_example_task_passes_with_a_natural_answer_and_fails_with_a_vague_one() -> None:
+    """Each task of the tuning half is solvable under the judge that reads the answers: its
+    gold calls, really run, and a short natural answer pass; "I looked it up" does not."""
     suite = example_suite()
     tools = {t.name: t for t in suite.tools}
-    tasks = {t.id: t for t in suite.tasks}
+    assert set(EXAMPLE_IDEAL) == {t.id for t in suite.tasks}
     with offline_weather():
-        for task_id, steps in gold.items():
-            calls = [made(n, result=str(tools[n].invoke(a)), **a) for n, a in steps]
-            assert judge(tasks[task_id], calls), task_id
+        for task in suite.tasks:
+            calls, answers = [], []
+            for turn, (steps, answer) in enumerate(EXAMPLE_IDEAL[task.id]):
+                calls += [ToolCallMade(n, a, True, str(tools[n].invoke(a)), turn) for n, a in steps]
+                answers.append(answer)
+            judged = verdict(task, calls, answers)
+            assert judged.success, (task.id, judged.failures)
+            vague = verdict(task, calls, ["I looked it up for you."] * len(answers))
+            assert not vague.success, task.id
 
 
 def test_offline_weather_is_deterministic_per_city() -> None:
@@ -363,3 +468,5 @@ def test_every_heldout_task_is_solvable_by_its_gold_calls() -> None:
                 answers.append("Here you go: " + " / ".join(c.result for c in ran))
             judged = verdict(task, calls, answers)
             assert judged.success, (task.id, judged.failures)
+            vague = verdict(task, calls, ["I looked it up for you."] * len(answers))
+            assert not vague.success, task.id  # every tool task asks something of the answer

@@ -27,6 +27,15 @@ from attention_scoping_lab.args import (
 from attention_scoping_lab.eval.strategies import DEFAULT_STRATEGIES, STRATEGIES
 
 DEFAULT_MODEL = "openai/gpt-4o-mini"
+SUITE_NAMES = (
+    "example",
+    "example-heldout",
+    "defaults-tuning",
+    "defaults-report",
+    "simulated",
+    "catalog",
+)
+"""`--suite` choices (`suites.SUITES`, named here so the parser loads no suite)."""
 BRIDGES = ("anthropic",)
 """The API bridges `--bridge` can put in front of the endpoint."""
 RESULTS_DIR = ".attention-scoping/eval"
@@ -47,9 +56,11 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument(
         "--suite",
         default="example",
-        choices=["example", "example-heldout", "simulated", "catalog"],
+        choices=SUITE_NAMES,
         help="example: the example agent's tasks the strategies were tuned on; "
-        "example-heldout: its held-out tasks, never tuned on (report them apart)",
+        "example-heldout: its held-out tasks, never tuned on (report them apart); "
+        "defaults-tuning / defaults-report: the held-out tasks the default is chosen on "
+        "(tool, no-tool, topic-switch and two-tool tasks): choose on the first, report the second",
     )
     ev.add_argument(
         "--tasks-file", metavar="PATH", help="your own tasks (JSON) for the example agent's tools"
@@ -138,9 +149,9 @@ def add_eval_parser(sub: Any) -> None:
 
 
 def _suite(args: argparse.Namespace) -> Any:
-    from attention_scoping_lab.eval.suites import catalog_suite, example_suite, simulated_suite
+    from attention_scoping_lab.eval.suites import catalog_suite, simulated_suite
     from attention_scoping_lab.eval.suites.catalog import DEFAULT_QUERIES
-    from attention_scoping_lab.eval.suites.example import SUITE_FILES
+    from attention_scoping_lab.eval.suites.example import SUITE_FILES, named_suite
     from attention_scoping_lab.eval.tasks import TaskFileError
 
     if args.tasks_file and args.suite not in SUITE_FILES:
@@ -161,9 +172,8 @@ def _suite(args: argparse.Namespace) -> Any:
         elif args.suite == "simulated":
             suite = simulated_suite(n_tasks=args.limit or 30, seed=args.seed)
         else:
-            tasks_file = args.tasks_file or SUITE_FILES[args.suite]
-            suite = example_suite(
-                tasks_file, distractors=args.distractors, seed=args.seed, name=args.suite
+            suite = named_suite(
+                args.suite, args.tasks_file, distractors=args.distractors, seed=args.seed
             )
         return suite.select(args.task_ids, args.limit)
     except (TaskFileError, ValueError) as exc:

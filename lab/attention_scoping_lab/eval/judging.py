@@ -1,8 +1,10 @@
 """The eval's verdict on a finished task run: the tools it called and what the user got.
 
 `results.task_result` sums a run and judges its tool calls; `judged` completes that judgement
-with the answers of each turn, the suite's write tools (unrequested writes fail a task) and, for
-a task that needs no tool, a first choice that is right only when no tool was called.
+with the answers of each turn (each must be usable, give what its turn's calls returned and
+state no number nothing said: `tasks.verdict`, `answers.py`), the suite's write tools
+(unrequested writes fail a task) and, for a task that needs no tool, a first choice that is right
+only when no tool was called. Deterministic and offline: no model judges.
 `unrequested_by_strategy` counts, per strategy, the write calls no task asked for (from the
 calls every result keeps, so resumed results count too).
 """
@@ -38,14 +40,22 @@ def judge_transcript(transcript: Transcript, writing: frozenset[str] = frozenset
 def judged(
     result: TaskResult, transcript: Transcript, writing: frozenset[str] = frozenset()
 ) -> TaskResult:
-    """`result` with the full verdict as its success; for a task that needs no tool, the first
-    choice is right when the model chose no tool."""
+    """`result` with the full verdict as its success and its reasons as `failures`; for a task
+    that needs no tool, the first choice is right when the model chose no tool."""
     task = transcript.task
-    success = result.error is None and judge_transcript(transcript, writing).success
+    found = judge_transcript(transcript, writing)
+    success = result.error is None and found.success
     first_right = result.first_tool_right
     if not task.needs_tool:
         first_right = transcript.first_choice is None
-    return replace(result, success=success, first_tool_right=first_right)
+    return replace(
+        result,
+        success=success,
+        first_tool_right=first_right,
+        failures=found.failures,
+        answers=tuple(transcript.answers),
+        kind=task.kind,
+    )
 
 
 def unrequested_by_strategy(

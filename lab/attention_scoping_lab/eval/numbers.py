@@ -7,7 +7,8 @@ compared with a tolerance set by the precision each side was written with: "37.7
 
 `snippet_in(snippet, text)` is the check: a snippet with numbers ("mean: 7", "36 %", "3901")
 matches where its words appear with equal numbers around them; a snippet whose digits do not
-read as plain numbers ("1.234.567,89", a locale's format) is matched as a substring.
+read as plain numbers ("1.234.567,89", a locale's format) is matched as a substring (no-break
+and thin spaces read as plain ones).
 
 Framework-free.
 """
@@ -19,11 +20,12 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Number", "numbers_in", "same_number", "snippet_in"]
+__all__ = ["Number", "numbers_in", "same_number", "snippet_in", "written_numbers"]
 
 MAX_RELATIVE_ERROR = 0.01
 """A rounded number must also be within 1 % of the other ("1 million" is not 1,036,800)."""
 
+_ODD_SPACES = dict.fromkeys(map(ord, "\u00a0\u202f\u2009\u2007"), " ")
 _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
 _SCALES = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}
 
@@ -108,6 +110,17 @@ def numbers_in(text: str) -> list[Number]:
     return found
 
 
+def written_numbers(text: str) -> list[tuple[str, Number]]:
+    """Every number in `text` as written (the widest reading: "1 036 800" is one number) with
+    its value; `numbers_in` of the written text gives its other readings."""
+    found = []
+    for match in NUMBER.finditer(_normalise(text)):
+        number = parse_number(match.group())
+        if number is not None:
+            found.append((match.group().strip(), number))
+    return found
+
+
 def same_number(expected: Number, found: Number) -> bool:
     """Whether two written numbers agree at the precision of the less precise one (and within
     `MAX_RELATIVE_ERROR`): 37.7777… and "37.78", 36 and "36.0", not 36 and "3600"."""
@@ -146,11 +159,16 @@ def _snippet_pattern(snippet: str) -> tuple[re.Pattern[str], list[Number]] | Non
     return re.compile("".join(pieces), re.IGNORECASE), [n for n in numbers if n is not None]
 
 
+def _spaced(text: str) -> str:
+    """No-break and thin spaces as plain ones: "1 250 000,75" is written both ways."""
+    return text.translate(_ODD_SPACES)
+
+
 def snippet_in(snippet: str, text: str) -> bool:
     """Whether `snippet` appears in `text`, numbers compared as numbers (see the module)."""
     compiled = _snippet_pattern(snippet)
     if compiled is None:
-        return snippet.casefold() in text.casefold()
+        return _spaced(snippet).casefold() in _spaced(text).casefold()
     pattern, wanted = compiled
     for match in pattern.finditer(_normalise(text)):
         found = [parse_number(group) for group in match.groups()]

@@ -205,7 +205,9 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
             name, args = unwrap(call["name"], call.get("args") or {})
             validator = self.validators.get(name)
             valid = None if validator is None else validator.is_valid(args)
-            transcript.note_choice(name, known=validator is not None, valid=valid)
+            transcript.note_choice(
+                name, known=validator is not None, valid=valid, call_id=call.get("id")
+            )
 
     def _begin(self, request: ModelRequest[ContextT]) -> _ModelCall[ContextT]:
         """The prepare step both model hooks share: this thread's transcript, and the reply
@@ -249,7 +251,7 @@ class EvalRecorder(AgentMiddleware[Any, ContextT, ResponseT]):
         ok = result.status != "error"
         if call["name"] == EXECUTE_TOOL:
             ok = ok and _gateway_ok(content)
-        transcript.add_tool(ToolCallMade(name, args, ok, content))
+        transcript.add_tool(ToolCallMade(name, args, ok, content), call.get("id"))
 
     @override
     def wrap_tool_call(

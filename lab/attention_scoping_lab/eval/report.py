@@ -12,6 +12,7 @@ from rich.table import Table
 
 from attention_scoping_lab.display import pyplot
 from attention_scoping_lab.eval.results import EvalResult, StrategyFigures
+from attention_scoping_lab.eval.tasks import KINDS
 
 
 def _pct(value: float) -> str:
@@ -47,8 +48,9 @@ def _row(f: StrategyFigures, priced: bool, unrequested: Mapping[str, int] | None
 def render(
     result: EvalResult, console: Console, unrequested: Mapping[str, int] | None = None
 ) -> None:
-    """The per-strategy table, then what was skipped or stopped; `unrequested` (strategy ->
-    write calls no task asked for, `judging.unrequested_by_strategy`) adds its column."""
+    """The per-strategy table, success by kind of task, then what was skipped or stopped;
+    `unrequested` (strategy -> write calls no task asked for,
+    `judging.unrequested_by_strategy`) adds its column to both tables."""
     rows = result.by_strategy()
     priced = any(f.cost for f in rows)
     title = f"eval: suite {result.suite}, model {result.model}"
@@ -89,13 +91,15 @@ def render(
     console.print(table)
     console.print(
         "per task: success (the expected calls made, no unrequested write, a usable answer "
-        "holding what the task asks for), first domain tool right / wrong / never called (a "
+        "in every turn that gives what its tools returned and states no number nothing said), "
+        "first domain tool right / wrong / never called (a "
         "task that needs no tool: right when none is called), steps (model calls) "
         "and tokens; halluc. = calls to tools that do not exist, bad args = arguments failing "
         "the schema, text calls = replies with a tool call written as text; s/task = wall time "
         "of the model calls per task (per call: --json)"
         + ("; unreq. writes = calls of write tools no task asked for" if unrequested else "")
     )
+    _render_kinds(rows, console, unrequested)
     shared = result.shared_tasks()
     if shared is not None:
         console.print(
@@ -115,11 +119,44 @@ def render(
         console.print(f"[yellow]stopped:[/] {escape(result.stopped)}")
 
 
+def _share(f: StrategyFigures, kind: str) -> str:
+    n = f.tasks_by_kind.get(kind, 0)
+    if not n:
+        return "-"
+    share = f.success_by_kind[kind]
+    return f"{_pct(share)} ({round(share * n)}/{n})"
+
+
+def _render_kinds(
+    rows: list[StrategyFigures], console: Console, unrequested: Mapping[str, int] | None
+) -> None:
+    """Success split by task kind, next to success on the whole set and the unrequested
+    writes: what a default is chosen on (whole set, and messages that need no tool)."""
+    kinds = [k for k in KINDS if any(f.tasks_by_kind.get(k) for f in rows)]
+    kinds += sorted({k for f in rows for k in f.tasks_by_kind} - set(kinds))
+    if not kinds:
+        return
+    table = Table(title="success by kind of task")
+    table.add_column("strategy", no_wrap=True)
+    for header in ["all", *(KINDS.get(k, k) for k in kinds)]:
+        table.add_column(header, justify="right")
+    if unrequested is not None:
+        table.add_column("unreq. writes", justify="right")
+    for f in rows:
+        cells = [f.strategy, f"{_pct(f.success)} ({round(f.success * f.tasks)}/{f.tasks})"]
+        cells += [_share(f, k) for k in kinds]
+        if unrequested is not None:
+            cells.append(str(unrequested.get(f.strategy, 0)))
+        table.add_row(*cells)
+    console.print(table)
+
+
 def write_json(
     result: EvalResult, path: str | Path, unrequested: Mapping[str, int] | None = None
 ) -> None:
     """Summary and every task result as one JSON document (with `unrequested`, the write calls
-    no task asked for per strategy, as `unrequested_write_calls`)."""
+    no task asked for per strategy, as `unrequested_write_calls`; each strategy's
+    `success_by_kind` and `tasks_by_kind` split its success by kind of task)."""
     data = result.to_dict()
     if unrequested is not None:
         data["unrequested_write_calls"] = dict(unrequested)

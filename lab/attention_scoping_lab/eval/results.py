@@ -19,7 +19,7 @@ from attention_scoping.observe.jsonl import (
 )
 from attention_scoping_lab.args import UsageError
 from attention_scoping_lab.eval.pricing import CallPricer
-from attention_scoping_lab.eval.tasks import EvalTask, judge
+from attention_scoping_lab.eval.tasks import JUDGE_VERSION, KINDS, EvalTask, judge
 from attention_scoping_lab.eval.transcript import Transcript
 
 
@@ -51,6 +51,14 @@ class TaskResult:
     """The model's last reply (to read why a task failed; the check never uses it)."""
     calls: tuple[tuple[str, dict[str, Any], bool], ...] = ()
     """The domain tool calls that ran: (tool, arguments, ran without error)."""
+    kind: str = ""
+    """The task's kind (`tasks.KINDS`; empty in results written before kinds)."""
+    failures: tuple[str, ...] = ()
+    """Why the judge failed the task, in words (empty on success)."""
+    answers: tuple[str, ...] = ()
+    """The reply that ended each user turn, whole (to read what the judge read)."""
+    judge: int = JUDGE_VERSION
+    """The judge that judged it (`tasks.JUDGE_VERSION`; 1 for results written before)."""
 
     def to_json(self) -> str:
         """One JSON line."""
@@ -74,7 +82,8 @@ class TaskResult:
             raise ValueError(msg)
         for key, value in known.items():
             _check_field(key, value)
-        for key in ("call_seconds", "tags"):
+        known.setdefault("judge", 1)
+        for key in ("call_seconds", "tags", "failures", "answers"):
             known[key] = tuple(known.get(key) or ())
         known["calls"] = tuple((c[0], dict(c[1]), c[2]) for c in known.get("calls") or ())
         return cls(**known)
@@ -98,6 +107,10 @@ def _call(value: Any) -> bool:
     )
 
 
+def _strings(value: Any) -> bool:
+    return isinstance(value, list | tuple) and all(isinstance(x, str) for x in value)
+
+
 _FIELD_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "strategy": ("a string", lambda v: isinstance(v, str)),
     "task": ("a string", lambda v: isinstance(v, str)),
@@ -105,6 +118,7 @@ _FIELD_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
     "last_text": ("a string", lambda v: isinstance(v, str)),
     "error": ("a string or null", lambda v: v is None or isinstance(v, str)),
     "first_tool": ("a string or null", lambda v: v is None or isinstance(v, str)),
+    "kind": ("a string", lambda v: isinstance(v, str)),
     "success": ("true or false", lambda v: isinstance(v, bool)),
     "first_tool_right": ("true or false", lambda v: isinstance(v, bool)),
     "cost": ("a finite number", _number),
@@ -112,10 +126,9 @@ _FIELD_CHECKS: dict[str, tuple[str, Callable[[Any], bool]]] = {
         "a list of finite numbers",
         lambda v: isinstance(v, list | tuple) and all(_number(x) for x in v),
     ),
-    "tags": (
-        "a list of strings",
-        lambda v: isinstance(v, list | tuple) and all(isinstance(x, str) for x in v),
-    ),
+    "tags": ("a list of strings", _strings),
+    "failures": ("a list of strings", _strings),
+    "answers": ("a list of strings", _strings),
     "calls": (
         "a list of [tool, arguments object, ran] triples",
         lambda v: isinstance(v, list | tuple) and all(_call(c) for c in v),
@@ -131,6 +144,7 @@ _COUNTS = (
     "output_tokens",
     "cached_tokens",
     "retries",
+    "judge",
 )
 
 
@@ -183,6 +197,8 @@ def task_result(
         tags=task.tags,
         last_text=transcript.last_text,
         calls=tuple((c.name, dict(c.args), c.ok) for c in transcript.tools),
+        kind=task.kind,
+        answers=tuple(transcript.answers),
     )
 
 
@@ -215,6 +231,11 @@ class StrategyFigures:
     """The same over the tasks every compared strategy completed (None with one strategy, or
     when no task succeeded under all): time on the same work, which the plain mean is not when
     one strategy fails fast (an answer from memory in one short call) where another works."""
+    tasks_by_kind: dict[str, int] = field(default_factory=dict)
+    """Tasks per kind (`tasks.KINDS` order; kinds with no task left out)."""
+    success_by_kind: dict[str, float] = field(default_factory=dict)
+    """Share of each kind's tasks that succeeded: choose a default on the whole set *and* on
+    the messages that need no tool."""
 
 
 def figures(
@@ -255,7 +276,19 @@ def figures(
         retries=sum(r.retries for r in results),
         seconds_per_task=mean(sum(r.call_seconds) for r in results),
         seconds_per_shared_task=fmean(same) if same else None,
+        **_by_kind(results),
     )
+
+
+def _by_kind(results: Sequence[TaskResult]) -> dict[str, Any]:
+    """`tasks_by_kind` and `success_by_kind` of `results` (known kinds first, then others)."""
+    kinds = [k for k in KINDS if any(r.kind == k for r in results)]
+    kinds += sorted({r.kind for r in results if r.kind and r.kind not in KINDS})
+    rows = {k: [r for r in results if r.kind == k] for k in kinds}
+    return {
+        "tasks_by_kind": {k: len(v) for k, v in rows.items()},
+        "success_by_kind": {k: sum(r.success for r in v) / len(v) for k, v in rows.items()},
+    }
 
 
 def shared_successes(by_strategy: Mapping[str, Sequence[TaskResult]]) -> frozenset[str] | None:
@@ -352,8 +385,9 @@ def stored_results(path: Path) -> list[TaskResult]:
 
 
 def finished_results(stored: Iterable[TaskResult], model: str) -> list[TaskResult]:
-    """The finished results of `model` among `stored` (errored tasks are not finished)."""
-    return [r for r in stored if r.model == model and r.error is None]
+    """The finished results of `model` among `stored`: errored tasks, and tasks an older judge
+    judged (`tasks.JUDGE_VERSION`), are not finished."""
+    return [r for r in stored if r.model == model and r.error is None and r.judge == JUDGE_VERSION]
 
 
 class ResultsWriter:

@@ -124,6 +124,7 @@ def _run_task(agent: Any, recorder: EvalRecorder, task: EvalTask) -> Transcript:
     config = {"configurable": {"thread_id": thread_id}, "recursion_limit": 100}
     try:
         for i, turn in enumerate(task.turns):
+            transcript.begin_turn(i)
             first = _history(task) if i == 0 else []
             update: dict[str, Any] = {"messages": [*first, HumanMessage(turn)]}
             if i == 0 and task.state:

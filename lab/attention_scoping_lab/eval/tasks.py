@@ -1,16 +1,19 @@
 """Eval tasks and their checkable outcomes (framework-free).
 
 A task is one to a few user turns plus what must happen: tool calls (by name, with argument
-values and result snippets that must appear), in order, and what the user must get: every turn
-ends in a usable answer (text, not an unanswered call written as JSON), which holds the task's
-`answer_contains` snippets. Numbers in snippets are compared as numbers (`numbers.snippet_in`):
-"3600" is not 36, "about 38 °C" is 37.78. A task with `"expect": []` needs no tool and fails when
-the model calls one; `must_not_call` names tools the task must not call (writes nobody asked
-for), and every call of a write tool the task did not expect counts as an unrequested write.
+values and result snippets that must appear), in order (or in any order), and what the user must
+get: every turn ends in a usable answer (text, not an unanswered call written as JSON or as code)
+that gives what its tool calls returned (`answers.py`: each expectation's `gives`, or a one-line
+result's value), states no number that nothing said (a contradiction, or a value made up after a
+tool failed), and holds the task's `answer_contains` snippets. Numbers are compared as numbers
+(`numbers.snippet_in`): "3600" is not 36, "about 38 °C" is 37.78. A task with `"expect": []`
+needs no tool and fails when the model calls one; `must_not_call` names tools the task must not
+call (writes nobody asked for), and every call of a write tool the task did not expect counts as
+an unrequested write. Each task has a `kind` (`KINDS`), given or read from its shape.
 
 Task files are JSON: `{"tasks": [{"id", "turns": [...], "expect": [{"tool", "args",
-"mentions", "result_contains"}], "answer_contains", "must_not_call", "history", "tags"}]}` (see
-`suites/example.json`).
+"mentions", "result_contains", "gives", "fails"}], "answer_contains", "must_not_call", "history",
+"tags", "kind", "split", "any_order"}]}` (see `suites/example.json` and `suites/defaults.json`).
 """
 
 from __future__ import annotations
@@ -24,12 +27,33 @@ from typing import Any
 
 from attention_scoping.core.text import string_tuple
 from attention_scoping.textcalls import find_text_calls
+from attention_scoping_lab.eval.answers import (
+    TemplateError,
+    code_call,
+    compile_template,
+    required_facts,
+    unaccounted_numbers,
+)
 from attention_scoping_lab.eval.numbers import snippet_in
 from attention_scoping_lab.unique import first_repeated
 
 HISTORY_ROLES = ("user", "assistant")
 EVAL_MARKER = "(eval:"
 """How the eval's own stop replies begin (a step budget spent): never a usable answer."""
+JUDGE_VERSION = 2
+"""Which judge a result was judged by: 1 checked calls and `answer_contains`; 2 also reads each
+turn's answer against the tool results (`answers.py`). `eval --resume` re-runs older results."""
+SHOWN = 5
+"""Invented numbers named per failure."""
+KINDS = {
+    "tool": "tool needed",
+    "no-tool": "no tool needed",
+    "switch": "topic switch",
+    "two-tools": "two tools",
+}
+"""What a task asks of the agent, by kind (the report splits success by it): one request that
+needs a tool; a message that needs none; a conversation whose later turn needs another scope;
+two tools in one request."""
 
 
 class TaskFileError(ValueError):
@@ -47,12 +71,18 @@ class Expect:
         mentions: Strings that must appear (case-insensitive) somewhere in the arguments.
         result_contains: Strings that must appear in what the tool returned (numbers in them
             compared as numbers).
+        gives: What of the call's result the answer of its turn must state: one entry per
+            fact, each a tuple of `answers` templates (any of them); None: the value of a
+            one-line result, if it has one.
+        fails: The call must run and return an error (the answer must then invent nothing).
     """
 
     tools: tuple[str, ...]
     args: Mapping[str, Any] = field(default_factory=dict, hash=False)
     mentions: tuple[str, ...] = ()
     result_contains: tuple[str, ...] = ()
+    gives: tuple[tuple[str, ...], ...] | None = None
+    fails: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,6 +99,10 @@ class EvalTask:
         history: Earlier messages of the conversation, `(role, text)` with role `user` or
             `assistant`, given to the agent with the first turn as if said before it (the model
             is not asked to produce them).
+        declared_kind: The task's kind as its file gives it (`kind`; empty: read from its
+            shape).
+        split: Which part of a suite the task belongs to (say `tuning` or `report`).
+        any_order: The expectations may be met in any order (two independent requests).
     """
 
     id: str
@@ -80,11 +114,26 @@ class EvalTask:
     answer_contains: tuple[str, ...] = ()
     must_not_call: tuple[str, ...] = ()
     history: tuple[tuple[str, str], ...] = ()
+    declared_kind: str = ""
+    split: str = ""
+    any_order: bool = False
 
     @property
     def needs_tool(self) -> bool:
         """Whether the task needs a tool at all."""
         return bool(self.expect)
+
+    @property
+    def kind(self) -> str:
+        """One of `KINDS`: as declared, else no tool expected -> `no-tool`, several turns ->
+        `switch`, several tools in one turn -> `two-tools`, else `tool`."""
+        if self.declared_kind:
+            return self.declared_kind
+        if not self.expect:
+            return "no-tool"
+        if len(self.turns) > 1:
+            return "switch"
+        return "two-tools" if len(self.expect) > 1 else "tool"
 
     def expected_tools(self) -> frozenset[str]:
         """Every tool an expectation accepts."""
@@ -99,6 +148,8 @@ class ToolCallMade:
     args: Mapping[str, Any]
     ok: bool
     result: str = ""
+    turn: int | None = None
+    """The user turn it ran in (0-based; None: not recorded)."""
 
 
 def _matches_value(expected: Any, actual: Any) -> bool:
@@ -120,8 +171,9 @@ def _matches_value(expected: Any, actual: Any) -> bool:
 
 
 def satisfies(call: ToolCallMade, expect: Expect) -> bool:
-    """Whether one call that ran fulfils one expectation."""
-    if call.name not in expect.tools or not call.ok:
+    """Whether one call that ran fulfils one expectation (without error, or with one when
+    the expectation `fails`)."""
+    if call.name not in expect.tools or call.ok == expect.fails:
         return False
     for key, value in expect.args.items():
         if key not in call.args or not _matches_value(value, call.args[key]):
@@ -132,17 +184,26 @@ def satisfies(call: ToolCallMade, expect: Expect) -> bool:
     return all(snippet_in(snippet, call.result) for snippet in expect.result_contains)
 
 
-def _calls_in_order(task: EvalTask, calls: Sequence[ToolCallMade]) -> bool:
-    """The expectations are met in order by calls that ran without error (extra calls in
-    between are allowed: a model may look something up twice)."""
+def matched_calls(task: EvalTask, calls: Sequence[ToolCallMade]) -> list[int] | None:
+    """The index of the call that meets each expectation, or None when one is not met.
+
+    In order, each by a later call than the one before (extra calls in between are allowed: a
+    model may look something up twice); with `any_order`, each by a call no other took."""
+    taken: set[int] = set()
+    found = []
     position = 0
     for expect in task.expect:
-        while position < len(calls) and not satisfies(calls[position], expect):
-            position += 1
-        if position == len(calls):
-            return False
-        position += 1
-    return True
+        start = 0 if task.any_order else position
+        index = next(
+            (i for i in range(start, len(calls)) if i not in taken and satisfies(calls[i], expect)),
+            None,
+        )
+        if index is None:
+            return None
+        taken.add(index)
+        found.append(index)
+        position = index + 1
+    return found
 
 
 def unrequested_writes(
@@ -157,7 +218,7 @@ def unrequested_writes(
 
 def unusable_answer(text: str) -> str | None:
     """Why `text` is no answer for the user (None when it is one): empty, the eval's own stop
-    reply, or a tool call written as text that nothing ran."""
+    reply, or a tool call written as text (JSON, tags, or code) that nothing ran."""
     stripped = text.strip()
     if not stripped:
         return "empty answer"
@@ -166,6 +227,9 @@ def unusable_answer(text: str) -> str | None:
     calls = find_text_calls(stripped)
     if calls:
         return f"an unanswered call of {calls[0].name!r} written as text"
+    written = code_call(stripped)
+    if written is not None:
+        return f"an unanswered call written as code: {written}"
     return None
 
 
@@ -179,7 +243,12 @@ class Verdict:
     """Write calls the task did not ask for, by tool name."""
 
 
-def _answer_failures(task: EvalTask, answers: Sequence[str]) -> list[str]:
+def _answer_failures(
+    task: EvalTask,
+    answers: Sequence[str],
+    calls: Sequence[ToolCallMade],
+    matched: Sequence[int] | None,
+) -> list[str]:
     failures = []
     for i, text in enumerate(answers, start=1):
         reason = unusable_answer(text)
@@ -189,11 +258,88 @@ def _answer_failures(task: EvalTask, answers: Sequence[str]) -> list[str]:
         failures.append(f"{len(task.turns) - len(answers)} turn(s) got no answer")
     said = "\n".join(answers)
     failures += [f"the answer lacks {s!r}" for s in task.answer_contains if not snippet_in(s, said)]
+    if matched is not None:
+        failures += _fact_failures(task, answers, [calls[i] for i in matched])
+    return failures + _contradictions(task, answers, calls)
+
+
+def _turn(task: EvalTask, call: ToolCallMade) -> int | None:
+    """The turn a call ran in: recorded, or the only one (None: unknown)."""
+    if call.turn is not None:
+        return call.turn
+    return 0 if len(task.turns) == 1 else None
+
+
+def _fact_failures(
+    task: EvalTask, answers: Sequence[str], met: Sequence[ToolCallMade]
+) -> list[str]:
+    """Each expectation's facts (`gives`) missing from the answer of the turn its call ran in
+    (from every answer when the turn is unknown)."""
+    failures = []
+    for expect, call in zip(task.expect, met, strict=True):
+        if expect.fails:
+            continue
+        turn = _turn(task, call)
+        if turn is not None and turn >= len(answers):
+            continue  # no answer at all: already a failure
+        where = "the answers" if turn is None else f"turn {turn + 1}"
+        text = "\n".join(answers) if turn is None else answers[turn]
+        for required in required_facts(expect.gives, call.result):
+            if not required.values:
+                failures.append(f"{where}: {call.name} returned nothing for {required.label!r}")
+            elif not any(value.given_in(text) for value in required.values):
+                shown = required.values[0].text
+                failures.append(
+                    f"{where}: the answer does not give {shown!r} ({required.label}, "
+                    f"from {call.name})"
+                )
+    return failures
+
+
+def _sources(
+    task: EvalTask, answers: Sequence[str], calls: Sequence[ToolCallMade], turn: int
+) -> list[str]:
+    """Every text a number in turn `turn`'s answer may come from: the messages so far and the
+    calls made so far (arguments and results)."""
+    texts = [text for _, text in task.history]
+    texts += list(task.turns[: turn + 1]) + list(answers[:turn])
+    for call in calls:
+        ran_in = _turn(task, call)
+        if ran_in is None or ran_in <= turn:
+            texts += [json.dumps(call.args, ensure_ascii=False), call.result]
+    return texts
+
+
+def _contradictions(
+    task: EvalTask, answers: Sequence[str], calls: Sequence[ToolCallMade]
+) -> list[str]:
+    """Numbers stated in a turn where a tool ran that no message, argument or result holds."""
+    failures = []
+    for turn, text in enumerate(answers):
+        ran = [c for c in calls if _turn(task, c) in (turn, None)]
+        if not ran:
+            continue
+        steps = [json.dumps(c.args, ensure_ascii=False) for c in ran]
+        odd = unaccounted_numbers(text, _sources(task, answers, calls, turn), steps)
+        if not odd:
+            continue
+        shown = ", ".join(odd[:SHOWN]) + (
+            f" (and {len(odd) - SHOWN} more)" if len(odd) > SHOWN else ""
+        )
+        if all(not c.ok for c in ran):
+            failures.append(f"turn {turn + 1}: states {shown} though its tool call failed")
+        else:
+            failures.append(
+                f"turn {turn + 1}: states {shown}, which no tool returned and no message gave"
+            )
     return failures
 
 
 def _tool_failures(
-    task: EvalTask, calls: Sequence[ToolCallMade], requested: Sequence[str] | None
+    task: EvalTask,
+    calls: Sequence[ToolCallMade],
+    requested: Sequence[str] | None,
+    matched: Sequence[int] | None,
 ) -> list[str]:
     if task.single_call:
         right = bool(calls) and bool(task.expect) and calls[0].name in task.expect[0].tools
@@ -201,7 +347,7 @@ def _tool_failures(
     if not task.needs_tool:
         asked = list(requested or ()) + [c.name for c in calls]
         return [f"a tool was called ({asked[0]}) where none was needed"] if asked else []
-    return [] if _calls_in_order(task, calls) else ["the expected tool calls were not all made"]
+    return [] if matched is not None else ["the expected tool calls were not all made"]
 
 
 def verdict(
@@ -213,17 +359,19 @@ def verdict(
     requested: Sequence[str] | None = None,
 ) -> Verdict:
     """Judge a task: its tool calls (`calls`, those that ran), any unrequested write, and, given
-    `answers` (the reply that ended each user turn), what the user got.
+    `answers` (the reply that ended each user turn), what the user got: a usable answer in
+    every turn that gives what the calls returned and states no number nothing said.
 
     `requested` (the domain tools the model asked for, run or refused) lets a task that needs no
     tool fail on a call that never ran. A `single_call` task is judged on its first call only.
     """
-    failures = _tool_failures(task, calls, requested)
+    matched = matched_calls(task, calls) if task.needs_tool else None
+    failures = _tool_failures(task, calls, requested, matched)
     writes = unrequested_writes(task, (c.name for c in calls), write_tools)
     if writes:
         failures.append(f"unrequested write call(s): {', '.join(dict.fromkeys(writes))}")
     if answers is not None and not task.single_call:
-        failures += _answer_failures(task, answers)
+        failures += _answer_failures(task, answers, calls, matched)
     return Verdict(not failures, tuple(failures), tuple(writes))
 
 
@@ -236,8 +384,8 @@ def judge(
     requested: Sequence[str] | None = None,
 ) -> bool:
     """Task success (see `verdict`): the expectations met in order by calls that ran without
-    error, no unrequested write, and, given `answers`, a usable answer in every turn, the task's
-    `answer_contains` among them."""
+    error, no unrequested write, and, given `answers`, a usable answer in every turn that gives
+    what the calls returned, contradicts none of it and holds the task's `answer_contains`."""
     return verdict(task, calls, answers, write_tools=write_tools, requested=requested).success
 
 
@@ -262,6 +410,37 @@ def _snippets(value: Any, where: str) -> tuple[str, ...]:
     return _strings(value, where)
 
 
+def _gives(raw: Any, where: str) -> tuple[tuple[str, ...], ...] | None:
+    """`gives`: a list whose entries are a template or a list of templates (any of them)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        msg = f"{where}: expected a list of templates (or of lists of templates)"
+        raise TaskFileError(msg)
+    entries = []
+    for i, entry in enumerate(raw):
+        templates = _strings(entry, f"{where}[{i}]")
+        if not templates:
+            msg = f"{where}[{i}]: an empty list of templates"
+            raise TaskFileError(msg)
+        for template in templates:
+            try:
+                compile_template(template)
+            except TemplateError as exc:
+                msg = f"{where}[{i}]: {exc}"
+                raise TaskFileError(msg) from None
+        entries.append(templates)
+    return tuple(entries)
+
+
+def _flag(raw: Mapping[str, Any], key: str, where: str) -> bool:
+    value = raw.get(key, False)
+    if not isinstance(value, bool):
+        msg = f"{where}: '{key}' must be true or false"
+        raise TaskFileError(msg)
+    return value
+
+
 def _expect(raw: Any, where: str) -> Expect:
     if not isinstance(raw, Mapping) or "tool" not in raw:
         msg = f"{where}: each expectation needs a 'tool' (a name or a list of names)"
@@ -275,7 +454,17 @@ def _expect(raw: Any, where: str) -> Expect:
         args=dict(args),
         mentions=_strings(raw.get("mentions"), f"{where}.mentions"),
         result_contains=_snippets(raw.get("result_contains"), f"{where}.result_contains"),
+        gives=_gives(raw.get("gives"), f"{where}.gives"),
+        fails=_flag(raw, "fails", where),
     )
+
+
+def _kind(raw: Mapping[str, Any], where: str) -> str:
+    kind = raw.get("kind") or ""
+    if kind and kind not in KINDS:
+        msg = f"{where}: unknown kind {kind!r}; choose from {', '.join(KINDS)}"
+        raise TaskFileError(msg)
+    return str(kind)
 
 
 def _history(raw: Any, where: str) -> tuple[tuple[str, str], ...]:
@@ -332,6 +521,9 @@ def task_from_dict(raw: Mapping[str, Any], where: str = "task") -> EvalTask:
         answer_contains=_snippets(raw.get("answer_contains"), f"{where}.answer_contains"),
         must_not_call=_strings(raw.get("must_not_call"), f"{where}.must_not_call"),
         history=_history(raw.get("history"), f"{where}.history"),
+        declared_kind=_kind(raw, where),
+        split=str(raw.get("split") or ""),
+        any_order=_flag(raw, "any_order", where),
     )
 
 

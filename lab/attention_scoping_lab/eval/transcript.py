@@ -3,8 +3,9 @@ every tool call that ran. Framework-free; `recorder.py` fills it from inside the
 
 from __future__ import annotations
 
+import bisect
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from attention_scoping_lab.eval.tasks import EvalTask, ToolCallMade
 
@@ -46,23 +47,45 @@ class Transcript:
     """Every domain tool the model asked for, in order (run or refused)."""
     answers: list[str] = field(default_factory=list)
     """The reply that ended each user turn, whole: what the user got (judged)."""
+    turn: int = 0
+    """The user turn under way (0-based): every tool call is stamped with it."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _asked: dict[str, int] = field(default_factory=dict, repr=False)
+    """Call id -> its place among the calls the model asked for."""
+    _places: list[float] = field(default_factory=list, repr=False)
+    """The place of each call in `tools` (calls of one reply run at once, finish in any
+    order, and are kept in the order the model made them)."""
 
     def add_call(self, call: ModelCall) -> None:
         """Record a model call."""
         with self._lock:
             self.calls.append(call)
 
-    def add_tool(self, made: ToolCallMade) -> None:
-        """Record a tool call that ran."""
+    def begin_turn(self, turn: int) -> None:
+        """Note that user turn `turn` (0-based) starts: the answer is judged per turn."""
         with self._lock:
-            self.tools.append(made)
+            self.turn = turn
 
-    def note_choice(self, name: str, *, known: bool, valid: bool | None) -> None:
-        """Record a domain tool call the model made (before it runs)."""
+    def add_tool(self, made: ToolCallMade, call_id: str | None = None) -> None:
+        """Record a tool call that ran, in the turn under way, in the order the model asked
+        for it (`call_id`, noted by `note_choice`; unknown: after every call noted so far)."""
+        with self._lock:
+            if made.turn is None:
+                made = replace(made, turn=self.turn)
+            place = float(self._asked.get(call_id or "", len(self.requested)))
+            at = bisect.bisect_right(self._places, place)
+            self._places.insert(at, place)
+            self.tools.insert(at, made)
+
+    def note_choice(
+        self, name: str, *, known: bool, valid: bool | None, call_id: str | None = None
+    ) -> None:
+        """Record a domain tool call the model made (before it runs), by its call id."""
         with self._lock:
             if self.first_choice is None:
                 self.first_choice = name
+            if call_id:
+                self._asked[call_id] = len(self.requested)
             self.requested.append(name)
             if not known:
                 self.hallucinated += 1

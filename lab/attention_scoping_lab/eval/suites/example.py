@@ -1,8 +1,10 @@
 """The `example` suites: the example agent's three scopes (math, translation, weather).
 
-Two task files over the same tools: `example.json`, the tuning half (strategies and defaults
-were tuned on it), and `example-heldout.json`, the held-out half (`--suite example-heldout`:
-written afterwards and never tuned on; report its figures apart).
+Three task files over the same tools: `example.json`, the tuning half (strategies and defaults
+were tuned on it), `example-heldout.json`, the held-out half (`--suite example-heldout`: written
+afterwards and never tuned on; report its figures apart), and `defaults.json`, the tasks the
+default is chosen on (issue 38): 48 tasks written after both, in two fixed halves stratified by
+kind, `--suite defaults-tuning` to choose on and `--suite defaults-report` to report.
 
 Weather runs against an offline fake of Open-Meteo, so the suite needs no network besides the
 model. Needs the repository's `agents/` package (run from a clone).
@@ -29,8 +31,17 @@ TASKS_FILE = Path(__file__).with_name("example.json")
 """The tuning half of the example agent's tasks."""
 HELDOUT_FILE = Path(__file__).with_name("example-heldout.json")
 """The held-out half: tasks no strategy or default was tuned on."""
-SUITE_FILES = {"example": TASKS_FILE, "example-heldout": HELDOUT_FILE}
-"""The example suites by name."""
+DEFAULTS_FILE = Path(__file__).with_name("defaults.json")
+"""The tasks the default is chosen on: split `tuning` to choose, split `report` to report."""
+SUITE_FILES = {
+    "example": TASKS_FILE,
+    "example-heldout": HELDOUT_FILE,
+    "defaults-tuning": DEFAULTS_FILE,
+    "defaults-report": DEFAULTS_FILE,
+}
+"""The example suites by name: their task file."""
+SUITE_SPLITS = {"defaults-tuning": "tuning", "defaults-report": "report"}
+"""The suites that are one split of their file."""
 
 
 def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
@@ -99,15 +110,29 @@ def _trim(spec: Any) -> Any:
     )
 
 
+def named_suite(name: str, tasks_file: str | Path | None = None, **options: Any) -> Suite:
+    """The example suite called `name` (`SUITE_FILES`): its file (or `tasks_file`) and, for a
+    `defaults-*` suite, its split."""
+    return example_suite(
+        tasks_file or SUITE_FILES[name], name=name, split=SUITE_SPLITS.get(name), **options
+    )
+
+
 def example_suite(
     tasks_file: str | Path = TASKS_FILE,
     *,
     distractors: int = 0,
     seed: int = 0,
     name: str = "example",
+    split: str | None = None,
 ) -> Suite:
     """The example agent's tools and scopes with the tasks of `tasks_file` (+ distractors);
-    `name` names the suite in reports (`example-heldout` for `HELDOUT_FILE`)."""
+    `name` names the suite in reports (`example-heldout` for `HELDOUT_FILE`); `split` keeps the
+    tasks of one split (`tuning` or `report` of `DEFAULTS_FILE`).
+
+    Raises:
+        ValueError: no task of the file is in `split`.
+    """
     try:
         from agents import CORE_PROMPT, build_scopes
     except ImportError as exc:
@@ -118,6 +143,12 @@ def example_suite(
         raise ImportError(msg) from exc
     scopes: list[Any] = build_scopes()
     tools: list[Any] = [tool for scope in scopes for tool in scope.tool_objects]
+    tasks = load_tasks(tasks_file)
+    if split is not None:
+        tasks = [t for t in tasks if t.split == split]
+        if not tasks:
+            msg = f"{tasks_file}: no task has split {split!r}"
+            raise ValueError(msg)
     notes = "weather answers come from an offline fake of Open-Meteo"
     if distractors:
         extra_tools, extra_scopes = _distractors(distractors, seed)
@@ -127,7 +158,7 @@ def example_suite(
     return Suite(
         name,
         tools=tools,
-        tasks=load_tasks(tasks_file),
+        tasks=tasks,
         scopes=scopes,
         system_prompt=f"{CORE_PROMPT.strip()}\n- {ANSWER_RULE}",
         environment=offline_weather,
