@@ -60,8 +60,8 @@ from attention_scoping import (
     ScopeConfigError,
 )
 from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
-from attention_scoping.core.extras import install_hint
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.extras import install_hint
+from attention_scoping.common.tokens import get_counter
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.hesitation.repeats import RepeatedCallMiddleware

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from attention_scoping.core.messages import current_turn
+from attention_scoping.common.messages import current_turn
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 TOUR_TURNS = (

@@ -2,17 +2,14 @@
 
 The public names below load lazily (PEP 562): `import attention_scoping.ledger` or the radar never
 imports LangChain, and `ToolAttentionMiddleware` needs the `gate` extra only when it is used.
-Old module paths of 0.1 (`attention_scoping.scopes`, `.middleware`, ...) keep working with a
-`DeprecationWarning` (see `attention_scoping._compat`).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from attention_scoping import _compat
 from attention_scoping._lazy import lazy_exports
-from attention_scoping.core.extras import GATE_EXTRA_HINT
+from attention_scoping.common.extras import GATE_EXTRA_HINT
 
 if TYPE_CHECKING:
     from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
@@ -98,8 +95,6 @@ __all__ = [
     "read_prompt",
 ]
 
-
-_compat.install()
 
 
 __getattr__, __dir__ = lazy_exports(

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_scoping.adapters.tools import specs_from_tools
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.hesitation.assist import ASSIST_MIN_SCORE, needs_tool, tool_words
 from attention_scoping.scoping.catalog import ScopeCatalog
 from attention_scoping.scoping.preselect import ScopeChoice, preselect, scope_documents

@@ -28,7 +28,7 @@ from typing import Any
 from langchain.agents.middleware.types import ModelRequest, ToolCallRequest
 
 from attention_scoping.adapters.tools import tool_name
-from attention_scoping.core.messages import intent_text
+from attention_scoping.common.messages import intent_text
 from attention_scoping.scoping.catalog import LOAD_CONTEXT
 from attention_scoping.scoping.gate import Adoption, adopted_scope, sibling_calls
 from attention_scoping.scoping.middleware import AttentionScopingMiddleware, CallPlan

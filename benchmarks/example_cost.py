@@ -36,7 +36,7 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from agents import CORE_PROMPT, build_scopes  # noqa: E402
 from agents.tour import tour_model  # noqa: E402
 from attention_scoping import AttentionScopingMiddleware  # noqa: E402
-from attention_scoping.core.tokens import get_counter  # noqa: E402
+from attention_scoping.common.tokens import get_counter  # noqa: E402
 from attention_scoping.observe.render import as_provider_message  # noqa: E402
 from attention_scoping_lab.cost import (  # noqa: E402
     PRICE_MODELS,

@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo's ag
 
 from agents import CORE_PROMPT, build_scopes
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.core.tokens import ENCODINGS, get_counter
+from attention_scoping.common.tokens import ENCODINGS, get_counter
 from attention_scoping.observe.tax import tool_tokens
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attention_scoping.core.text import tool_text
+from attention_scoping.common.text import tool_text
 from attention_scoping.gating.bm25 import BM25Index
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import MiniLMOnnxEncoder

@@ -36,7 +36,7 @@ import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.cost import PRICE_MODELS, memo_count, price_model
 from attention_scoping_lab.simulate.billing import (
     StrategyBill,

@@ -45,8 +45,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import StructuredTool
 
-from attention_scoping.core.text import tool_text
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.text import tool_text
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware, encoders
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.catalog_ranker import CatalogRanker

@@ -46,8 +46,8 @@ from typing import Any
 import numpy as np
 from langchain_core.messages import HumanMessage
 
-from attention_scoping.core.text import tool_text
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.text import tool_text
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating import Promotion, ToolAttentionMiddleware, ranking
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import MiniLMOnnxEncoder, mean_pool, normalize, shared_minilm

@@ -540,7 +540,7 @@ def responses_usage(usage: Mapping[str, Any] | None) -> dict[str, Any]:
 
 def _cached_usage(stub: OpenAIStub, body: Mapping[str, Any]) -> dict[str, Any]:
     """Usage of `body` under OpenAI's automatic prompt caching (called under the lock)."""
-    from attention_scoping.core.tokens import get_counter
+    from attention_scoping.common.tokens import get_counter
     from attention_scoping_lab.cost import render_request
 
     tools, system, messages = render_blocks(body)

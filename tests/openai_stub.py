@@ -602,7 +602,7 @@ class OpenAIStub(LocalServer):
 
     def _cached_usage(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """Usage of `body` under OpenAI's automatic prompt caching (called under the lock)."""
-        from attention_scoping.core.tokens import get_counter
+        from attention_scoping.common.tokens import get_counter
         from attention_scoping_lab.cost import render_request
 
         messages = body.get("messages") or []

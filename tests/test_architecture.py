@@ -13,12 +13,10 @@ import importlib
 import json
 import subprocess
 import sys
-import warnings
 from pathlib import Path
 
 import pytest
 
-from attention_scoping import _compat
 from tests.import_graph import (
     LAB,
     LAB_ROOT,
@@ -34,9 +32,11 @@ FRAMEWORK = {"langchain", "langchain_core", "langgraph"}
 
 PURE = (
     "attention_scoping._lazy",
-    "attention_scoping._compat",
-    "attention_scoping.core",
-    "attention_scoping.core.*",
+    "attention_scoping.errors",
+    "attention_scoping.risk",
+    "attention_scoping.messages",
+    "attention_scoping.common",
+    "attention_scoping.common.*",
     "attention_scoping.scoping.catalog",
     "attention_scoping.scoping.breadcrumbs",
     "attention_scoping.scoping.prompts",
@@ -128,7 +128,7 @@ def test_pure_modules_import_only_pure_modules() -> None:
 def test_importing_the_core_the_radar_and_the_ledger_loads_no_langchain() -> None:
     code = (
         "import sys, json\n"
-        "import attention_scoping.core, attention_scoping_lab.catalog\n"
+        "import attention_scoping.common, attention_scoping_lab.catalog\n"
         "import attention_scoping.ledger\n"
         "from attention_scoping.ledger import SqliteLedger, Worker\n"
         "import attention_scoping.gating.gate, attention_scoping.scoping.gate\n"
@@ -173,44 +173,6 @@ def test_lazy_export_tables_name_real_attributes() -> None:
             assert hasattr(module, public), f"{name}: {public} not in {submodule}"
         if exports:
             assert sorted(getattr(package, "__all__", [])) == sorted(exports), name
-
-
-OLD_NAMES = {
-    "scopes": "Scope",
-    "prompts": "PromptLayers",
-    "navigation": "render_payload",
-    "scope_gate": "review_call",
-    "middleware": "AttentionScopingMiddleware",
-    "refusals": "NOT_RUN_ERRORS",
-    "toolspec": "summarize",
-    "catalog": "specs_from_tools",
-    "gating.text": "split_identifier",
-    "radar": "detect_hesitation",
-    "pending_schemas": "nudge_text",
-    "nodes": "make_model_node",
-    "cli": "main",
-    "tax": "get_counter",
-    "ledger.retry": "RetryPolicy",
-    "ledger.sqlite_db": "SqliteDatabase",
-    "ledger.postgres_db": "PostgresDatabase",
-    "audit": "audit",
-    "bench": "run_bench",
-    "bench.runner": "run_bench",
-    "bench.simulated": "run_simulation",
-    "bench.simulated.run": "run_simulation",
-    "measure.cli": "main",
-    "measure.tax": "tool_tokens",
-    "measure.request_log": "RequestLogMiddleware",
-    "measure.jsonl": "append_line",
-    "measure.simulate.conversation": "as_provider_message",
-    "core.cost": "price_model",
-    "core.catalog": "load_catalog",
-}
-
-
-def test_the_table_covers_every_old_path() -> None:
-    old = set(_compat.OLD_MODULES) | set(_compat.OLD_PACKAGES)
-    assert all(any(n == o or n.startswith(o + ".") for n in OLD_NAMES) for o in old)
 
 
 def _runtime_imports_of_the_lab(path: Path) -> list[str]:
@@ -266,7 +228,7 @@ def test_the_boundary_check_finds_an_import_of_the_lab(tmp_path: Path) -> None:
 def test_the_lab_holds_the_measuring_code_and_the_runtime_none() -> None:
     runtime = set(modules())
     assert not any(n.startswith("attention_scoping.measure") for n in runtime)
-    assert {"attention_scoping.core.cost", "attention_scoping.core.catalog"}.isdisjoint(runtime)
+    assert {"attention_scoping.common.cost", "attention_scoping.common.catalog"}.isdisjoint(runtime)
     lab = set(modules(LAB_ROOT))
     assert {"attention_scoping_lab.cli", "attention_scoping_lab.cost"} <= lab
     assert {"attention_scoping_lab.catalog", "attention_scoping_lab.eval.suites"} <= lab
@@ -274,74 +236,11 @@ def test_the_lab_holds_the_measuring_code_and_the_runtime_none() -> None:
     assert data == []
 
 
-@pytest.mark.parametrize("old", sorted(OLD_NAMES))
-def test_old_paths_still_import_with_a_deprecation_warning(old: str) -> None:
-    full = f"attention_scoping.{old}"
-    sys.modules.pop(full, None)
-    with pytest.warns(DeprecationWarning, match=r"import from attention_scoping(_lab\b|\.)"):
-        module = importlib.import_module(full)
-    name = OLD_NAMES[old]
-    value = getattr(module, name)
-    new = _compat.targets(full)
-    assert new is not None
-    found = [getattr(importlib.import_module(m), name, None) for m in new]
-    assert value is next(v for v in found if v is not None)
-
-
-def _without_the_lab(code: str) -> subprocess.CompletedProcess[str]:
-    """Run `code` in a fresh interpreter where the lab cannot be imported."""
-    return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; sys.modules['attention_scoping_lab'] = None\n" + code,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT.parent,
-    )
-
-
-@pytest.mark.parametrize(
-    "statement",
-    [
-        "import attention_scoping.measure.cli",
-        "from attention_scoping.core.cost import price_model",
-        "from attention_scoping.core import load_catalog",
-        "import attention_scoping.bench",
-    ],
-)
-def test_old_lab_paths_without_the_lab_name_its_install(statement: str) -> None:
-    proc = _without_the_lab(
-        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
-        f"try:\n    {statement}\nexcept ImportError as exc:\n    print(exc)\n"
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "attention-scoping-lab" in proc.stdout
-    assert _compat.LAB_INSTALL in proc.stdout
-
-
-def test_old_runtime_paths_under_measure_work_without_the_lab() -> None:
-    proc = _without_the_lab(
-        "import warnings; warnings.simplefilter('ignore', DeprecationWarning)\n"
-        "from attention_scoping.measure.tax import tool_tokens\n"
-        "from attention_scoping.measure.request_log import RequestLogMiddleware\n"
-        "from attention_scoping.observe import tool_tokens as new\n"
-        "assert tool_tokens is new\n"
-        "import attention_scoping.measure as m\n"
-        "try:\n    m.cli\nexcept AttributeError as exc:\n    print(exc)\n"
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert _compat.LAB_INSTALL in proc.stdout
-
-
-def test_new_paths_are_not_deprecated() -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)
-        importlib.import_module("attention_scoping.scoping.catalog")
-        importlib.import_module("attention_scoping_lab.bench.runner")
-    assert _compat.targets("attention_scoping.scoping.catalog") is None
+def test_old_paths_are_gone() -> None:
+    """Nothing was released, so no old spelling is kept: an old module path is an ImportError."""
+    for old in ("attention_scoping.measure", "attention_scoping.radar", "attention_scoping.nodes"):
+        with pytest.raises(ImportError):
+            importlib.import_module(old)
 
 
 def test_no_absolute_machine_paths_in_the_repository() -> None:

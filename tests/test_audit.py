@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import get_counter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.observe.tax import tool_tokens
 from attention_scoping_lab.audit import TargetError, audit, load_target
 from attention_scoping_lab.audit.clusters import kmeans, suggest_scopes

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import get_counter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.observe.tax import tool_tokens

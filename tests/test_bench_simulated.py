@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.catalog import load_catalog, load_queries
 from attention_scoping_lab.simulate import build_catalog, build_tasks, export, run_simulation
 from attention_scoping_lab.simulate.catalog import PAPER_PROFILE

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.observe.tax import (
     layer_tokens,

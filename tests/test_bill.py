@@ -13,7 +13,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping.observe.jsonl import read_json_lines
 from attention_scoping.observe.request_log import RequestLogMiddleware
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call

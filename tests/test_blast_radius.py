@@ -8,8 +8,8 @@ import pytest
 from langchain_core.tools import tool
 
 from attention_scoping.adapters.tools import needs_approval, spec_from_tool
-from attention_scoping.core.blast_radius import may_open, writes
-from attention_scoping.core.tool import ToolSpec, approval_required, metadata_risk
+from attention_scoping.common.blast_radius import may_open, writes
+from attention_scoping.common.tool import ToolSpec, approval_required, metadata_risk
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}}
 

@@ -21,7 +21,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import create_model
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.core.blast_radius import writes
+from attention_scoping.common.blast_radius import writes
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 ORDER = "A-5001"

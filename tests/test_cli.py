@@ -263,7 +263,7 @@ def test_catalog_text_is_printed_literally_never_as_markup_or_escapes(
 
 
 def test_printable_escapes_control_characters_only() -> None:
-    from attention_scoping.core.text import printable
+    from attention_scoping.common.text import printable
 
     assert printable("\x1b[31mred\x07 ok\tnext\nline é") == "\\x1b[31mred\\x07 ok\tnext\nline é"
 

@@ -21,7 +21,7 @@ from langgraph.types import Command, Interrupt
 
 from attention_scoping import AttentionScopingMiddleware, HesitationMiddleware, Scope
 from attention_scoping.gating import ToolAttentionMiddleware
-from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+from attention_scoping.scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 RAN: list[str] = []

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.core.signature import call_signature, signature_is_complete
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.signature import call_signature, signature_is_complete
+from attention_scoping.common.tool import ToolSpec
 
 
 def _schema(props: dict[str, Any], required: list[str]) -> dict[str, Any]:

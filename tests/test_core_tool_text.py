@@ -10,10 +10,10 @@ import pytest
 from langchain_core.tools import tool
 
 from attention_scoping.adapters.tools import needs_approval, spec_from_tool
-from attention_scoping.core import text
-from attention_scoping.core.options import check_choice
-from attention_scoping.core.text import did_you_mean, did_you_mean_hint, identifier_words, stem
-from attention_scoping.core.tool import (
+from attention_scoping.common import text
+from attention_scoping.common.options import check_choice
+from attention_scoping.common.text import did_you_mean, did_you_mean_hint, identifier_words, stem
+from attention_scoping.common.tool import (
     ToolSpec,
     approval_required,
     approval_rule,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.cost import PRICE_MODELS, memo_count
 from attention_scoping_lab.simulate.breakdown import HOW, PARTS, breakdown
 from attention_scoping_lab.simulate.catalog import build_catalog

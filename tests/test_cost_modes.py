@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.cli import main
 from attention_scoping_lab.cost import PRICE_MODELS, Request, memo_count, price_model
 from attention_scoping_lab.simulate.billing import (

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.cli import main
 from attention_scoping_lab.cost import PRICE_MODELS, Request, memo_count, stable_json
 from attention_scoping_lab.simulate.billing import build_strategies

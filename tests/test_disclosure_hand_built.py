@@ -24,7 +24,7 @@ from attention_scoping import (
     ToolAttentionMiddleware,
 )
 from attention_scoping.disclosure import DisclosureMode
-from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+from attention_scoping.scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
 from tests.anthropic_stub import AnthropicStub
 from tests.disclosure_support import (
     RANKED_SESSION,

@@ -29,7 +29,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from pydantic import SecretStr
 
-from attention_scoping.core.errors import ErrorCode, refusal, render_payload
+from attention_scoping.common.errors import ErrorCode, refusal, render_payload
 from attention_scoping.disclosure.base import SEARCH_TOOL, resolve_disclosure
 from attention_scoping.disclosure.openai import OpenAIDisclosure
 from tests.openai_stub import OpenAIStub

@@ -273,7 +273,7 @@ def test_the_offline_weather_fake_accepts_what_the_tools_invite() -> None:
 
 
 def test_distractor_tools_that_write_declare_it() -> None:
-    from attention_scoping.core.blast_radius import writes
+    from attention_scoping.common.blast_radius import writes
 
     own = set(example_suite().tool_names())
     by_name = {t.name: t for t in example_suite(distractors=40).tools if t.name not in own}

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool, tool
 
 from attention_scoping import Scope
-from attention_scoping.core.messages import hit_output_limit, is_user_turn
+from attention_scoping.common.messages import hit_output_limit, is_user_turn
 from attention_scoping.hesitation.middleware import is_nudge
 from attention_scoping.hesitation.pending import Pending, hint_text
 from attention_scoping.testing import calls, say, tool_call

@@ -34,7 +34,7 @@ from langchain_openai.chat_models.base import _convert_message_to_dict
 from langgraph.graph import END, START, StateGraph
 
 from attention_scoping import AttentionScopingMiddleware, Scope, ToolAttentionMiddleware
-from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+from attention_scoping.scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, say
 from tests.fuzz_support import fuzz_settings
 from tests.openai_stub import validate_messages

@@ -26,7 +26,7 @@ from mcp import types as mcp_types
 from pydantic import ValidationError
 
 from attention_scoping import textcalls
-from attention_scoping.core.errors import render_payload
+from attention_scoping.common.errors import render_payload
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, fault_payload
 from attention_scoping.mcp.tools import as_content, fault_exception
 from attention_scoping.observe.jsonl import JsonLinesError, parse_lines

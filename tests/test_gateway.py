@@ -12,7 +12,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gateway import (
     GATEWAY_POOL_HEADER,
     GATEWAY_PROMPT,

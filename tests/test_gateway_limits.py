@@ -14,8 +14,8 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from pydantic import BaseModel, Field
 
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.limits import PREVIEW_CHARS, json_result, load_json_text, measure
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.limits import PREVIEW_CHARS, json_result, load_json_text, measure
 from attention_scoping.gateway import JsonLimits, ToolGateway
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.scheduled_jobs_support import FakeClock, make_gateway

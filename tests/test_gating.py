@@ -13,7 +13,7 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.core.messages import intent_text
+from attention_scoping.common.messages import intent_text
 from attention_scoping.gating import ToolAttentionMiddleware, explain
 from attention_scoping.gating.gate import GateInputs, NameMatcher, decide
 from attention_scoping.gating.ranking import BM25Ranker

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from langchain_core.embeddings import Embeddings
 
-from attention_scoping.core.text import lexical_tokens, split_identifier, tool_text
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.text import lexical_tokens, split_identifier, tool_text
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating import encoders, ranking
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import (

@@ -20,7 +20,6 @@ from langgraph.types import Command
 
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
-from attention_scoping.graph import make_model_node, make_tool_node
 from attention_scoping.hesitation.middleware import (
     HesitationGraphState,
     HesitationMiddleware,
@@ -29,6 +28,7 @@ from attention_scoping.hesitation.middleware import (
 )
 from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
 from attention_scoping.safety.tokens import TokenIssuer
+from attention_scoping.scoping.nodes import make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.scheduled_jobs_support import (
     ARGS,

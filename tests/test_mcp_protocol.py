@@ -26,8 +26,8 @@ from mcp import types as mcp_types
 
 from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
-from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.tool import approval_required
+from attention_scoping.common.blast_radius import writes
+from attention_scoping.common.tool import approval_required
 from attention_scoping.hesitation.repeats import REPEAT_MARK, RepeatedCallMiddleware
 from attention_scoping.mcp import (
     McpConnectMiddleware,

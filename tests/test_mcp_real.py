@@ -27,7 +27,7 @@ from mcp.client.stdio import stdio_client
 from packaging.requirements import Requirement
 
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.core.tool import approval_required
+from attention_scoping.common.tool import approval_required
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.observe.tax import get_counter
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call

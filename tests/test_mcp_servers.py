@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import ToolException
 
 from attention_scoping import AttentionScopingMiddleware, ToolGateway
-from attention_scoping.core.tool import approval_required
+from attention_scoping.common.tool import approval_required
 from attention_scoping.gateway.catalog import GatewayConfigError
 from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools

@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.simulate.billing import build_strategies
 from attention_scoping_lab.simulate.catalog import build_catalog
 from attention_scoping_lab.simulate.native_strategies import NativeGate

@@ -30,14 +30,14 @@ from attention_scoping import (
     ToolAttentionMiddleware,
 )
 from attention_scoping.adapters.state import missing_keys, written_keys
-from attention_scoping.graph import (
+from attention_scoping.scoping.middleware import ScopingState
+from attention_scoping.scoping.nodes import (
     ScopedAgentState,
     StateSchemaError,
     agent_state,
     make_model_node,
     make_tool_node,
 )
-from attention_scoping.scoping.middleware import ScopingState
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY, Ledger
 from tests.import_graph import ROOT, modules
@@ -354,7 +354,7 @@ def test_the_graph_module_needs_no_gate_extra() -> None:
     `gate` extra's)."""
     code = (
         "import sys; sys.modules['numpy'] = None\n"
-        "from attention_scoping.graph import ScopedAgentState\n"
+        "from attention_scoping.scoping.nodes import ScopedAgentState\n"
         "print(' '.join(sorted(ScopedAgentState.__annotations__)))\n"
     )
     out = subprocess.run(

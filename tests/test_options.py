@@ -27,7 +27,7 @@ from attention_scoping import (
     SummaryPool,
     ToolAttentionMiddleware,
 )
-from attention_scoping.core.option_groups import DEPRECATED_PREFIX
+from attention_scoping.common.option_groups import DEPRECATED_PREFIX
 from attention_scoping.hesitation.node import HesitationNodeMiddleware
 from attention_scoping.scoping import options as scoping_options
 from attention_scoping.scoping.prompts import DEFAULT_CORE, INDEX_HEADER

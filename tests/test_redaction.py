@@ -18,7 +18,14 @@ from langchain_core.tools import ToolException
 from mcp import types as mcp_types
 
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.core.redact import MASK, Redactor, mark, redact, redact_url, url_credentials
+from attention_scoping.common.redact import (
+    MASK,
+    Redactor,
+    mark,
+    redact,
+    redact_url,
+    url_credentials,
+)
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config

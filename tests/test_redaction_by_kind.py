@@ -19,7 +19,7 @@ from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 
 from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.core.redact import Redactor, credential_name, url_secrets
+from attention_scoping.common.redact import Redactor, credential_name, url_secrets
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.mcp.config import McpConfigError, load_config
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call

@@ -17,8 +17,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 
 from attention_scoping import RepeatedCallMiddleware
-from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode
-from attention_scoping.graph import make_model_node, make_tool_node
+from attention_scoping.common.errors import NOT_RUN_ERRORS, ErrorCode
 from attention_scoping.hesitation.repeats import (
     REPEAT_MARK,
     Repeat,
@@ -26,6 +25,7 @@ from attention_scoping.hesitation.repeats import (
     repeat_answer,
     repeat_payload,
 )
+from attention_scoping.scoping.nodes import make_model_node, make_tool_node
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.scheduled_jobs_support import FakeClock, make_gateway
 

@@ -30,7 +30,7 @@ from attention_scoping import (
     ToolAttentionMiddleware,
 )
 from attention_scoping.adapters.state import AGENT_ONLY_KEYS
-from attention_scoping.graph import ScopedAgentState
+from attention_scoping.scoping.nodes import ScopedAgentState
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,7 +19,7 @@ from langgraph.types import Command
 
 from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
-from attention_scoping.core.limits import RESULT_MAX_CHARS
+from attention_scoping.common.limits import RESULT_MAX_CHARS
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 from attention_scoping.safety import Capability, CapabilityManifest, ManifestMiddleware

@@ -18,7 +18,7 @@ from mcp import types as mcp_types
 
 from attention_scoping import AttentionScopingMiddleware, ToolAttentionMiddleware, ToolGateway
 from attention_scoping.adapters.refusals import bounded_result
-from attention_scoping.core.limits import (
+from attention_scoping.common.limits import (
     PREVIEW_CHARS,
     RESULT_MAX_CHARS,
     check_result_limit,

@@ -391,7 +391,7 @@ def test_hand_built_graph_with_the_same_middleware(tracker: Tracker, guard: Inte
     from langgraph.graph import START, StateGraph
     from langgraph.prebuilt import tools_condition
 
-    from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+    from attention_scoping.scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
 
     binding = ManifestMiddleware([repo_manifest(tracker)], guard=guard)
     model = ScriptedChatModel(policy=two_phase("repo__add_label", {"issue": 1, "label": "bug"}))

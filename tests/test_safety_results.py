@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, ToolMessage
 
-from attention_scoping.core.limits import RESULT_MAX_CHARS
+from attention_scoping.common.limits import RESULT_MAX_CHARS
 from attention_scoping.safety import (
     Capability,
     CapabilityManifest,

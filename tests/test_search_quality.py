@@ -8,7 +8,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gateway import ToolGateway
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache

@@ -7,7 +7,7 @@ import json
 import pytest
 from langchain_core.tools import BaseTool
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping.observe.tax import per_tool_tokens, tool_tokens, tools_json
 
 

@@ -120,7 +120,7 @@ def test_the_model_sees_the_digest_and_the_state_keeps_every_message(
 
 
 def test_a_hand_built_model_node_sends_the_digest() -> None:
-    from attention_scoping.graph import make_model_node
+    from attention_scoping.scoping.nodes import make_model_node
 
     model = ScriptedChatModel(script=[say("FIVE")])
     node = make_model_node(model, middleware=[TurnDigestMiddleware()])

@@ -12,8 +12,8 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.core.messages import current_turn, is_user_turn
-from attention_scoping.core.text import names_in_text
+from attention_scoping.common.messages import current_turn, is_user_turn
+from attention_scoping.common.text import names_in_text
 from attention_scoping.hesitation.middleware import HesitationMiddleware, is_nudge
 from attention_scoping.hesitation.pending import Pending, ungrounded_text
 from attention_scoping.scoping.catalog import ScopeCatalog

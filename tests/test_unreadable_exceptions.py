@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage
 
-from attention_scoping.core.failures import UNREADABLE, exception_line, exception_text
+from attention_scoping.common.failures import UNREADABLE, exception_line, exception_text
 from attention_scoping.gating.preconditions import unmet
 from attention_scoping.ledger import Coordinator, SqliteLedger, Worker
 from attention_scoping.safety import Intent, IntentGuard, IntentStatus, create_manifest_agent

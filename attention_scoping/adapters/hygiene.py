@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 from langchain_core.messages import AIMessage
 
-from attention_scoping.core.errors import ErrorCode, refusal
-from attention_scoping.core.limits import shorten
+from attention_scoping.common.errors import ErrorCode, refusal
+from attention_scoping.common.limits import shorten
 
 INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
 """Argument key that marks a call whose arguments the model did not write as valid JSON."""

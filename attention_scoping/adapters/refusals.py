@@ -17,8 +17,8 @@ from langgraph.types import Command
 
 from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
 from attention_scoping.adapters.hygiene import invalid_call_refusal
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.limits import RESULT_MAX_CHARS, clip_content
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.limits import RESULT_MAX_CHARS, clip_content
 
 
 def refusal_message(call: Mapping[str, Any], payload: Mapping[str, Any]) -> ToolMessage:

@@ -29,7 +29,7 @@ __all__ = [
 
 AGENT_ONLY_KEYS = frozenset(get_type_hints(AgentState, include_extras=True)) - {"messages"}
 """Keys of `create_agent`'s own state (`jump_to`, `structured_response`): its routing and its
-structured output, which no hook run by `attention_scoping.graph`'s nodes writes."""
+structured output, which no hook run by `attention_scoping.scoping.nodes`'s nodes writes."""
 
 
 class StateSchemaError(ValueError):
@@ -94,8 +94,8 @@ def check_state_schema(
     msg = (
         f"{where}the graph state {schema} has no key {named}. LangGraph drops an undeclared "
         "key silently, so the middleware would not see what it wrote. Subclass "
-        "attention_scoping.graph.ScopedAgentState, or build the state with "
-        f"attention_scoping.graph.agent_state({schema}, *middleware)."
+        "attention_scoping.scoping.nodes.ScopedAgentState, or build the state with "
+        f"attention_scoping.scoping.nodes.agent_state({schema}, *middleware)."
     )
     raise StateSchemaError(msg)
 

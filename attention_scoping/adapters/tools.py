@@ -10,7 +10,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from attention_scoping.core.tool import (
+from attention_scoping.common.tool import (
     SUMMARY_MAX_CHARS,
     ToolSpec,
     approval_required,
@@ -64,7 +64,7 @@ def tool_metadata(tool: object) -> Mapping[str, Any]:
 
 def needs_approval(tool: object) -> bool:
     """Whether a tool's metadata marks it for human approval (`risk="write"` or
-    `requires_approval=True`; see `attention_scoping.core.tool.approval_rule`)."""
+    `requires_approval=True`; see `attention_scoping.common.tool.approval_rule`)."""
     return approval_required(tool_metadata(tool))
 
 

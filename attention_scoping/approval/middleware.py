@@ -39,9 +39,9 @@ from typing_extensions import override
 from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
 from attention_scoping.adapters.refusals import bounded_result, refusal_message
 from attention_scoping.adapters.tools import needs_approval, tool_name
-from attention_scoping.core.errors import ErrorCode, refusal
-from attention_scoping.core.limits import RESULT_MAX_CHARS
-from attention_scoping.core.options import check_at_least
+from attention_scoping.common.errors import ErrorCode, refusal
+from attention_scoping.common.limits import RESULT_MAX_CHARS
+from attention_scoping.common.options import check_at_least
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 from attention_scoping.storage.retry import DatabaseUnavailableError

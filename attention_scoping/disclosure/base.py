@@ -66,7 +66,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from attention_scoping.adapters.tools import tool_name
-from attention_scoping.core.options import check_choice, choices_text
+from attention_scoping.common.options import check_choice, choices_text
 
 logger = logging.getLogger(__name__)
 

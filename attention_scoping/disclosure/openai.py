@@ -26,7 +26,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolM
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from attention_scoping.core.blast_radius import writes
+from attention_scoping.common.blast_radius import writes
 from attention_scoping.disclosure.base import (
     SEARCH_TOOL,
     Disclosure,

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attention_scoping.core.blast_radius import tool_listing
+from attention_scoping.common.blast_radius import tool_listing
 
 MAX_PER_NAMESPACE = 10
 """Most functions in one namespace; a larger group is split into `<name>_1`, `<name>_2`, ..."""

@@ -13,8 +13,8 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
-from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal
-from attention_scoping.core.messages import DISCLOSURE_CALL_PREFIX, current_turn
+from attention_scoping.common.errors import ErrorCode, ErrorPayload, refusal
+from attention_scoping.common.messages import DISCLOSURE_CALL_PREFIX, current_turn
 from attention_scoping.disclosure.base import SEARCH_TOOL, Disclosure
 
 SEARCH_DESCRIPTION = (

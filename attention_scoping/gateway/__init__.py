@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from attention_scoping.core.limits import JsonLimits
-    from attention_scoping.core.tool import RankTools, Risk
+    from attention_scoping.common.limits import JsonLimits
+    from attention_scoping.common.tool import RankTools, Risk
     from attention_scoping.gateway.catalog import (
         EXECUTE_TOOL,
         GATEWAY_POOL_HEADER,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from attention_scoping.core.tool import Risk, ToolSpec
+from attention_scoping.common.tool import Risk, ToolSpec
 
 __all__ = [
     "EXECUTE_TOOL",

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 from langgraph.errors import GraphBubbleUp
 from pydantic import ValidationError
 
-from attention_scoping.core.errors import ErrorCode, Payload, render_payload
-from attention_scoping.core.failures import exception_text
-from attention_scoping.core.limits import JsonLimits, json_result, load_json_text, measure
-from attention_scoping.core.text import did_you_mean
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.errors import ErrorCode, Payload, render_payload
+from attention_scoping.common.failures import exception_text
+from attention_scoping.common.limits import JsonLimits, json_result, load_json_text, measure
+from attention_scoping.common.text import did_you_mean
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL, SEARCH_TOOL_CATALOG, Catalog
 from attention_scoping.gateway.payloads import (
     clip,

@@ -11,11 +11,11 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.errors import ErrorCode, ErrorPayload, Payload, refusal, unknown_tool
-from attention_scoping.core.failures import exception_text
-from attention_scoping.core.limits import ECHO_MAX_CHARS, LimitExceeded, shorten
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.blast_radius import writes
+from attention_scoping.common.errors import ErrorCode, ErrorPayload, Payload, refusal, unknown_tool
+from attention_scoping.common.failures import exception_text
+from attention_scoping.common.limits import ECHO_MAX_CHARS, LimitExceeded, shorten
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
 
 __all__ = [

@@ -10,8 +10,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from attention_scoping.core.text import lexical_tokens, split_identifier
-from attention_scoping.core.tool import RankTools, ToolSpec
+from attention_scoping.common.text import lexical_tokens, split_identifier
+from attention_scoping.common.tool import RankTools, ToolSpec
 
 __all__ = ["RankTools", "Ranker", "lexical_ranker"]
 

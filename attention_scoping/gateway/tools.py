@@ -23,11 +23,11 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import Field, WithJsonSchema
 
 from attention_scoping.adapters.tools import ToolLike, as_base_tool, spec_from_tool
-from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.errors import Payload, render_payload
-from attention_scoping.core.limits import RESULT_MAX_CHARS, JsonLimits
-from attention_scoping.core.text import did_you_mean
-from attention_scoping.core.tool import Risk, ToolSpec, summary_lines
+from attention_scoping.common.blast_radius import may_open
+from attention_scoping.common.errors import Payload, render_payload
+from attention_scoping.common.limits import RESULT_MAX_CHARS, JsonLimits
+from attention_scoping.common.text import did_you_mean
+from attention_scoping.common.tool import Risk, ToolSpec, summary_lines
 from attention_scoping.gateway.catalog import (
     EXECUTE_TOOL,
     GATEWAY_POOL_HEADER,

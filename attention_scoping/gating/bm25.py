@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attention_scoping.core.text import lexical_tokens
+from attention_scoping.common.text import lexical_tokens
 
 
 class BM25Index:

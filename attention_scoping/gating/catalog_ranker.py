@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating.exact import ExactNames
 from attention_scoping.gating.ranking import Ranker, RankerSpec, build_ranker
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal, unknown_tool
-from attention_scoping.core.tool import summary_lines
+from attention_scoping.common.errors import ErrorCode, ErrorPayload, refusal, unknown_tool
+from attention_scoping.common.tool import summary_lines
 from attention_scoping.gating.gate import NOT_AVAILABLE
 from attention_scoping.gating.texts import (
     NOT_LOADED_MESSAGE,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from attention_scoping.core.extras import GATE_EXTRA_HINT, install_hint
+from attention_scoping.common.extras import GATE_EXTRA_HINT, install_hint
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -348,7 +348,7 @@ class HashingEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Counts of hashed words (and adjacent pairs), normalized."""
-        from attention_scoping.core.text import lexical_tokens
+        from attention_scoping.common.text import lexical_tokens
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):

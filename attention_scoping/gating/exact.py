@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attention_scoping.core.text import split_identifier
+from attention_scoping.common.text import split_identifier
 
 MIN_WORDS = 2
 """Words a name needs (once split) for a mention of it to count as naming the tool."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from attention_scoping.adapters.tools import is_pinned, tool_name
-from attention_scoping.core.blast_radius import may_open
+from attention_scoping.common.blast_radius import may_open
 from attention_scoping.gating.preconditions import Precondition
 
 

@@ -22,14 +22,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from attention_scoping.core.errors import ErrorCode
-from attention_scoping.core.messages import (
+from attention_scoping.common.errors import ErrorCode
+from attention_scoping.common.messages import (
     MessageLike,
     tool_calls_of,
     tool_error_code,
     user_turn_starts,
 )
-from attention_scoping.core.text import identifier_tokens, split_identifier
+from attention_scoping.common.text import identifier_tokens, split_identifier
 from attention_scoping.gating.order import Ranking
 from attention_scoping.gating.preconditions import Precondition, unmet
 

@@ -10,7 +10,7 @@ import numpy as np
 from langchain_core.tools import BaseTool
 
 from attention_scoping.adapters.tools import specs_from_tools, tool_name
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating.ranking import Ranker
 
 

@@ -25,12 +25,12 @@ from attention_scoping.adapters import hooks
 from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
-from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.messages import intent_text, is_user_turn
-from attention_scoping.core.option_groups import regroup, resolve_moved
-from attention_scoping.core.options import check_at_least
-from attention_scoping.core.tokens import get_counter
-from attention_scoping.core.tool import summarize
+from attention_scoping.common.blast_radius import may_open
+from attention_scoping.common.messages import intent_text, is_user_turn
+from attention_scoping.common.option_groups import regroup, resolve_moved
+from attention_scoping.common.options import check_at_least
+from attention_scoping.common.tokens import get_counter
+from attention_scoping.common.tool import summarize
 from attention_scoping.disclosure.base import (
     SEARCH_TOOL,
     VISIBLE_KEY,

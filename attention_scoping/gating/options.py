@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
-from attention_scoping.core.option_groups import Moved, moved_into
-from attention_scoping.core.options import check_at_least, check_choice
+from attention_scoping.common.option_groups import Moved, moved_into
+from attention_scoping.common.options import check_at_least, check_choice
 from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, DISCLOSURE_MODES, DisclosureMode
 from attention_scoping.gating.disclosure import PoolMode
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
-from attention_scoping.core.failures import exception_line
+from attention_scoping.common.failures import exception_line
 
 Precondition: TypeAlias = Callable[[Mapping[str, Any]], bool] | Mapping[str, Any]
 """`callable(state) -> bool`, or `{"authenticated": True, "user.role": "admin"}`: every key

@@ -17,8 +17,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from attention_scoping.core.text import Representation, tool_text
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.text import Representation, tool_text
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating.bm25 import BM25Index
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.encoders import (

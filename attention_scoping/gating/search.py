@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attention_scoping.core.errors import render_payload
+from attention_scoping.common.errors import render_payload
 from attention_scoping.disclosure.base import SEARCH_TOOL
 from attention_scoping.gating.exact import ExactNames
 from attention_scoping.gating.index import ToolIndex

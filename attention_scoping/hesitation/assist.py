@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from attention_scoping.core.text import lexical_tokens
+from attention_scoping.common.text import lexical_tokens
 
 __all__ = [
     "ASSIST_MIN_SCORE",

@@ -25,7 +25,7 @@ Two forms, one policy (the base class `HesitationPolicy`):
 - `HesitationMiddleware` retries inside `wrap_model_call`: the stalled message and the nudge
   never enter the graph state or its checkpoints, and the retry sees the tool list the outer
   middleware (scoping, gating) narrowed. Works in a hand-built graph through
-  `attention_scoping.graph.make_model_node`.
+  `attention_scoping.scoping.nodes.make_model_node`.
 - `HesitationNodeMiddleware` is the post-model node: its `after_model` hook removes the stalled
   message, adds the nudge turn to the state (marked so a UI can hide it) and jumps back to the
   model. `make_hesitation_node` is the same node for a hand-built graph.
@@ -53,13 +53,12 @@ from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
-from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.messages import hit_output_limit, is_disclosure_call
-from attention_scoping.core.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
-from attention_scoping.core.options import check_at_least
-from attention_scoping.core.text import names_in_text
+from attention_scoping.common.blast_radius import may_open
+from attention_scoping.common.messages import hit_output_limit, is_disclosure_call
+from attention_scoping.common.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
+from attention_scoping.common.options import check_at_least
+from attention_scoping.common.text import names_in_text
 from attention_scoping.disclosure.in_history import callable_tools
-from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool, refers_back
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.options import (
@@ -95,6 +94,7 @@ from attention_scoping.hesitation.texts import (
     nudge_text,
     ungrounded_text,
 )
+from attention_scoping.scoping.nodes import ScopedAgentState
 from attention_scoping.scoping.preselect import SELECTION_KEY
 
 logger = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ from typing import Any, ClassVar, Literal, get_args
 
 from langchain_core.messages import BaseMessage
 
-from attention_scoping.core.option_groups import Moved, moved_into
-from attention_scoping.core.options import check_choice
+from attention_scoping.common.option_groups import Moved, moved_into
+from attention_scoping.common.options import check_choice
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS, HesitationMarkers
 from attention_scoping.hesitation.pending import META_TOOLS, Pending
 from attention_scoping.hesitation.radar import DEFAULT_MARKERS, DEFAULT_THRESHOLD, Hesitation

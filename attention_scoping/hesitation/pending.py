@@ -22,10 +22,10 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from attention_scoping.adapters.tools import to_provider_schema, tool_metadata, tool_name
-from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.errors import NOT_RUN_ERRORS
-from attention_scoping.core.messages import current_turn
-from attention_scoping.core.tool import approval_required, critical_parameters
+from attention_scoping.common.blast_radius import writes
+from attention_scoping.common.errors import NOT_RUN_ERRORS
+from attention_scoping.common.messages import current_turn
+from attention_scoping.common.tool import approval_required, critical_parameters
 from attention_scoping.gateway.tools import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
 from attention_scoping.hesitation.assist import tool_words
 from attention_scoping.hesitation.texts import hint_text, nudge_text, ungrounded_text

@@ -37,11 +37,11 @@ from typing_extensions import override
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import tool_name
-from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.errors import NOT_RUN_ERRORS, ErrorCode, Payload, refusal
-from attention_scoping.core.limits import clip_head
-from attention_scoping.core.messages import current_turn, text_of, tool_calls_of, tool_error_code
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.blast_radius import writes
+from attention_scoping.common.errors import NOT_RUN_ERRORS, ErrorCode, Payload, refusal
+from attention_scoping.common.limits import clip_head
+from attention_scoping.common.messages import current_turn, text_of, tool_calls_of, tool_error_code
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gateway.catalog import EXECUTE_TOOL
 from attention_scoping.hesitation.texts import (
     REPEAT_ANSWERED_MESSAGE,

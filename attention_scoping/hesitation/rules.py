@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
-from attention_scoping.core.text import listing
+from attention_scoping.common.text import listing
 from attention_scoping.hesitation.reading import MessageReading, RequestReading
 from attention_scoping.hesitation.schemas import ParamInfo
 

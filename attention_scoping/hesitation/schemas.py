@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from attention_scoping.core.text import split_identifier
-from attention_scoping.core.tool import is_critical
+from attention_scoping.common.text import split_identifier
+from attention_scoping.common.tool import is_critical
 
 __all__ = ["COMMON_WORDS", "ParamInfo", "SchemaInfo", "name_words", "parse_schemas"]
 

@@ -1,5 +1,5 @@
 """The state key the hesitation middleware writes (both forms), declared apart from the
-middleware so `attention_scoping.graph.ScopedAgentState` derives from it without an import
+middleware so `attention_scoping.scoping.nodes.ScopedAgentState` derives from it without an import
 cycle."""
 
 from __future__ import annotations

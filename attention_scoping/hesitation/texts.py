@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from attention_scoping.core.signature import call_signature
+from attention_scoping.common.signature import call_signature
 from attention_scoping.gateway.catalog import EXECUTE_TOOL
 
 if TYPE_CHECKING:

@@ -22,8 +22,8 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-from attention_scoping.core.limits import clip
-from attention_scoping.core.messages import MessageLike, current_turn, is_user_turn, text_of
+from attention_scoping.common.limits import clip
+from attention_scoping.common.messages import MessageLike, current_turn, is_user_turn, text_of
 
 __all__ = [
     "ANSWER_PREFIX",

@@ -8,8 +8,8 @@ from langchain.agents.middleware.types import AgentMiddleware, ContextT, ModelRe
 from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
 from attention_scoping.adapters.model_calls import ModelCallHooks
-from attention_scoping.core.messages import current_turn, text_of
-from attention_scoping.core.options import check_at_least
+from attention_scoping.common.messages import current_turn, text_of
+from attention_scoping.common.options import check_at_least
 from attention_scoping.disclosure.in_history import history_mode
 from attention_scoping.history.digest import DIGEST_MAX_CHARS, digest_turns, earlier_lines
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from attention_scoping.core.failures import exception_line
+from attention_scoping.common.failures import exception_line
 from attention_scoping.ledger.bounds import check_lease
 from attention_scoping.ledger.interface import (
     Lease,

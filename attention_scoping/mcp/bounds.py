@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import Any
 
-from attention_scoping.core.limits import JsonLimits, clip, measure
+from attention_scoping.common.limits import JsonLimits, clip, measure
 
 __all__ = [
     "DESCRIPTION_MAX_CHARS",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from attention_scoping.core.redact import (
+from attention_scoping.common.redact import (
     Redactor,
     assigned_secrets,
     credential_name,

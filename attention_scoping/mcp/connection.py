@@ -29,8 +29,8 @@ from typing import IO, Any, TextIO
 
 from pydantic import ValidationError
 
-from attention_scoping.core.extras import install_hint
-from attention_scoping.core.limits import clip
+from attention_scoping.common.extras import install_hint
+from attention_scoping.common.limits import clip
 from attention_scoping.mcp.cache import ToolListing, listing_from_tools
 from attention_scoping.mcp.config import ServerConfig
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, leaf_exceptions

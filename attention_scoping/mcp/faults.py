@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from attention_scoping.core.errors import ErrorCode
+from attention_scoping.common.errors import ErrorCode
 
 FaultCode = Literal[
     "server_unavailable",

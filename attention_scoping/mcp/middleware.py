@@ -24,7 +24,7 @@ from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.adapters import hooks
-from attention_scoping.core.errors import render_payload
+from attention_scoping.common.errors import render_payload
 from attention_scoping.mcp.servers import McpServers
 from attention_scoping.mcp.tools import McpTool
 from attention_scoping.scoping.breadcrumbs import STATE_KEY

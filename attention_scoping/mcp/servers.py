@@ -22,8 +22,8 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.limits import RESULT_MAX_CHARS, check_result_limit
+from attention_scoping.common.blast_radius import writes
+from attention_scoping.common.limits import RESULT_MAX_CHARS, check_result_limit
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
 from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
 from attention_scoping.mcp.connection import ServerConnection

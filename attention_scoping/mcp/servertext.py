@@ -15,8 +15,8 @@ import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from attention_scoping.core.blast_radius import tool_listing
-from attention_scoping.core.limits import clip
+from attention_scoping.common.blast_radius import tool_listing
+from attention_scoping.common.limits import clip
 from attention_scoping.mcp.config import ServerConfig
 
 ServerText = Literal["fenced", "drop"]

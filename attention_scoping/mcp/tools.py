@@ -18,8 +18,8 @@ from langchain_core.tools import StructuredTool, ToolException
 from mcp import types as mcp_types
 from typing_extensions import override
 
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.limits import (
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.limits import (
     RESULT_MAX_CHARS,
     JsonLimits,
     clip,

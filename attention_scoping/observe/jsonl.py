@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.limits import JsonLimits, load_json_text
+from attention_scoping.common.limits import JsonLimits, load_json_text
 
 try:
     import fcntl

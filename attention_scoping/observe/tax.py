@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from attention_scoping.adapters.tools import ToolLike, to_provider_schema
-from attention_scoping.core.tokens import (
+from attention_scoping.common.tokens import (
     TokenCounter,
     get_counter,
 )

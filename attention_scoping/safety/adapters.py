@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from attention_scoping.core.errors import render_payload
+from attention_scoping.common.errors import render_payload
 from attention_scoping.safety import payloads
 from attention_scoping.safety.errors import ArgumentError, UnknownToolError, WriteNotGuardedError
 from attention_scoping.safety.manifests import Capability, CapabilityManifest

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from attention_scoping.core.failures import exception_line
+from attention_scoping.common.failures import exception_line
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from attention_scoping.core.errors import ErrorCode
-from attention_scoping.core.text import did_you_mean_hint
+from attention_scoping.common.errors import ErrorCode
+from attention_scoping.common.text import did_you_mean_hint
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.errors import (
     ArgumentError,

@@ -29,8 +29,8 @@ from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, Tool
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import bounded_result
 from attention_scoping.adapters.tools import tool_name
-from attention_scoping.core.errors import ErrorCode, render_payload
-from attention_scoping.core.limits import RESULT_MAX_CHARS, clip
+from attention_scoping.common.errors import ErrorCode, render_payload
+from attention_scoping.common.limits import RESULT_MAX_CHARS, clip
 from attention_scoping.safety import payloads
 from attention_scoping.safety.adapters import manifest_tools
 from attention_scoping.safety.intents import (

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal
-from attention_scoping.core.text import did_you_mean_hint
+from attention_scoping.common.errors import ErrorCode, ErrorPayload, refusal
+from attention_scoping.common.text import did_you_mean_hint
 from attention_scoping.safety.errors import ArgumentError, UnknownToolError
 from attention_scoping.safety.intents import (
     DuplicateIntentError,

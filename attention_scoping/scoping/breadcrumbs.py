@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal
-from attention_scoping.core.limits import shorten
+from attention_scoping.common.errors import ErrorCode, ErrorPayload, refusal
+from attention_scoping.common.limits import shorten
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 from attention_scoping.scoping.prompts import module_layer
 

@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from attention_scoping.core.blast_radius import tool_listing, writes
-from attention_scoping.core.text import did_you_mean_hint, listing
-from attention_scoping.core.tool import tool_object_name
+from attention_scoping.common.blast_radius import tool_listing, writes
+from attention_scoping.common.text import did_you_mean_hint, listing
+from attention_scoping.common.tool import tool_object_name
 
 if TYPE_CHECKING:
     from attention_scoping.adapters.tools import ToolLike

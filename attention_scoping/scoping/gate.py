@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from attention_scoping.core.blast_radius import Opener, may_open
-from attention_scoping.core.errors import ErrorCode, ErrorPayload, refusal, unknown_tool
-from attention_scoping.core.messages import MessageLike, tool_calls_of
-from attention_scoping.core.text import did_you_mean_hint
+from attention_scoping.common.blast_radius import Opener, may_open
+from attention_scoping.common.errors import ErrorCode, ErrorPayload, refusal, unknown_tool
+from attention_scoping.common.messages import MessageLike, tool_calls_of
+from attention_scoping.common.text import did_you_mean_hint
 from attention_scoping.scoping.breadcrumbs import scope_tools, unknown_context_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 

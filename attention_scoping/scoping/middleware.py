@@ -35,10 +35,10 @@ from attention_scoping.adapters.tools import (
     tool_name,
     visible_tool_choice,
 )
-from attention_scoping.core.blast_radius import Opener, may_open
-from attention_scoping.core.messages import current_turn, intent_text, is_user_turn
-from attention_scoping.core.option_groups import regroup, resolve_moved
-from attention_scoping.core.options import check_choice
+from attention_scoping.common.blast_radius import Opener, may_open
+from attention_scoping.common.messages import current_turn, intent_text, is_user_turn
+from attention_scoping.common.option_groups import regroup, resolve_moved
+from attention_scoping.common.options import check_choice
 from attention_scoping.disclosure.base import (
     DEFAULT_DISCLOSURE,
     SEARCH_TOOL,

@@ -19,8 +19,8 @@ from typing import Any
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
-from attention_scoping.core.blast_radius import Opener
-from attention_scoping.core.errors import render_payload
+from attention_scoping.common.blast_radius import Opener
+from attention_scoping.common.errors import render_payload
 from attention_scoping.scoping.breadcrumbs import loaded_payload
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 from attention_scoping.scoping.prompts import module_layer

@@ -16,8 +16,8 @@ from langgraph.prebuilt import InjectedState
 from langgraph.types import Command
 from pydantic import BaseModel, Field, WithJsonSchema, create_model
 
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.messages import current_turn
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.messages import current_turn
 from attention_scoping.scoping.breadcrumbs import (
     STATE_KEY,
     loaded_payload,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from attention_scoping.core.blast_radius import OPENERS, Opener
+from attention_scoping.common.blast_radius import OPENERS, Opener
 from attention_scoping.scoping.breadcrumbs import STATE_KEY
 from attention_scoping.scoping.preselect import SELECTION_KEY
 

@@ -13,9 +13,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
-from attention_scoping.core.option_groups import Moved, moved_into
-from attention_scoping.core.options import check_choice, choices_text
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.option_groups import Moved, moved_into
+from attention_scoping.common.options import check_choice, choices_text
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeConfigError
 from attention_scoping.scoping.prompts import DEFAULT_CORE, INDEX_HEADER, PromptLayout
 from attention_scoping.scoping.start import PRESELECT_MODES, RANKERS, START_MODES, Preselect, Start

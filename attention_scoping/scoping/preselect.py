@@ -18,8 +18,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-from attention_scoping.core.messages import MessageLike, current_turn
-from attention_scoping.core.tool import RankTools, ToolSpec
+from attention_scoping.common.messages import MessageLike, current_turn
+from attention_scoping.common.tool import RankTools, ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
 
 if TYPE_CHECKING:  # numpy comes with the gate extra; only rankers that need it use it

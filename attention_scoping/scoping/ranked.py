@@ -21,8 +21,8 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.options import check_choice
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.options import check_choice
 from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, SEARCH_TOOL, DisclosureMode
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, ScopeCatalog
 from attention_scoping.scoping.start import ScopeStart

@@ -16,11 +16,11 @@ from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from attention_scoping.adapters.tools import specs_from_tools
-from attention_scoping.core.blast_radius import may_open
-from attention_scoping.core.extras import GATE_EXTRA_HINT
-from attention_scoping.core.options import check_choice, choices_text
-from attention_scoping.core.text import lexical_tokens
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.blast_radius import may_open
+from attention_scoping.common.extras import GATE_EXTRA_HINT
+from attention_scoping.common.options import check_choice, choices_text
+from attention_scoping.common.text import lexical_tokens
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.scoping.catalog import ScopeCatalog
 from attention_scoping.scoping.preselect import (
     Rank,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from attention_scoping.core.extras import install_hint
+from attention_scoping.common.extras import install_hint
 from attention_scoping.storage.database import close_quietly
 
 __all__ = ["PgTx", "PostgresDatabase", "check_identifier"]

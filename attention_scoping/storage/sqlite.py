@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from typing import Any, ClassVar, Literal
 
-from attention_scoping.core.options import check_choice
+from attention_scoping.common.options import check_choice
 from attention_scoping.storage.database import close_quietly
 from attention_scoping.storage.retry import RetryPolicy
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from attention_scoping.core.messages import MessageLike, is_user_turn, text_of
+from attention_scoping.common.messages import MessageLike, is_user_turn, text_of
 from attention_scoping.textcalls.parse import TextCall, as_call, json_spans, loads_bounded
 
 __all__ = ["USER_TEXT_CHARS", "copied_from_tool_result", "decline_reason", "user_wants_text"]

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
+from attention_scoping.common.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
 from attention_scoping_lab.args import (
     UsageError,
     add_price_options,

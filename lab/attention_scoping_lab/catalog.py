@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.text import did_you_mean_hint
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.text import did_you_mean_hint
+from attention_scoping.common.tool import ToolSpec
 
 REQUIRED_TOOL_FIELDS = ("id", "name", "description", "parameters")
 REQUIRED_QUERY_FIELDS = ("id", "query", "gold_ids")

@@ -19,8 +19,8 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from attention_scoping.core.extras import GATE_EXTRA_HINT
-from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
+from attention_scoping.common.extras import GATE_EXTRA_HINT
+from attention_scoping.common.tokens import DEFAULT_ENCODING, ENCODINGS, get_counter
 from attention_scoping_lab.args import (
     UsageError,
     add_deprecated_usd_price,

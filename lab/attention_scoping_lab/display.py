@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from attention_scoping.core.extras import install_hint
-from attention_scoping.core.text import printable
+from attention_scoping.common.extras import install_hint
+from attention_scoping.common.text import printable
 
 R = TypeVar("R")
 

@@ -26,7 +26,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.text import string_tuple
+from attention_scoping.common.text import string_tuple
 from attention_scoping.observe.jsonl import JsonLinesError, parse_json, parse_lines
 from attention_scoping_lab.cost import PriceModel, PromptCache, SessionCost, render_request
 from attention_scoping_lab.simulate.sessions import CALL_SECONDS, TURN_GAP_SECONDS

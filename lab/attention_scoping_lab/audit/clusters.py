@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 
 ITERATIONS = 40
 """k-means iterations (converges well before on catalogs of a few thousand tools)."""
@@ -27,7 +27,7 @@ def _dense_vectors(
     specs: Sequence[ToolSpec], progress: Callable[[str, int, int], None] | None
 ) -> np.ndarray | None:
     try:
-        from attention_scoping.core.text import tool_text
+        from attention_scoping.common.text import tool_text
         from attention_scoping.gating.ranking import DenseRanker, build_ranker
         from attention_scoping_lab.bench.vectors import warm_vectors
 
@@ -42,7 +42,7 @@ def _dense_vectors(
 
 
 def _lexical_vectors(specs: Sequence[ToolSpec]) -> np.ndarray:
-    from attention_scoping.core.text import lexical_tokens, tool_text
+    from attention_scoping.common.text import lexical_tokens, tool_text
 
     docs = [Counter(lexical_tokens(tool_text(s, "name_description"))) for s in specs]
     vocab = {w: i for i, w in enumerate(sorted({w for d in docs for w in d}))}
@@ -87,7 +87,7 @@ def kmeans(vectors: np.ndarray, n: int, seed: int = SEED) -> np.ndarray:
 
 
 def _name_words(spec: ToolSpec) -> list[str]:
-    from attention_scoping.core.text import STOP_WORDS, split_identifier
+    from attention_scoping.common.text import STOP_WORDS, split_identifier
 
     generic = {
         "get",

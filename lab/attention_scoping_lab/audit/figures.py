@@ -17,8 +17,8 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from attention_scoping.core.tokens import TokenCounter, get_counter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import TokenCounter, get_counter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.observe.tax import layer_tokens, shared_prefix_tokens, tools_json
 from attention_scoping_lab.audit.billing import GATEWAY_POOL_METHOD
 from attention_scoping_lab.audit.target import AuditTarget
@@ -120,7 +120,7 @@ def stub_tool(spec: ToolSpec) -> BaseTool:
 def gateway_costs(specs: Sequence[ToolSpec], counter: TokenCounter) -> dict[str, float]:
     """Tokens of the gateway: its three tools, its prompt, and per tool use the search result
     and the schema payload the model fetches (means over a sample of tools)."""
-    from attention_scoping.core.errors import render_payload
+    from attention_scoping.common.errors import render_payload
     from attention_scoping.gateway.tools import GATEWAY_PROMPT, ToolGateway
 
     out: dict[str, float] = {"prompt_tokens": counter.count(GATEWAY_PROMPT)}

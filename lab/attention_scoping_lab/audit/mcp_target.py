@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.blast_radius import writes
-from attention_scoping.core.extras import install_hint
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.blast_radius import writes
+from attention_scoping.common.extras import install_hint
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.naming import exposed_names, server_names

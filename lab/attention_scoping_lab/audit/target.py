@@ -19,7 +19,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from attention_scoping.adapters.tools import specs_from_tools
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope, ScopeCatalog, ScopeConfigError
 from attention_scoping_lab.catalog import load_catalog
 from attention_scoping_lab.unique import first_repeated

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 
 if TYPE_CHECKING:
     from attention_scoping.gating import ToolAttentionMiddleware

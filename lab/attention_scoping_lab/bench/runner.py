@@ -15,8 +15,8 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from attention_scoping.core.tokens import TokenCounter, get_counter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import TokenCounter, get_counter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.observe.tax import summary_pool_tokens
 from attention_scoping_lab.bench.methods import MethodSpec, build_gate
 from attention_scoping_lab.bench.metrics import hit, mean, percentile, recall

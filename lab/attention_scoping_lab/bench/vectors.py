@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 
 BATCH = 32
 """Tools embedded per progress step."""
@@ -36,7 +36,7 @@ def warm_vectors(ranker: Any, specs: Sequence[ToolSpec], progress: Progress | No
 
     Texts come from the ranker's own representation, so the gate finds them in its cache.
     """
-    from attention_scoping.core.text import tool_text
+    from attention_scoping.common.text import tool_text
 
     embedded = 0
     for dense in dense_rankers(ranker):

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from attention_scoping.core.extras import install_hint
+from attention_scoping.common.extras import install_hint
 
 OPENROUTER_URL = "https://openrouter.ai/api/v1"
 NO_KEY = "not-needed"

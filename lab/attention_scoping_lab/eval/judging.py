@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from attention_scoping.core.blast_radius import writes
+from attention_scoping.common.blast_radius import writes
 from attention_scoping_lab.eval.results import EvalResult, TaskResult
 from attention_scoping_lab.eval.tasks import EvalTask, Verdict, unrequested_writes, verdict
 from attention_scoping_lab.eval.transcript import Transcript

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.text import string_tuple
+from attention_scoping.common.text import string_tuple
 from attention_scoping.textcalls import find_text_calls
 from attention_scoping_lab.eval.answers import (
     TemplateError,

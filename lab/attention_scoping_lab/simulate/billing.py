@@ -11,7 +11,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.tokens import TokenCounter, get_counter
+from attention_scoping.common.tokens import TokenCounter, get_counter
 from attention_scoping_lab.cost import PRICE_MODELS, PriceModel, memo_count
 from attention_scoping_lab.display import write_figures_json
 from attention_scoping_lab.simulate.catalog import build_catalog

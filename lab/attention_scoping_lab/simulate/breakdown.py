@@ -18,7 +18,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from attention_scoping.core.tokens import get_counter
+from attention_scoping.common.tokens import get_counter
 from attention_scoping_lab.cost import PRICE_MODELS, CallCost, Request, memo_count, price_model
 from attention_scoping_lab.simulate.catalog import build_catalog
 from attention_scoping_lab.simulate.conversation import Conversation

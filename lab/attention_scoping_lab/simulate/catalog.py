@@ -14,8 +14,8 @@ import json
 import random
 from typing import Any
 
-from attention_scoping.core.tokens import TokenCounter, get_counter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import TokenCounter, get_counter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping_lab.simulate.servers import PRECONDITIONS, SERVERS
 
 SPREAD = 0.2

@@ -34,8 +34,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.scoping.options import RankerName
 from attention_scoping_lab.cost import stable_json
 from attention_scoping_lab.simulate.conversation import Conversation

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.core.tokens import TokenCounter, get_counter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import TokenCounter, get_counter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping_lab.display import write_figures_json
 from attention_scoping_lab.simulate.catalog import PAPER_PROFILE, build_catalog, to_jsonl
 from attention_scoping_lab.simulate.strategies import (

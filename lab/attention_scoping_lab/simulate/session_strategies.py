@@ -43,8 +43,8 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from attention_scoping.core.errors import render_payload
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.errors import render_payload
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping_lab.cost import stable_json
 from attention_scoping_lab.simulate.conversation import Conversation
 from attention_scoping_lab.simulate.sessions import (

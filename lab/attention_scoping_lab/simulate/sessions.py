@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping_lab.simulate.tasks import Task, Turn, first_turn, next_turn
 
 OUTPUT_TOKENS: dict[str, tuple[int, int]] = {

@@ -26,8 +26,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from attention_scoping.core.tokens import TokenCounter
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tokens import TokenCounter
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping.observe.tax import layer_tokens, tools_json
 from attention_scoping_lab.simulate.tasks import Task
 
@@ -201,7 +201,7 @@ class Gated(Strategy):
 
     def play(self, task: Task) -> Trace:
         """Decide before each call; recover through the pool when the tool is listed there."""
-        from attention_scoping.core.errors import render_payload
+        from attention_scoping.common.errors import render_payload
         from attention_scoping.gating.disclosure import not_available_payload
 
         trace = Trace()
@@ -267,7 +267,7 @@ class Gateway(Strategy):
         self._payloads: dict[tuple[str, str], tuple[int, list[str]]] = {}
 
     def _search(self, query: str) -> tuple[int, list[str]]:
-        from attention_scoping.core.errors import render_payload
+        from attention_scoping.common.errors import render_payload
 
         key = ("search", query)
         if key not in self._payloads:
@@ -277,7 +277,7 @@ class Gateway(Strategy):
         return self._payloads[key]
 
     def _schema(self, tool: str) -> int:
-        from attention_scoping.core.errors import render_payload
+        from attention_scoping.common.errors import render_payload
 
         key = ("schema", tool)
         if key not in self._payloads:

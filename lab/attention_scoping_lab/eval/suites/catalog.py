@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence
 from pathlib import Path
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 from attention_scoping_lab.catalog import Query, load_catalog, load_queries
 from attention_scoping_lab.eval.suite import ANSWER_RULE, Suite
 from attention_scoping_lab.eval.suites.spec_tools import spec_tools

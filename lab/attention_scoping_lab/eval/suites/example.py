@@ -25,7 +25,7 @@ from attention_scoping_lab.eval.suites.offline_weather import offline_weather
 from attention_scoping_lab.eval.tasks import load_tasks
 
 if TYPE_CHECKING:
-    from attention_scoping.core.tool import Risk
+    from attention_scoping.common.tool import Risk
 
 TASKS_FILE = Path(__file__).with_name("example.json")
 """The tuning half of the example agent's tasks."""
@@ -46,7 +46,7 @@ SUITE_SPLITS = {"defaults-tuning": "tuning", "defaults-report": "report"}
 
 def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
     """`n` trimmed simulated tools (round-robin over the servers) and one scope per server."""
-    from attention_scoping.core.tool import ToolSpec
+    from attention_scoping.common.tool import ToolSpec
     from attention_scoping.scoping.catalog import Scope
     from attention_scoping_lab.eval.suites.spec_tools import spec_tools
     from attention_scoping_lab.simulate.catalog import build_catalog
@@ -94,7 +94,7 @@ def _risk(name: str) -> Risk:
 def _trim(spec: Any) -> Any:
     """The spec with its first sentence and required parameters only (~80 tokens), its risk
     declared."""
-    from attention_scoping.core.tool import ToolSpec, summarize
+    from attention_scoping.common.tool import ToolSpec, summarize
 
     params = spec.parameters
     required = list(params.get("required") or [])

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 

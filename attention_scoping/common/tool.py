@@ -13,8 +13,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from attention_scoping.core.options import check_choice
-from attention_scoping.core.signature import call_signature, signature_is_complete
+from attention_scoping.common.options import check_choice
+from attention_scoping.common.signature import call_signature, signature_is_complete
 
 SUMMARY_MAX_CHARS = 200
 """One-line summaries are cut here (about 40-60 tokens), so a pool of summaries stays cheap."""

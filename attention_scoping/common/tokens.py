@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from attention_scoping.core.extras import install_hint
+from attention_scoping.common.extras import install_hint
 
 DEFAULT_ENCODING = "o200k_base"
 """The encoding of current OpenAI models; `cl100k_base` is the other common choice."""

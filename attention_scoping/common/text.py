@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
-from attention_scoping.core.tool import ToolSpec
+from attention_scoping.common.tool import ToolSpec
 
 Representation = Literal["name", "summary", "name_description", "full"]
 """How a tool is turned into text for ranking.

@@ -1,23 +1,21 @@
-"""Core: the framework-free heart of the package (no LangChain import anywhere below here).
+"""Shared helpers of the add-ons: framework-free (no LangChain import anywhere below here).
 
 The one tool record (`tool`), the blast-radius rule (`blast_radius`: who may open a writing
 tool), text helpers (`text`), error codes and payloads (`errors`), exact token counts (`tokens`),
 size and depth bounds of untrusted JSON (`limits`) and exceptions as text that never raises
 (`failures`). Catalog and query loading moved to the measuring tools
-(`attention_scoping_lab.catalog`); its old names here are deprecated.
+(`attention_scoping_lab.catalog`).
 """
 
 from __future__ import annotations
 
-import functools
 from typing import TYPE_CHECKING
 
-from attention_scoping import _compat
 from attention_scoping._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from attention_scoping.core.blast_radius import Opener, may_open, writes
-    from attention_scoping.core.errors import (
+    from attention_scoping.common.blast_radius import Opener, may_open, writes
+    from attention_scoping.common.errors import (
         NOT_RUN_ERRORS,
         ErrorCode,
         ErrorPayload,
@@ -25,8 +23,8 @@ if TYPE_CHECKING:
         error_code,
         render_payload,
     )
-    from attention_scoping.core.limits import JsonLimits, LimitExceeded, json_result, measure
-    from attention_scoping.core.text import (
+    from attention_scoping.common.limits import JsonLimits, LimitExceeded, json_result, measure
+    from attention_scoping.common.text import (
         STOP_WORDS,
         Representation,
         did_you_mean,
@@ -37,8 +35,13 @@ if TYPE_CHECKING:
         stem,
         tool_text,
     )
-    from attention_scoping.core.tokens import DEFAULT_ENCODING, ENCODINGS, TokenCounter, get_counter
-    from attention_scoping.core.tool import (
+    from attention_scoping.common.tokens import (
+        DEFAULT_ENCODING,
+        ENCODINGS,
+        TokenCounter,
+        get_counter,
+    )
+    from attention_scoping.common.tool import (
         SUMMARY_MAX_CHARS,
         Risk,
         ToolSpec,
@@ -126,7 +129,4 @@ __all__ = [
     "writes",
 ]
 
-# a public name, or (deprecated, for one release) a catalog name that moved to the lab
-__getattr__, __dir__ = lazy_exports(
-    __name__, _EXPORTS, fallback=functools.partial(_compat.moved_name, __name__)
-)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from attention_scoping.core.options import check_choice
+from attention_scoping.common.options import check_choice
 
 G = TypeVar("G")
 

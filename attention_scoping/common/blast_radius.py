@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from attention_scoping.core.tool import ToolSpec, metadata_risk
+from attention_scoping.common.tool import ToolSpec, metadata_risk
 
 __all__ = [
     "OPENERS",
