@@ -17,7 +17,7 @@ from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, ToolMessage
 
-from attention_scoping.errors import ErrorCode, Payload, listing, refusal, render_payload
+from attention_scoping.errors import ErrorCode, Payload, did_you_mean, refusal, render_payload
 from attention_scoping.load_context import target, unknown_context_payload
 from attention_scoping.messages import reply_with_call, tool_calls_of
 from attention_scoping.risk import Opener
@@ -36,8 +36,8 @@ MAX_RESULT_CHARS = 100_000
 
 
 class Record(TypedDict):
-    """What the model could call for one reply: `tools` (sorted names), the `scope` in force,
-    who opened it (`opened_by`), and how the tools were disclosed (`disclosure`)."""
+    """What the model could call for one reply: `tools` (names, in the order sent), the
+    `scope` in force, who opened it (`opened_by`), and how they were disclosed."""
 
     tools: list[str]
     scope: str | None
@@ -140,12 +140,16 @@ def _invalid_payload(call: Mapping[str, Any]) -> Payload | None:
 def _load_context_payload(
     call: Mapping[str, Any], calls: Sequence[Mapping[str, Any]], catalog: ScopeCatalog
 ) -> Payload | None:
-    if sum(c.get("name") == LOAD_CONTEXT for c in calls) > 1:
+    first = next(c for c in calls if c.get("name") == LOAD_CONTEXT)
+    if first.get("id") != call.get("id"):
         return refusal(
             ErrorCode.ONE_CONTEXT_PER_STEP,
-            f"Only one {LOAD_CONTEXT} call per step; none of this step's were run.",
+            f"Only one {LOAD_CONTEXT} call per step: the first one of this step counts, this "
+            "one was not run.",
             tool=LOAD_CONTEXT,
-            next_step=f"Call {LOAD_CONTEXT} once, with the one context the request needs now.",
+            requested=target(call) if isinstance(target(call), str) else None,
+            next_step=f"Continue in the context loaded first; call {LOAD_CONTEXT} again later "
+            "only if the request needs another context.",
         )
     wanted = target(call)
     if not isinstance(wanted, str) or wanted not in catalog.scopes:
@@ -189,7 +193,7 @@ def _hidden_payload(
         )
     return refusal(
         ErrorCode.UNKNOWN_TOOL,
-        f"There is no tool named {name!r} you can call; available now: {listing(shown, 20)}.",
+        f"There is no tool named {name!r}{did_you_mean(name, shown)}; nothing was run.",
         tool=name,
         available=shown,
         next_step="Call one of the available tools, or answer without a tool.",

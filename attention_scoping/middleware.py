@@ -28,6 +28,8 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_core.tools import tool as as_tool
 from langgraph.types import Command
 
 from attention_scoping.errors import ScopeConfigError, check_choice
@@ -41,7 +43,7 @@ from attention_scoping.load_context import (
 )
 from attention_scoping.messages import current_turn, turn_starts, user_text
 from attention_scoping.prompt import LAYOUTS, Layout, build_layers
-from attention_scoping.risk import Opener, unclassified
+from attention_scoping.risk import OPENERS, Opener, unclassified
 from attention_scoping.scopes import (
     STATE_KEY,
     Scope,
@@ -85,12 +87,13 @@ class Disclosure(Protocol):
 
 class Rewrite:
     """The default disclosure: send only the callable tools (a `tool_choice` naming a hidden
-    tool falls back to `"auto"`)."""
+    tool falls back to `"auto"`). Provider tool dicts (a server-side web search, say) pass
+    through as given: they run at the provider, never through the agent's tool node."""
 
     def disclose(self, request: ModelRequest[Any], shown: Sequence[str]) -> Disclosed:
         """`request` with `tools` narrowed to `shown`."""
         keep = set(shown)
-        tools = [t for t in request.tools if not isinstance(t, dict) and t.name in keep]
+        tools = [t for t in request.tools if isinstance(t, dict) or t.name in keep]
         choice = request.tool_choice
         named = (
             choice.get("name") or (choice.get("function") or {}).get("name")
@@ -118,16 +121,23 @@ class Plan:
     update: dict[str, Any] = field(default_factory=dict)
 
 
-def _opener(state: Mapping[str, Any], active: object, turn: str) -> tuple[Opener, bool]:
-    """(who opened the scope in force, whether it was opened in this turn)."""
+def _opener(state: Mapping[str, Any], active: object, turn: str) -> tuple[Opener, str | None]:
+    """Who opened the scope in force, and in which turn (None: not recorded yet, so opened by
+    the application now: it set `active_context` in the input or with `update_state`).
+
+    A state that lost the opening record while the turn's selection chose that scope counts the
+    scope as opened by code: what nobody recorded never gains writes."""
     opened = state.get(OPENED_KEY)
     if (
         isinstance(opened, Mapping)
         and opened.get("scope") == active
-        and opened.get("by") in ("model", "code", "application")
+        and opened.get("by") in OPENERS
     ):
-        return opened["by"], opened.get("turn") == turn
-    return "application", active not in (None, "")
+        return opened["by"], opened.get("turn")
+    picked = state.get(SELECTION_KEY)
+    if isinstance(picked, Mapping) and picked.get("turn") == turn and picked.get("scope") == active:
+        return "code", turn
+    return "application", None
 
 
 class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
@@ -195,7 +205,15 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
         self.layout = layout
         self.disclosure = disclosure
         self._name = name
-        self.tools = [make_load_context_tool(self.catalog, layout)]
+        self.tools = [
+            make_load_context_tool(self.catalog, layout),
+            *(
+                t if isinstance(t, BaseTool) else as_tool(t)
+                for t in self.catalog.tool_objects.values()
+            ),
+        ]
+        """`load_context` and the scopes' tool objects: `create_agent` registers them, so an
+        agent needs no `tools=` of its own for them."""
         self._seen: frozenset[str] = frozenset()
         self._lock = threading.Lock()
         self._log_unclassified(self.catalog.tool_objects)
@@ -253,14 +271,13 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
         active = state.get(STATE_KEY)
         scope = self.catalog.resolve(active)
         turn = current_turn(messages)[1]
-        by, this_turn = _opener(state, active, turn)
+        by, since = _opener(state, active, turn)
+        set_now = active not in (None, "") and by == "application" and since in (None, turn)
         update: dict[str, Any] = {}
+        if since is None and active not in (None, ""):
+            update[OPENED_KEY] = opened_record(scope, "application", turn)
         selection = None
-        if (
-            self.selector is not None
-            and turn_starts(messages)
-            and not (by == "application" and this_turn)
-        ):
+        if self.selector is not None and turn_starts(messages) and not set_now:
             selection = self.selector.select(user_text(messages), self.catalog)
             update[SELECTION_KEY] = {**selection.as_record(), "turn": turn}
             if selection.scope is not None and selection.scope != scope:
@@ -287,7 +304,8 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
             ]
         if scope is None and selection is not None:
             names += [n for n in selection.reads if n not in names]
-        shown = tuple(n for n in names if n in objects)
+        keep = set(names)
+        shown = tuple(n for n in objects if n in keep)
         return Plan(scope, by, shown, selection, update)
 
     def prompt(self, scope: str | None, system_prompt: str | None) -> str:
@@ -302,11 +320,29 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
             base = base.override(state={**request.state, **plan.update})  # type: ignore[arg-type]
         return self.disclosure.disclose(base, plan.tools), plan
 
+    @staticmethod
+    def _emit(request: ModelRequest[Any], sent: Disclosed, plan: Plan) -> None:
+        """A `{"type": "scope", ...}` custom stream event per model call: the scope, who opened
+        it, the callable tools, the disclosure mode and the turn's selection."""
+        writer = getattr(request.runtime, "stream_writer", None)
+        if writer is None:
+            return
+        event: dict[str, Any] = {
+            "type": "scope",
+            "active_context": plan.scope,
+            "opened_by": plan.opened_by if plan.scope is not None else None,
+            "tools": list(plan.tools),
+            "disclosure": sent.mode,
+        }
+        if plan.selection is not None:
+            event["selection"] = plan.selection.as_record()
+        writer(event)
+
     def _finish(
         self, request: ModelRequest[Any], response: Any, sent: Disclosed, plan: Plan
     ) -> Any:
         record: Record = {
-            "tools": sorted(plan.tools),
+            "tools": list(plan.tools),
             "scope": plan.scope,
             "opened_by": plan.opened_by,
             "disclosure": sent.mode,
@@ -332,6 +368,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
     ) -> Any:
         """Send the planned tools and prompt; stamp the reply with what it could call."""
         sent, plan = self._prepare(request)
+        self._emit(request, sent, plan)
         return self._finish(request, handler(sent.request), sent, plan)
 
     async def awrap_model_call(
@@ -339,6 +376,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
     ) -> Any:
         """Async twin of `wrap_model_call`."""
         sent, plan = self._prepare(request)
+        self._emit(request, sent, plan)
         return self._finish(request, await handler(sent.request), sent, plan)
 
     def review(self, request: ToolCallRequest) -> ToolMessage | None:

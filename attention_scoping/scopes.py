@@ -59,7 +59,8 @@ def _text(scope: str, what: str, value: object) -> str:
 
 def _names(scope: str, what: str, items: object, name_of: Callable[[Any], str]) -> list[str]:
     if isinstance(items, str | bytes) or not isinstance(items, Iterable):
-        msg = f"scope {scope!r}: {what} must be a collection of tools or names, not {items!r}"
+        kind = "the string " if isinstance(items, str | bytes) else ""
+        msg = f"scope {scope!r}: {what}s must be a list of tools or names, not {kind}{items!r}"
         raise ScopeConfigError(msg)
     names = [item if isinstance(item, str) else name_of(item) for item in items]
     twice = sorted({n for n in names if names.count(n) > 1})

@@ -14,7 +14,7 @@ import math
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from attention_scoping.errors import ScopeConfigError
@@ -29,7 +29,8 @@ Reason = Literal["confident", "close_call", "no_match", "no_intent"]
 @dataclass(frozen=True)
 class Selection:
     """What a selector made of one message: the scope it chose (None unless confident), why,
-    the best score per scope, and the declared reads that matched the message, best first."""
+    the best score per scope, and the declared reads that matched the message, best first (of
+    the chosen scope; of any scope on a close call, where they are what an unscoped call shows)."""
 
     scope: str | None
     reason: Reason
@@ -167,4 +168,8 @@ class LexicalSelector:
             scopes[scope] = max(scopes.get(scope, 0.0), share)
             if tool is not None and share > 0 and catalog.is_read(tool):
                 reads[tool] = max(reads.get(tool, 0.0), share)
-        return choose(scopes, reads, min_score=self.min_score, margin=self.margin)
+        picked = choose(scopes, reads, min_score=self.min_score, margin=self.margin)
+        if picked.scope is None:
+            return picked
+        own = set(catalog.scopes[picked.scope].tools)
+        return replace(picked, reads=tuple(n for n in picked.reads if n in own))

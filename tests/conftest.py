@@ -8,14 +8,13 @@ from typing import Any
 import pytest
 from langchain_core.tools import BaseTool
 
-from attention_scoping import Scope
+from attention_scoping.scopes import Scope
 from tests.safety_support import FakeClock, Tracker
 from tests.toolbox_support import TOOL_NAMES, make_toolbox, math_and_text_scopes
 
-NAVIGATION_ONLY: dict[str, Any] = {"preselect": "off", "start": "index"}
-"""Scoping options of the tests about navigation-only mode (`load_context` navigation): no
-intent pre-selection, and only `load_context` (plus always-on tools) while no scope is active.
-Tests of the graph path run the defaults (tests/test_nodes.py)."""
+NAVIGATION_ONLY: dict[str, Any] = {"selector": None}
+"""Scoping options of the tests about navigation by the model alone (`load_context`): no
+selection, so only `load_context` (plus always-on tools) while no scope is active."""
 
 
 class Ledger:

@@ -1,9 +1,11 @@
-"""The blast-radius rule inside scoping (issue 24): code may assist with reads; only the model
-(`load_context`) or the application (`active_context`, the default scope) opens writes.
+"""The blast-radius rule inside scoping (issues 24 and 38): code may assist with declared reads;
+only the model (`load_context`) or the application (`active_context`, the default scope) opens
+anything else.
 
-An e-commerce agent of 25 tools in 5 scopes, under the default options (pre-selection every
-turn, the `top` start, the bundled encoder). The rules asserted here read the catalog through
-`core.blast_radius.writes`, never through tool names, so they hold for any catalog.
+An e-commerce agent of 25 tools in 5 scopes, under the default options (the lexical selector at
+each turn's first call). Reads are declared by the scopes (`Scope(..., reads=...)`); every other
+tool may write, whatever its metadata says or omits. The rules read the catalog through
+`ScopeCatalog.is_read`, never through tool names, so they hold for any catalog.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import create_model
 
-from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.common.blast_radius import writes
+from attention_scoping.gate import record_of
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.risk import declared_read
+from attention_scoping.scopes import Scope, ScopeCatalog
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 ORDER = "A-5001"
@@ -148,8 +152,9 @@ CATALOG: dict[str, list[tuple[str, str, tuple[str, ...], dict[str, Any]]]] = {
         ),
     ],
 }
-"""scope -> (tool, description, parameters, metadata): reads and writes of every kind
-(`risk="write"`, `requires_approval=True`, MCP `destructiveHint: true`)."""
+"""scope -> (tool, description, parameters, metadata): writes of every kind (`risk="write"`,
+`requires_approval=True`, MCP `destructiveHint: true`); the tools without metadata are declared
+reads by their scope below."""
 
 DESCRIPTIONS = {
     "orders": "order status, order contents, cancelling an order, changing its address",
@@ -179,16 +184,22 @@ class Shop:
             for name, description, params, metadata in entries:
                 self.tools[name] = self._tool(name, description, params, metadata)
         self.scopes = [
-            Scope(scope, DESCRIPTIONS[scope], tools=[self.tools[e[0]] for e in entries])
+            Scope(
+                scope,
+                DESCRIPTIONS[scope],
+                tools=[self.tools[e[0]] for e in entries],
+                reads=[e[0] for e in entries if not e[3]],
+            )
             for scope, entries in CATALOG.items()
         ]
+        self.catalog = ScopeCatalog(self.scopes)
 
     def _tool(
         self, name: str, description: str, params: tuple[str, ...], metadata: dict[str, Any]
     ) -> BaseTool:
         def run(**kwargs: Any) -> str:
             self.ran.append(name)
-            if writes(metadata):
+            if not declared_read(metadata):
                 self.changed[name] = str(kwargs.get("order_id", kwargs))
             return json.dumps({"tool": name, "ok": True, **kwargs})
 
@@ -200,8 +211,8 @@ class Shop:
 
     @property
     def writers(self) -> frozenset[str]:
-        """The tools that write, read off their metadata by the package's one rule."""
-        return frozenset(n for n, t in self.tools.items() if writes(t))
+        """The tools that may write: every tool nobody declared a read (the package's rule)."""
+        return frozenset(n for n in self.tools if not self.catalog.is_read(n))
 
     def owner(self, tool: str) -> str:
         return next(s.name for s in self.scopes if tool in s.tools)
@@ -224,7 +235,8 @@ def agent_for(
     model = ScriptedChatModel(script=script)
     scoping = AttentionScopingMiddleware(shop.scopes, **options)
     saver = InMemorySaver() if checkpointer else None
-    return create_agent(model, middleware=[scoping], checkpointer=saver), model
+    tools = list(shop.tools.values())
+    return create_agent(model, tools=tools, middleware=[scoping], checkpointer=saver), model
 
 
 def shown_writes(model: ScriptedChatModel, shop: Shop) -> list[set[str]]:
@@ -264,24 +276,25 @@ def test_no_write_is_shown_or_runs_until_the_model_loads_its_scope(
     (refusal,) = refusals(result["messages"])
     assert refusal["error"] == "tool_not_in_context"
     assert f"load_context({shop.owner('cancel_order')!r})" in refusal["next_step"]
-    assert not set(result["scope_selection"]["tools"]) & shop.writers  # nothing to nudge toward
+    assert not set(result["scope_selection"]["reads"]) & shop.writers  # nothing to nudge toward
     chosen = result["scope_selection"]["scope"]
     if chosen is not None:  # pre-selected: the scope's reading tools, opened by code
         assert model.recorded[0]["tools"] == shop.shown(chosen, writes_too=False)
         assert result["scope_opened"]["by"] == "code"
-    else:  # the start set: reading tools only
+    else:  # a close call shows the matching reads of every scope, no match only load_context
         assert result.get("active_context") is None
         assert set(model.recorded[0]["tools"]) - {"load_context"} <= set(shop.tools) - shop.writers
 
 
-def test_the_cases_cover_preselection_and_the_start_set(shop: Shop) -> None:
-    """The messages above meet both paths: a scope pre-selected by code, and a start set."""
+def test_the_cases_cover_selection_and_a_close_call(shop: Shop) -> None:
+    """The messages above meet both paths: a scope selected by code, and a close call whose
+    matching reads are shown unscoped."""
     chosen = []
     for message in MESSAGES:
         agent, _ = agent_for(shop, [say("ok")])
         chosen.append(agent.invoke({"messages": [HumanMessage(message)]})["scope_selection"])
     assert {c["scope"] is None for c in chosen} == {True, False}
-    assert any(c["reason"] == "close_call" and c["tools"] for c in chosen)
+    assert any(c["reason"] == "close_call" and c["reads"] for c in chosen)
 
 
 def test_a_write_runs_once_the_model_loads_its_scope(shop: Shop) -> None:
@@ -299,23 +312,21 @@ def test_a_write_runs_once_the_model_loads_its_scope(shop: Shop) -> None:
     assert model.recorded[2]["tools"] == shop.shown("orders", writes_too=True)  # 6, not 11
     assert result["active_context"] == "orders"
     assert result["scope_opened"]["by"] == "model"
-    assert result.get("scope_offered") is None
 
 
-def test_the_start_set_leaves_view_once_a_scope_is_loaded(shop: Shop) -> None:
+def test_the_close_call_reads_leave_view_once_a_scope_is_loaded(shop: Shop) -> None:
     agent, model = agent_for(shop, [call("load_context", name="orders"), say("ok")])
     result = agent.invoke({"messages": [HumanMessage(MESSAGES[1])]})
 
-    assert result["scope_selection"]["scope"] is None  # not confident: the start set
+    assert result["scope_selection"]["reason"] == "close_call"
     offered = set(model.recorded[0]["tools"]) - {"load_context"}
-    assert len({shop.owner(t) for t in offered}) > 1  # tools of several scopes
+    assert len({shop.owner(t) for t in offered}) > 1  # reads of several scopes
     assert model.recorded[1]["tools"] == shop.shown("orders", writes_too=True)
-    assert result.get("scope_offered") is None
 
 
-def test_a_start_set_call_opens_its_scope_for_reading_only(shop: Shop) -> None:
-    """Calling an offered tool adopts its scope (opened by code): its reads are shown, its
-    writes are refused until the model loads the scope itself, then they run."""
+def test_a_close_call_read_runs_and_its_scopes_writes_wait_for_the_model(shop: Shop) -> None:
+    """A read shown on a close call runs without opening its scope; a write of that scope is
+    refused until the model loads the scope itself, then it runs."""
     agent, model = agent_for(shop, [say("ok")])
     agent.invoke({"messages": [HumanMessage(MESSAGES[1])]})
     read = next(t for t in model.recorded[0]["tools"] if t != "load_context")
@@ -331,14 +342,11 @@ def test_a_start_set_call_opens_its_scope_for_reading_only(shop: Shop) -> None:
     agent, model = agent_for(shop, script)
     result = agent.invoke({"messages": [HumanMessage(MESSAGES[1])]})
 
-    assert model.recorded[1]["tools"] == shop.shown(scope, writes_too=False)
+    assert model.recorded[1]["tools"] == model.recorded[0]["tools"]  # still unscoped
     (refusal,) = refusals(result["messages"])
     assert refusal["error"] == "tool_not_in_context"
-    assert refusal["active_context"] == scope
     assert write not in refusal["available_tools"]
     assert f"load_context({scope!r})" in refusal["next_step"]
-    loaded = json.loads(str(result["messages"][-4].content))
-    assert "loaded by you" in loaded["message"]
     assert model.recorded[3]["tools"] == shop.shown(scope, writes_too=True)
     assert shop.ran == [read, write]
     assert result["scope_opened"]["by"] == "model"
@@ -367,7 +375,7 @@ def test_active_context_in_the_input_wins_for_the_turn(shop: Shop) -> None:
 
 def test_a_scope_set_with_update_state_is_opened_by_the_application(shop: Shop) -> None:
     agent, model = agent_for(shop, [say("ok"), say("ok")], checkpointer=True)
-    agent.invoke({"messages": [HumanMessage(MESSAGES[0])]}, THREAD)
+    agent.invoke({"messages": [HumanMessage(MESSAGES[4])]}, THREAD)
     assert agent.get_state(THREAD).values["scope_opened"]["by"] == "code"
     agent.update_state(THREAD, {"active_context": "account"})
     agent.invoke({"messages": [HumanMessage("thanks")]}, THREAD)
@@ -380,47 +388,8 @@ def test_the_default_scope_is_opened_by_the_application(shop: Shop) -> None:
     result = agent.invoke({"messages": [HumanMessage("hello")]})
     assert result["scope_selection"]["scope"] is None
     assert model.recorded[0]["tools"] == shop.shown("orders", writes_too=True)
-    assert result["scope_opened"]["by"] == "application"
-
-
-# -- on_foreign_tool="switch" ----------------------------------------------------------------
-
-
-def test_switch_adopts_a_foreign_read_but_never_a_foreign_write(shop: Shop) -> None:
-    script = [
-        call("start_return", order_id=ORDER, reason="broken"),  # returns, needs approval
-        call("check_refund_status", order_id=ORDER),  # returns, reads: adopts the scope
-        call("issue_refund", order_id=ORDER),  # a write of a scope code opened
-        call("load_context", name="returns"),
-        call("issue_refund", order_id=ORDER),
-        say("Refunded."),
-    ]
-    agent, model = agent_for(shop, script, on_foreign_tool="switch")
-    result = agent.invoke({"messages": [HumanMessage(MESSAGES[2])], "active_context": "orders"})
-    first, second = refusals(result["messages"])
-    assert first["error"] == second["error"] == "tool_not_in_context"
-    assert "load_context('returns')" in first["next_step"]
-    assert "load_context('returns')" in second["next_step"]
-    assert model.recorded[2]["tools"] == shop.shown("returns", writes_too=False)
-    assert model.recorded[4]["tools"] == shop.shown("returns", writes_too=True)
-    assert shop.ran == ["check_refund_status", "issue_refund"]
-    assert shop.changed == {"issue_refund": ORDER}
-    assert result["scope_opened"]["by"] == "model"
-
-
-def test_switch_in_one_step_runs_the_read_and_refuses_the_write(shop: Shop) -> None:
-    step = calls(
-        tool_call("track_package", {"order_id": ORDER}),
-        tool_call("reship_order", {"order_id": ORDER}),
-    )
-    agent, model = agent_for(shop, [step, say("ok")], on_foreign_tool="switch")
-    result = agent.invoke({"messages": [HumanMessage("hello")], "active_context": "products"})
-    assert shop.ran == ["track_package"] and shop.changed == {}
-    (refusal,) = refusals(result["messages"])
-    assert "load_context('shipping')" in refusal["next_step"]
-    assert result["active_context"] == "shipping"
-    assert result["scope_opened"]["by"] == "code"
-    assert model.recorded[1]["tools"] == shop.shown("shipping", writes_too=False)
+    reply = result["messages"][-1]
+    assert record_of(reply, "AttentionScopingMiddleware")["opened_by"] == "application"
 
 
 async def test_the_async_path_keeps_the_rule(shop: Shop) -> None:
@@ -434,19 +403,20 @@ async def test_the_async_path_keeps_the_rule(shop: Shop) -> None:
 
 
 def test_a_state_that_lost_the_opening_record_fails_closed(shop: Shop) -> None:
-    """A graph state that kept `active_context` and the pre-selection record but dropped
-    `scope_opened` (a schema that does not declare it) shows the reading tools only: the
-    scope counts as opened by code, not by the application."""
+    """A state that kept `active_context` and the turn's selection but dropped `scope_opened`
+    shows the reading tools only: the scope counts as opened by code, not by the application.
+    Without the selection either, the application set the scope, and everything shows."""
     agent, _ = agent_for(shop, [say("Let me look.")])
-    result = agent.invoke({"messages": [HumanMessage("Where is my order A-5001?")]})
+    result = agent.invoke({"messages": [HumanMessage(MESSAGES[4])]})
     scope = result["scope_selection"]["scope"]
     assert scope is not None and result["scope_opened"]["by"] == "code"
     scoping = AttentionScopingMiddleware(shop.scopes)
+    tools = scoping.tools  # load_context and the scopes' tools, as create_agent registers them
     lost = {k: v for k, v in result.items() if k != "scope_opened"}
-    visible = scoping.visible_tool_names(lost, list(shop.tools.values()))
-    assert not set(visible) & shop.writers
-    assert set(visible) == set(shop.shown(scope, writes_too=False)) - {"load_context"}
+    plan = scoping.plan({**lost, "messages": result["messages"][:1]}, tools)
+    assert plan.opened_by == "code"
+    assert set(plan.tools) == set(shop.shown(scope, writes_too=False))
     application = {k: v for k, v in lost.items() if k != "scope_selection"}
-    assert set(shop.shown(scope, writes_too=True)) - {"load_context"} <= set(
-        scoping.visible_tool_names(application, list(shop.tools.values()))
-    )
+    plan = scoping.plan({**application, "messages": result["messages"][:1]}, tools)
+    assert plan.opened_by == "application"
+    assert set(plan.tools) == set(shop.shown(scope, writes_too=True))

@@ -13,7 +13,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from attention_scoping import AttentionScopingMiddleware, Scope, UnknownScopeError
+from attention_scoping.errors import ScopeConfigError, UnknownScopeError
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.prompt import build_layers
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY, Ledger
 
@@ -130,8 +133,9 @@ def test_hidden_tool_is_refused_and_never_executed(scopes: list[Scope], ledger: 
     assert refusal.status == "error" and refusal.tool_call_id == "c2"
     body = payload(refusal)
     assert body["error"] == "tool_not_in_context"
-    assert body["available_tools"] == ["add", "multiply", "load_context"]
-    assert body["next_step"] == "Call load_context('text') first, then call shout again."
+    assert body["available_tools"] == ["load_context", "add", "multiply"]
+    assert body["contexts"] == ["text"]
+    assert "call load_context('text') first, then shout" in body["next_step"]
     assert ledger.ran == []
     assert result["active_context"] == "math"
 
@@ -171,7 +175,7 @@ def test_parallel_load_context_and_new_scope_tool(scopes: list[Scope], ledger: L
     assert by_id["c2"].status == "error"
     body = payload(by_id["c2"])
     assert body["error"] == "context_switched_in_same_step"
-    assert body["next_step"] == "Call shout again now, with the same arguments."
+    assert body["next_step"] == "Now that the context is loaded, call shout again."
     assert by_id["c3"].content == "BONJOUR"
     assert ledger.names() == ["shout"]  # only the retried call ran
     assert model.recorded[1]["tools"] == ["load_context", "shout", "reverse"]
@@ -219,32 +223,13 @@ def test_active_context_from_input_and_default_scope(scopes: list[Scope]) -> Non
     assert result.get("active_context") is None  # the default is not written to state
 
 
-def test_unknown_active_context_in_input_is_a_clear_error_when_asked(
-    scopes: list[Scope],
-) -> None:
+def test_unknown_active_context_in_input_is_a_clear_error(scopes: list[Scope]) -> None:
+    """A state naming no scope (a stale checkpoint, a typo in the input) is an error naming
+    the valid scopes, never a silent fallback to some scope."""
     with pytest.raises(UnknownScopeError, match=r"'weather'.*valid scopes: 'math', 'text'"):
         model = ScriptedChatModel(script=[say("hi")])
-        agent = create_agent(
-            model, middleware=[AttentionScopingMiddleware(scopes, invalid_context="raise")]
-        )
+        agent = create_agent(model, middleware=[AttentionScopingMiddleware(scopes)])
         agent.invoke(cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"}))
-
-
-def test_stale_active_context_degrades_to_the_default_scope(
-    scopes: list[Scope], caplog: Any
-) -> None:
-    model = ScriptedChatModel(script=[say("hi")])
-    agent = create_agent(
-        model, middleware=[AttentionScopingMiddleware(scopes, default_scope="math")]
-    )
-    with caplog.at_level(logging.WARNING):
-        result = agent.invoke(
-            cast(Any, {"messages": [HumanMessage("go")], "active_context": "weather"})
-        )
-    assert "load_context" in model.recorded[0]["tools"]
-    assert "add" in model.recorded[0]["tools"]  # the default scope's tools
-    assert result["active_context"] == "math"  # the state is repaired
-    assert "unknown active_context 'weather'" in caplog.text
 
 
 def test_always_on_tools_and_unscoped_policy(
@@ -268,19 +253,19 @@ def test_always_on_tools_and_unscoped_policy(
     agent = create_agent(
         model, tools=[knowledge], middleware=[AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY)]
     )
-    with caplog.at_level(logging.WARNING, logger="attention_scoping.scoping.middleware"):
+    with caplog.at_level(logging.WARNING, logger="attention_scoping"):
         result = agent.invoke({"messages": [HumanMessage("go")]})
     assert model.recorded[0]["tools"] == ["load_context"]
     assert payload(tool_messages(result)[0])["error"] == "unknown_tool"
     assert ledger.ran == []
     assert sum("get_knowledge" in r.message for r in caplog.records) == 1
 
-    # unscoped_tools="show": shown and runnable in every scope.
+    # Named in always_on by name, registered with the agent: shown and runnable everywhere.
     model = ScriptedChatModel(script=list(script))
     agent = create_agent(
         model,
         tools=[knowledge],
-        middleware=[AttentionScopingMiddleware(scopes, unscoped_tools="show")],
+        middleware=[AttentionScopingMiddleware(scopes, always_on=["get_knowledge"])],
     )
     agent.invoke({"messages": [HumanMessage("go")]})
     assert model.recorded[0]["tools"] == ["load_context", "get_knowledge"]
@@ -298,7 +283,7 @@ def test_names_only_scopes_validate_against_registered_tools(
 
     bad = AttentionScopingMiddleware({"math": {"add", "divide"}})
     agent = create_agent(ScriptedChatModel(script=[say("")]), tools=tools, middleware=[bad])
-    with pytest.raises(ValueError, match="unknown tool 'divide'"):
+    with pytest.raises(ScopeConfigError, match="unknown tool 'divide'"):
         agent.invoke({"messages": [HumanMessage("x")]})
 
 
@@ -372,17 +357,15 @@ async def test_async_invoke_and_stream(scopes: list[Scope], ledger: Ledger) -> N
     scope_events = [e for e in events if e["type"] == "scope"]
     assert [e["active_context"] for e in scope_events] == [None, "text", "text", "text"]
     assert scope_events[1]["tools"] == ["load_context", "shout", "reverse"]
+    assert scope_events[1]["opened_by"] == "model"
     assert final["active_context"] == "text"
     assert isinstance(final["messages"][-1], AIMessage)
 
 
 def test_two_named_instances_compose(scopes: list[Scope], toolbox: dict[str, BaseTool]) -> None:
-    outer = AttentionScopingMiddleware(scopes, name="outer", unscoped_tools="show")
+    outer = AttentionScopingMiddleware(scopes, name="outer")
     inner = AttentionScopingMiddleware(
-        {"extra": {"get_knowledge"}},
-        tools=[toolbox["get_knowledge"]],
-        name="inner",
-        unscoped_tools="show",
+        [Scope("extra", tools=[toolbox["get_knowledge"]])], name="inner"
     )
     assert (outer.name, inner.name) == ("outer", "inner")
     create_agent(ScriptedChatModel(script=[]), middleware=[outer, inner])  # no duplicate-name error
@@ -391,13 +374,13 @@ def test_two_named_instances_compose(scopes: list[Scope], toolbox: dict[str, Bas
 def test_module_in_load_context_keeps_the_system_prompt_byte_identical(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
-    """Cache-stable mode: the scope's module arrives in the load_context result (appended to
-    the conversation), so every call of the session sees the same system prompt."""
+    """The stable layout: index, rules and your prompt never change; the scope's module arrives
+    in the load_context result, so every call of the session sees the same system prompt."""
     model, result = run(
         scopes,
         math_then_text(),
         system_prompt="You are concise.",
-        mw={"module_delivery": "load_context"},
+        mw={"layout": "stable"},
     )
     systems = {r["system"] for r in model.recorded}
     assert len(systems) == 1
@@ -412,17 +395,15 @@ def test_module_in_load_context_keeps_the_system_prompt_byte_identical(
     assert ledger.names() == ["multiply"]
 
 
-def test_module_delivery_default_swaps_the_module_and_bad_values_fail(scopes: list[Scope]) -> None:
+def test_layered_layout_swaps_the_module_and_bad_values_fail(scopes: list[Scope]) -> None:
     model, result = run(
         scopes,
         [calls(tool_call("load_context", {"name": "math"}, "c1")), say("done")],
     )
     assert "Use add and multiply" in model.recorded[1]["system"]
     assert "prompt_module" not in payload(tool_messages(result)[0])
-    with pytest.raises(
-        ValueError, match="module_delivery must be 'system_prompt' or 'load_context'"
-    ):
-        AttentionScopingMiddleware(scopes, module_delivery="messages")
+    with pytest.raises(ScopeConfigError, match=r"layout='messages' is not valid.*'compact'"):
+        AttentionScopingMiddleware(scopes, layout="messages")  # type: ignore[arg-type]
 
 
 def test_compact_layout_is_your_prompt_alone_and_load_context_describes_scopes(
@@ -438,7 +419,7 @@ def test_compact_layout_is_your_prompt_alone_and_load_context_describes_scopes(
             say("done"),
         ],
         system_prompt="You are concise.",
-        mw={"prompt_layout": "compact"},
+        mw={"layout": "compact"},
     )
     assert {r["system"] for r in model.recorded} == {"You are concise."}
     schema = model.recorded[0]["schemas"][0]
@@ -450,15 +431,14 @@ def test_compact_layout_is_your_prompt_alone_and_load_context_describes_scopes(
 
 
 def test_compact_layout_layers_and_bad_values(scopes: list[Scope]) -> None:
-    compact = AttentionScopingMiddleware(scopes, prompt_layout="compact")
-    layers = compact.prompt_layers({"active_context": "math"}, "Be brief.")
+    """Compact (the default) is your prompt alone; the layered layout names no scope
+    description in load_context's schema (its index carries them); unknown options fail."""
+    compact = AttentionScopingMiddleware(scopes)
+    layers = build_layers(compact.catalog, "math", compact.layout, "Be brief.")
     assert (layers.index, layers.core, layers.module) == ("", "Be brief.", "")
-    assert compact.module_delivery == "load_context"
-    ruled = AttentionScopingMiddleware(scopes, prompt_layout="compact", core_prompt="Rules.")
-    assert ruled.prompt_layers({}, "Be brief.").core == "Rules.\n\nBe brief."
-    layered = AttentionScopingMiddleware(scopes, layout="layered").load_context_tool.args["name"][
-        "description"
-    ]
-    assert "integer arithmetic" not in layered
-    with pytest.raises(ValueError, match="prompt_layout must be 'layered' or 'compact'"):
-        AttentionScopingMiddleware(scopes, prompt_layout="short")
+    layered = AttentionScopingMiddleware(scopes, layout="layered").tools[0]
+    assert "integer arithmetic" not in layered.args["name"]["description"]
+    with pytest.raises(ScopeConfigError, match="layout='short' is not valid"):
+        AttentionScopingMiddleware(scopes, layout="short")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="prompt_layout"):
+        AttentionScopingMiddleware(scopes, prompt_layout="compact")  # type: ignore[call-arg]

@@ -5,13 +5,9 @@ from __future__ import annotations
 import pytest
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping import (
-    AttentionScopingMiddleware,
-    Scope,
-    ScopeCatalog,
-    ScopeConfigError,
-    UnknownScopeError,
-)
+from attention_scoping.errors import ScopeConfigError, UnknownScopeError
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope, ScopeCatalog
 
 
 def test_plain_tool_scopes_dict_is_accepted(toolbox: dict[str, BaseTool]) -> None:
@@ -19,17 +15,17 @@ def test_plain_tool_scopes_dict_is_accepted(toolbox: dict[str, BaseTool]) -> Non
         {"math": {"add", "multiply"}, "text": {"shout"}}, tools=list(toolbox.values())
     )
     assert catalog.names == ("math", "text")
-    assert catalog.visible("math") == {"load_context", "add", "multiply"}
-    assert catalog.visible(None) == {"load_context"}
+    assert set(catalog.visible("math")) == {"load_context", "add", "multiply"}
+    assert catalog.visible(None) == ("load_context",)
     assert catalog.scopes_offering("shout") == ("text",)
-    assert catalog.validated
+    assert catalog.checked
 
 
 def test_scope_objects_carry_their_tools(scopes: list[Scope]) -> None:
     catalog = ScopeCatalog(scopes)
     assert set(catalog.tool_objects) == {"add", "multiply", "shout", "reverse"}
     assert catalog.scopes["math"].tools == ("add", "multiply")
-    assert catalog.validated  # every scope tool is an object: nothing left to check later
+    assert catalog.checked  # every scope tool is an object: nothing left to check later
 
 
 def test_unknown_tool_names_bad_value_and_valid_ones(toolbox: dict[str, BaseTool]) -> None:
@@ -98,13 +94,27 @@ def test_resolve_active_context(scopes: list[Scope]) -> None:
 def test_names_only_scopes_are_validated_at_first_model_call() -> None:
     # Without tool objects nothing can be checked at construction; the first call checks.
     mw = AttentionScopingMiddleware({"math": {"add", "nonexistent"}})
-    assert not mw.catalog.validated
+    assert not mw.catalog.checked
     with pytest.raises(ScopeConfigError, match="unknown tool 'nonexistent'"):
-        mw.catalog.validate_tools(["add"])
+        mw.catalog.check_tools(["add"])
 
 
 def test_middleware_rejects_bad_options(scopes: list[Scope]) -> None:
-    with pytest.raises(ValueError, match="unscoped_tools"):
-        AttentionScopingMiddleware(scopes, unscoped_tools="maybe")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="not twice"):
+    with pytest.raises(TypeError, match="unscoped_tools"):
+        AttentionScopingMiddleware(scopes, unscoped_tools="show")  # type: ignore[call-arg]
+    with pytest.raises(ScopeConfigError, match="not beside it"):
         AttentionScopingMiddleware(ScopeCatalog(scopes), default_scope="math")
+    with pytest.raises(ScopeConfigError, match="selector must have a select"):
+        AttentionScopingMiddleware(scopes, selector="lexical")  # type: ignore[arg-type]
+    with pytest.raises(ScopeConfigError, match="disclosure must have a disclose"):
+        AttentionScopingMiddleware(scopes, disclosure="anthropic")  # type: ignore[arg-type]
+
+
+def test_scope_fields_are_checked() -> None:
+    """A scope given a non-string description or prompt, or no tools, says which."""
+    with pytest.raises(ScopeConfigError, match="description must be a string"):
+        Scope("x", None)  # type: ignore[arg-type]
+    with pytest.raises(ScopeConfigError, match="prompt must be a string"):
+        Scope("x", "d", [], prompt=3)  # type: ignore[arg-type]
+    with pytest.raises(ScopeConfigError, match="declares 'b' a read"):
+        Scope("x", "d", ["a"], reads=["b"])

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping import Scope
+from attention_scoping.scopes import Scope
 
 Ran = list[tuple[str, dict[str, Any]]]
 
