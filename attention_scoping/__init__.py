@@ -1,102 +1,86 @@
 """attention-scoping: show an LLM agent only the tools and prompt text that matter now.
 
-The public names below load lazily (PEP 562): `import attention_scoping.ledger` or the radar never
-imports LangChain, and `ToolAttentionMiddleware` needs the `gate` extra only when it is used.
+The core: scopes and their catalog, the prompt layouts, `load_context`, the enforced gate, the
+middleware and the hand-built-graph nodes. It imports LangChain, LangGraph and the standard
+library only. Every other part is an add-on in a subpackage (`attention_scoping.gating`,
+`.disclosure`, `.hesitation`, `.safety`, `.mcp`, ...) built on these names.
+
+Names load on first use (PEP 562), so `import attention_scoping.ledger` stays LangChain-free.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from attention_scoping._lazy import lazy_exports
-from attention_scoping.common.extras import GATE_EXTRA_HINT
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
-    from attention_scoping.gateway.tools import ToolGateway
-    from attention_scoping.gating.middleware import ToolAttentionMiddleware
-    from attention_scoping.gating.options import Promotion, SummaryPool
-    from attention_scoping.hesitation.middleware import HesitationMiddleware
-    from attention_scoping.hesitation.options import Grounding, Nudging, Radar
-    from attention_scoping.hesitation.radar import Hesitation, detect_hesitation
-    from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
-    from attention_scoping.scoping.breadcrumbs import STATE_KEY
-    from attention_scoping.scoping.catalog import (
-        LOAD_CONTEXT,
-        Scope,
-        ScopeCatalog,
+    from attention_scoping.errors import (
+        AttentionScopingError,
+        ErrorCode,
         ScopeConfigError,
+        StateSchemaError,
         UnknownScopeError,
     )
-    from attention_scoping.scoping.middleware import AttentionScopingMiddleware, ScopingState
-    from attention_scoping.scoping.options import Layout, Navigation
-    from attention_scoping.scoping.prompts import PromptLayers, load_prompt_dir, read_prompt
-    from attention_scoping.scoping.ranked import ScopeDisclosureOptions
+    from attention_scoping.gate import record_of
+    from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+    from attention_scoping.middleware import (
+        AttentionScopingMiddleware,
+        Disclosed,
+        Disclosure,
+        Rewrite,
+        ScopingState,
+    )
+    from attention_scoping.prompt import Layout, PromptLayers, load_prompt_dir, read_prompt
+    from attention_scoping.risk import declared_read, declared_write
+    from attention_scoping.scopes import LOAD_CONTEXT, STATE_KEY, Scope, ScopeCatalog
+    from attention_scoping.select import LexicalSelector, Selection, Selector
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "LOAD_CONTEXT": "scoping.catalog",
-    "STATE_KEY": "scoping.breadcrumbs",
-    "ApprovalGate": "approval.middleware",
-    "ApprovalMiddleware": "approval.middleware",
-    "AttentionScopingMiddleware": "scoping.middleware",
-    "Grounding": "hesitation.options",
-    "Hesitation": "hesitation.radar",
-    "HesitationMiddleware": "hesitation.middleware",
-    "Layout": "scoping.options",
-    "Navigation": "scoping.options",
-    "ScopeDisclosureOptions": "scoping.ranked",
-    "Nudging": "hesitation.options",
-    "Promotion": "gating.options",
-    "PromptLayers": "scoping.prompts",
-    "Radar": "hesitation.options",
-    "RepeatedCallMiddleware": "hesitation.repeats",
-    "Scope": "scoping.catalog",
-    "ScopeCatalog": "scoping.catalog",
-    "ScopeConfigError": "scoping.catalog",
-    "ScopingState": "scoping.middleware",
-    "SummaryPool": "gating.options",
-    "ToolAttentionMiddleware": "gating.middleware",
-    "ToolGateway": "gateway.tools",
-    "UnknownScopeError": "scoping.catalog",
-    "detect_hesitation": "hesitation.radar",
-    "load_prompt_dir": "scoping.prompts",
-    "read_prompt": "scoping.prompts",
+    "AttentionScopingError": "errors",
+    "ErrorCode": "errors",
+    "ScopeConfigError": "errors",
+    "StateSchemaError": "errors",
+    "UnknownScopeError": "errors",
+    "record_of": "gate",
+    "ScopedAgentState": "graph",
+    "make_model_node": "graph",
+    "make_tool_node": "graph",
+    "AttentionScopingMiddleware": "middleware",
+    "Disclosed": "middleware",
+    "Disclosure": "middleware",
+    "Rewrite": "middleware",
+    "ScopingState": "middleware",
+    "Layout": "prompt",
+    "PromptLayers": "prompt",
+    "load_prompt_dir": "prompt",
+    "read_prompt": "prompt",
+    "declared_read": "risk",
+    "declared_write": "risk",
+    "LOAD_CONTEXT": "scopes",
+    "STATE_KEY": "scopes",
+    "Scope": "scopes",
+    "ScopeCatalog": "scopes",
+    "LexicalSelector": "select",
+    "Selection": "select",
+    "Selector": "select",
 }
 
-__all__ = [
-    "LOAD_CONTEXT",
-    "STATE_KEY",
-    "ApprovalGate",
-    "ApprovalMiddleware",
-    "AttentionScopingMiddleware",
-    "Grounding",
-    "Hesitation",
-    "HesitationMiddleware",
-    "Layout",
-    "Navigation",
-    "Nudging",
-    "Promotion",
-    "PromptLayers",
-    "Radar",
-    "RepeatedCallMiddleware",
-    "Scope",
-    "ScopeCatalog",
-    "ScopeConfigError",
-    "ScopeDisclosureOptions",
-    "ScopingState",
-    "SummaryPool",
-    "ToolAttentionMiddleware",
-    "ToolGateway",
-    "UnknownScopeError",
-    "detect_hesitation",
-    "load_prompt_dir",
-    "read_prompt",
-]
+__all__ = sorted(_EXPORTS)
 
 
+def __getattr__(name: str) -> Any:
+    """Import a core name on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module 'attention_scoping' has no attribute {name!r}"
+        raise AttributeError(msg)
+    value = getattr(importlib.import_module(f"attention_scoping.{module}"), name)
+    globals()[name] = value
+    return value
 
-__getattr__, __dir__ = lazy_exports(
-    __name__, _EXPORTS, needs={"gating.": f"the 'gate' extra: {GATE_EXTRA_HINT}"}
-)
+
+def __dir__() -> list[str]:
+    """The core names and the module's own."""
+    return sorted([*globals(), *_EXPORTS])

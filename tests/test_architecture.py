@@ -260,3 +260,44 @@ def test_no_absolute_machine_paths_in_the_repository() -> None:
         if any(marker in text for marker in markers):
             bad.append(rel)
     assert bad == []
+
+
+CORE = (
+    "attention_scoping",
+    "attention_scoping.errors",
+    "attention_scoping.risk",
+    "attention_scoping.scopes",
+    "attention_scoping.messages",
+    "attention_scoping.prompt",
+    "attention_scoping.load_context",
+    "attention_scoping.select",
+    "attention_scoping.gate",
+    "attention_scoping.middleware",
+    "attention_scoping.graph",
+    "attention_scoping.testing",
+)
+"""The core: the modules `pip install attention-scoping` needs; everything else is an add-on."""
+
+CORE_EXTERNALS = {"langchain", "langchain_core", "langgraph", "pydantic", "typing_extensions"}
+"""What the core may import besides the standard library: LangChain, LangGraph and the two
+packages LangChain's own tool and state APIs are written in."""
+
+
+def test_the_core_imports_only_itself_langchain_langgraph_and_the_standard_library() -> None:
+    """Checked at every level (function-level imports included)."""
+    graph = import_graph()
+    known = all_modules()
+    leaks = {name: sorted(set(graph[name]) - set(CORE)) for name in CORE}
+    assert {n: bad for n, bad in leaks.items() if bad} == {}
+    stdlib = set(sys.stdlib_module_names) | {"__future__"}
+    outside = {
+        name: sorted(external_imports(known[name]) - stdlib - CORE_EXTERNALS - {"attention_scoping"})
+        for name in CORE
+    }
+    assert {n: bad for n, bad in outside.items() if bad} == {}
+
+
+def test_the_boundary_check_sees_a_function_level_import(tmp_path: Path) -> None:
+    module = tmp_path / "leak.py"
+    module.write_text("def f():\n    import numpy\n    from attention_scoping.gating import x\n")
+    assert external_imports(module) >= {"numpy", "attention_scoping"}

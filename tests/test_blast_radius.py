@@ -1,4 +1,7 @@
-"""The blast-radius rule in `core`: which tools write, and who may open them."""
+"""The blast-radius rule, failing closed: a tool is a read only when declared; who may open it.
+
+The core's `attention_scoping.risk` decides; the add-ons' helpers (`common.blast_radius`,
+`common.tool`) read it, and approval asks only for declared writes."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ from langchain_core.tools import tool
 from attention_scoping.adapters.tools import needs_approval, spec_from_tool
 from attention_scoping.common.blast_radius import may_open, writes
 from attention_scoping.common.tool import ToolSpec, approval_required, metadata_risk
+from attention_scoping.risk import declared_read, declared_write, unclassified
 
 SCHEMA: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string"}}}
 
@@ -17,8 +21,9 @@ SCHEMA: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string
 @pytest.mark.parametrize(
     ("metadata", "expected"),
     [
-        ({}, False),
+        ({}, True),
         ({"risk": "read"}, False),
+        ({"risk": "read", "requires_approval": True}, True),
         ({"risk": "write"}, True),
         ({"risk": "write", "requires_approval": False}, True),
         ({"requires_approval": True}, True),
@@ -27,8 +32,8 @@ SCHEMA: dict[str, Any] = {"type": "object", "properties": {"q": {"type": "string
         ({"annotations": {"readOnlyHint": False}}, True),
         ({"annotations": {"readOnlyHint": True}}, False),
         ({"annotations": {"readOnlyHint": True, "destructiveHint": True}}, True),
-        ({"annotations": "junk"}, False),
-        ({"risk": "bogus"}, False),
+        ({"annotations": "junk"}, True),
+        ({"risk": "bogus"}, True),
     ],
 )
 def test_writes_reads_every_declaration(metadata: dict[str, Any], expected: bool) -> None:
@@ -52,7 +57,7 @@ def test_writes_reads_tools_and_specs() -> None:
     assert needs_approval(send_email)
     assert writes(ToolSpec("a", "a", "", SCHEMA, risk="write", approval=False))
     assert not writes(ToolSpec("b", "b", "", SCHEMA))
-    assert writes(object()) is False
+    assert writes(object()) is True  # nothing declared: it may write
 
 
 def test_explicit_no_approval_skips_approval_but_still_writes() -> None:
@@ -60,6 +65,22 @@ def test_explicit_no_approval_skips_approval_but_still_writes() -> None:
     assert metadata_risk(meta) == "write"
     assert not approval_required(meta)
     assert writes(meta)
+
+
+def test_an_unclassified_tool_may_write_but_is_not_sent_for_approval() -> None:
+    @tool
+    def rename(path: str) -> str:
+        """Rename a file."""
+        return path
+
+    assert writes(rename) and not may_open(rename, "code")
+    assert metadata_risk({}) == "write"
+    assert not approval_required({}) and not needs_approval(rename)
+    spec = spec_from_tool(rename)
+    assert spec.risk == "write" and not spec.requires_approval
+    assert declared_read(rename) is False and declared_write(rename) is False
+    assert unclassified({"rename": rename}) == ["rename"]
+    assert unclassified({"rename": rename}, reads={"rename"}) == []
 
 
 def test_unknown_opener_is_refused() -> None:

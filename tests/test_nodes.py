@@ -1,7 +1,6 @@
-"""Scoping in a hand-built StateGraph through the node factories: the default options
-(pre-selection every turn, the `top` start, the layered prompt) behave as in `create_agent`,
-the state holds every key the middleware writes, and a state that cannot is refused when the
-node is made."""
+"""Scoping in a hand-built StateGraph through the node factories: the default options behave
+as in `create_agent`, the state holds every key the middleware writes, and a state that cannot
+is refused when the node is made."""
 
 from __future__ import annotations
 
@@ -23,21 +22,18 @@ from langgraph.graph.message import add_messages
 from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
-from attention_scoping import (
-    AttentionScopingMiddleware,
-    HesitationMiddleware,
-    Scope,
-    ToolAttentionMiddleware,
-)
-from attention_scoping.adapters.state import missing_keys, written_keys
-from attention_scoping.scoping.middleware import ScopingState
-from attention_scoping.scoping.nodes import (
+from attention_scoping.errors import StateSchemaError
+from attention_scoping.graph import (
     ScopedAgentState,
-    StateSchemaError,
     agent_state,
+    check_state_schema,
     make_model_node,
     make_tool_node,
+    written_keys,
 )
+from attention_scoping.middleware import AttentionScopingMiddleware, ScopingState
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import Selection
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import NAVIGATION_ONLY, Ledger
 from tests.import_graph import ROOT, modules
@@ -76,14 +72,14 @@ def errors(messages: Sequence[BaseMessage]) -> dict[str, str]:
     }
 
 
-# -- the start set under the defaults (issue 24: refused, then offered again, in a loop) -----
+# -- a close call: the matching reads of several scopes, unscoped --------------------------
 
 
-def close_call(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
-    """A ranker for which `reverse` and `add` match and no scope leads: no pre-selection, and
-    the `top` start offers both."""
-    scores = {"reverse": 0.6, "add": 0.58}
-    return sorted(((d.name, scores.get(d.name, 0.0)) for d in documents), key=lambda x: -x[1])
+class CloseCall:
+    """A selector for which `reverse` and `add` match and no scope leads."""
+
+    def select(self, text: str, catalog: ScopeCatalog) -> Selection:
+        return Selection(None, "close_call", {"text": 0.6, "math": 0.58}, ("reverse", "add"))
 
 
 def calls_reverse_until_answered(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
@@ -96,38 +92,32 @@ def calls_reverse_until_answered(messages: list[BaseMessage], tools: list[str]) 
     return calls(tool_call("reverse", {"text": "abc"}, f"c{len(messages)}"))
 
 
-def defaults_with(ranker: Any) -> dict[str, Any]:
-    """The default navigation options with a fixed ranker (its scale given, as a custom ranker
-    needs): the scores decide the case, not an encoder's."""
-    return {"ranker": ranker, "preselect_margin": 0.1, "preselect_min_score": 0.3}
-
-
 @pytest.mark.parametrize("run", ["sync", "async"])
-async def test_a_start_set_tool_runs_once_and_is_not_offered_again(
+async def test_a_close_call_read_runs_once_without_opening_its_scope(
     scopes: list[Scope], ledger: Ledger, run: str
 ) -> None:
-    scoping = AttentionScopingMiddleware(scopes, **defaults_with(close_call))
+    """The reads a close call shows stay in view for the turn and run when called; code opens
+    no scope, so nothing else comes into view."""
+    scoping = AttentionScopingMiddleware(scopes, selector=CloseCall())
     model = ScriptedChatModel(policy=calls_reverse_until_answered)
     app = build(model, [scoping])
     message = {"messages": [HumanMessage("reverse abc, then add 1 and 2")]}
-    config = thread("loop", limit=12)  # the refusal loop hit this limit before the fix
+    config = thread("loop", limit=12)
     result = app.invoke(message, config) if run == "sync" else await app.ainvoke(message, config)
     assert result["scope_selection"]["reason"] == "close_call"
     assert model.recorded[0]["tools"] == ["load_context", "add", "reverse"]
+    assert model.recorded[1]["tools"] == model.recorded[0]["tools"]
     assert errors(result["messages"]) == {}
     assert ledger.ran == [("reverse", {"text": "abc"})]
-    assert len(model.recorded) == 2  # one call, one answer: no second offer
-    # the call loaded its scope (opened by code: its reading tools); the start set left view
-    assert set(model.recorded[1]["tools"]) == {"load_context", "reverse", "shout"}
-    assert result["active_context"] == "text"
-    assert not result.get("scope_offered")
+    assert len(model.recorded) == 2
+    assert result.get("active_context") is None
     assert result["messages"][-1].content == "reversed: cba"
 
 
 def test_the_graph_runs_every_turn_as_create_agent_does(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
-    """Four turns under the defaults (the lexical ranker, so no encoder): a pre-selected scope,
+    """Four turns under the defaults (the lexical selector): a selected scope,
     a new request that changes it, an off-topic message that keeps it, a close call while a
     scope is active. The graph shows the model the same tools and prompts, runs the same tools,
     refuses the same calls and ends each turn in the same state as `create_agent`."""
@@ -151,7 +141,7 @@ def test_the_graph_runs_every_turn_as_create_agent_does(
     for form in ("create_agent", "graph"):
         ledger.ran.clear()
         model = ScriptedChatModel(script=list(script))
-        scoping = AttentionScopingMiddleware(scopes, ranker="lexical")
+        scoping = AttentionScopingMiddleware(scopes)
         app = (
             create_agent(model, middleware=[scoping], checkpointer=InMemorySaver())
             if form == "create_agent"
@@ -161,8 +151,9 @@ def test_the_graph_runs_every_turn_as_create_agent_does(
         for text, _ in turns:
             result = app.invoke({"messages": [HumanMessage(text)]}, thread(form))
             states.append(
-                {k: result.get(k) for k in ("active_context", "scope_offered")}
+                {"active_context": result.get("active_context")}
                 | {
+                    "opened_by": (result.get("scope_opened") or {}).get("by"),
                     "reason": result["scope_selection"]["reason"],
                     "errors": errors(result["messages"]),
                 }
@@ -179,27 +170,6 @@ def test_the_graph_runs_every_turn_as_create_agent_does(
     assert graph_states[0]["active_context"] == "math"  # pre-selected on the first call
     assert graph_states[1]["active_context"] == "text"  # a new request changed scope
     assert "multiply" in graph_ran and "reverse" in graph_ran
-
-
-def test_the_full_stack_writes_only_declared_keys(scopes: list[Scope], ledger: Ledger) -> None:
-    """Scoping, the gate and the hesitation nudge in one graph under the defaults: every key
-    they write reaches the state (the node checks each write against `ScopedAgentState`)."""
-    stack: list[AgentMiddleware[Any, Any, Any]] = [
-        AttentionScopingMiddleware(scopes, ranker="lexical"),
-        ToolAttentionMiddleware(ranker="bm25", k=2, summary_pool="off"),
-        HesitationMiddleware(),
-    ]
-    script = [say("It is 42."), calls(tool_call("multiply", {"a": 6, "b": 7}, "c1")), say("42")]
-    model = ScriptedChatModel(script=script)
-    result = build(model, stack).invoke(
-        {"messages": [HumanMessage("multiply 6 by 7")]}, thread("full")
-    )
-    assert ledger.names() == ["multiply"]
-    assert result["active_context"] == "math"
-    assert result["scope_selection"]["reason"] == "confident"
-    assert "multiply" in result["gate_exposed"]
-    assert result["hesitation"]["nudges"] == 1  # the answer from memory was nudged once
-    assert result["messages"][-1].content == "42"
 
 
 # -- navigation-only mode ------------------------------------------------------------------
@@ -276,33 +246,40 @@ def test_a_state_missing_the_middlewares_keys_fails_when_the_node_is_made(
 ) -> None:
     scoping = AttentionScopingMiddleware(scopes)
     model = ScriptedChatModel(script=[say("never called")])
-    with pytest.raises(StateSchemaError, match=r"make_model_node: the graph state OldState") as bad:
+    with pytest.raises(StateSchemaError, match=r"the graph state OldState has no key") as bad:
         make_model_node(model, middleware=[scoping], state_schema=OldState)
     text = str(bad.value)
-    assert "'scope_offered' (written by AttentionScopingMiddleware)" in text
+    assert "'scope_opened' (needed by AttentionScopingMiddleware)" in text
     assert "'scope_selection'" in text
     assert "'active_context'" not in text
     assert "ScopedAgentState" in text
     assert isinstance(bad.value, ValueError)
-    with pytest.raises(StateSchemaError, match=r"make_tool_node: .*'scope_offered'"):
+    with pytest.raises(StateSchemaError, match=r"'scope_opened'"):
         make_tool_node(middleware=[scoping], state_schema=OldState)
 
 
+class Counts(AgentMiddleware[Any, Any, Any]):
+    """A middleware with a state key of its own."""
+
+    class State(ScopingState):
+        counted: NotRequired[int]
+
+    state_schema = State
+
+
 def test_each_middlewares_keys_are_required(scopes: list[Scope]) -> None:
-    """A state with scoping's keys but not the hesitation counter fails for the hesitation
-    middleware only; a state without `messages` fails for any model node."""
+    """A state with scoping's keys but not another middleware's fails naming that one; a state
+    without `messages` fails for any node."""
     model = ScriptedChatModel(script=[say("never called")])
     scoping = AttentionScopingMiddleware(scopes)
     make_model_node(model, middleware=[scoping], state_schema=ScopingState)
-    with pytest.raises(StateSchemaError, match=r"'hesitation' \(written by HesitationMiddleware\)"):
-        make_model_node(
-            model, middleware=[scoping, HesitationMiddleware()], state_schema=ScopingState
-        )
+    with pytest.raises(StateSchemaError, match=r"'counted' \(needed by Counts\)"):
+        make_model_node(model, middleware=[scoping, Counts()], state_schema=ScopingState)
 
     class NoMessages(TypedDict):
         history: list[AnyMessage]
 
-    with pytest.raises(StateSchemaError, match=r"'messages' \(written by make_model_node\)"):
+    with pytest.raises(StateSchemaError, match=r"'messages' \(needed by the node\)"):
         make_model_node(model, state_schema=NoMessages)
 
 
@@ -334,11 +311,11 @@ def test_a_subclass_and_a_built_state_keep_their_own_keys(
         messages: Annotated[list[AnyMessage], add_messages]
         user_id: NotRequired[str]
 
-    built = agent_state(Own, AttentionScopingMiddleware, HesitationMiddleware, name="Built")
-    assert missing_keys(built, [AttentionScopingMiddleware, HesitationMiddleware]) == {}
+    built = agent_state(Own, AttentionScopingMiddleware, Counts, name="Built")
+    check_state_schema(built, [AttentionScopingMiddleware, Counts])  # holds every key
     for state in (MyState, built):
         ledger.ran.clear()
-        scoping = AttentionScopingMiddleware(scopes, **defaults_with(close_call))
+        scoping = AttentionScopingMiddleware(scopes, selector=CloseCall())
         model = ScriptedChatModel(policy=calls_reverse_until_answered)
         app = build(model, [scoping], state=state)
         result = app.invoke(
@@ -349,18 +326,20 @@ def test_a_subclass_and_a_built_state_keep_their_own_keys(
         assert len(result["messages"]) == 4  # add_messages kept: user, call, result, answer
 
 
-def test_the_graph_module_needs_no_gate_extra() -> None:
-    """`ScopedAgentState` holds the gate's keys without importing the gate (numpy is the
-    `gate` extra's)."""
+def test_the_graph_module_is_core_only() -> None:
+    """The graph module loads no add-on (and no numpy, the gate extra's)."""
     code = (
         "import sys; sys.modules['numpy'] = None\n"
-        "from attention_scoping.scoping.nodes import ScopedAgentState\n"
+        "from attention_scoping.graph import ScopedAgentState\n"
         "print(' '.join(sorted(ScopedAgentState.__annotations__)))\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('attention_scoping.'))))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT.parent
     )
-    assert {"gate_exposed", "scope_offered", "hesitation"} <= set(out.stdout.split())
+    keys, loaded = out.stdout.splitlines()
+    assert {"active_context", "scope_opened", "scope_selection", "messages"} <= set(keys.split())
+    assert all(m.count(".") == 1 for m in loaded.split())  # top-level core modules only
 
 
 def shipped_middleware() -> list[type[Any]]:
@@ -383,10 +362,9 @@ def shipped_middleware() -> list[type[Any]]:
     return found
 
 
-def test_scoped_agent_state_holds_every_key_the_packages_middleware_writes() -> None:
+def test_agent_state_holds_every_key_the_packages_middleware_writes() -> None:
     classes = shipped_middleware()
-    names = {c.__name__ for c in classes}
-    assert {"AttentionScopingMiddleware", "HesitationMiddleware", "RepeatedCallMiddleware"} <= names
-    assert missing_keys(ScopedAgentState, classes) == {}
+    assert "AttentionScopingMiddleware" in {c.__name__ for c in classes}
+    check_state_schema(agent_state(ScopedAgentState, *classes), classes)
     keys = set(written_keys(AttentionScopingMiddleware))
-    assert {"messages", "active_context", "scope_offered", "scope_selection"} <= keys
+    assert {"messages", "active_context", "scope_opened", "scope_selection"} <= keys

@@ -1,5 +1,7 @@
 """Small real tools with an observable side effect: each records `(name, arguments)` in a
-list when it really runs, so a test can prove that a refused tool never executed."""
+list when it really runs, so a test can prove that a refused tool never executed. All but
+`save_note` are declared reads (`metadata={"risk": "read"}`); `save_note` is unclassified, so
+it may write."""
 
 from __future__ import annotations
 
@@ -54,6 +56,8 @@ def make_toolbox(ran: Ran, names: tuple[str, ...] = TOOL_NAMES) -> dict[str, Bas
         return {"saved": True, "title": title, "chars": len(body)}
 
     every = (add, multiply, shout, reverse, get_knowledge, save_note)
+    for read in (add, multiply, shout, reverse, get_knowledge):
+        read.metadata = {"risk": "read"}  # declared reads; save_note may write (undeclared)
     return {t.name: t for t in every if t.name in names}
 
 

@@ -1,5 +1,5 @@
-"""The blast-radius rule: code may assist with reads; only the model or the application opens
-writes.
+"""The blast-radius rule for the add-ons, failing closed: code may assist with declared reads;
+only the model or the application opens anything else (the core's `attention_scoping.risk`).
 
 Whatever the package decides on the model's behalf (pre-selection, start sets, hints, nudges, the
 gate's promotions, `on_foreign_tool="switch"`, the gateway's prompt pool) may put only tools that
@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Literal
 
-from attention_scoping.common.tool import ToolSpec, metadata_risk
+from attention_scoping.common.tool import ToolSpec
+from attention_scoping.risk import declared_read
 
 __all__ = [
     "OPENERS",
@@ -36,15 +37,9 @@ OPENERS: tuple[Opener, ...] = ("model", "application", "code")
 
 
 def writes_metadata(metadata: Mapping[str, Any] | None) -> bool:
-    """Whether a tool's metadata says it may change something.
-
-    A tool writes when its `risk` is `"write"`, it `requires_approval`, a manifest marks it as a
-    mutation, or its MCP annotations say `destructiveHint: true` or `readOnlyHint: false`. An
-    explicit `requires_approval=False` does not make a write tool a read: it only skips approval.
-    """
-    if not isinstance(metadata, Mapping):
-        return False
-    return metadata_risk(metadata) == "write" or metadata.get("requires_approval") is True
+    """Whether a tool with this metadata may change something: unless someone declared it a
+    read (`attention_scoping.risk.declared_read`), it may. No metadata at all: it may write."""
+    return not declared_read(metadata if isinstance(metadata, Mapping) else {})
 
 
 def writes(tool: ToolSpec | Mapping[str, Any] | object) -> bool:

@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 
 from attention_scoping.common.options import check_choice
 from attention_scoping.common.signature import call_signature, signature_is_complete
+from attention_scoping.risk import declared_read, declared_write
 
 SUMMARY_MAX_CHARS = 200
 """One-line summaries are cut here (about 40-60 tokens), so a pool of summaries stays cheap."""
@@ -66,36 +67,21 @@ MUTATION_KEYS = ("mutation", "mutates")
 
 
 def metadata_risk(metadata: Mapping[str, Any] | None) -> Risk:
-    """The risk a tool's metadata declares: `write` when `risk="write"`, a mutation flag
-    (`MUTATION_KEYS`), or MCP annotations saying `destructiveHint: true` or `readOnlyHint: false`;
-    else `read`. The package's one reading of "this tool writes" from metadata.
-
-    Lenient on purpose (it runs per tool call): an unknown `risk` counts as `read`, and missing MCP
-    annotations say nothing.
-    """
-    if not isinstance(metadata, Mapping):
-        return "read"
-    if metadata.get("risk") == "write" or any(metadata.get(k) is True for k in MUTATION_KEYS):
-        return "write"
-    hints = metadata.get("annotations")
-    if isinstance(hints, Mapping) and (
-        hints.get("destructiveHint") is True or hints.get("readOnlyHint") is False
-    ):
-        return "write"
-    return "read"
+    """The risk a tool's metadata declares, failing closed: `read` only when someone declared
+    it (`risk="read"`, MCP `readOnlyHint: true`) and nothing declares a write
+    (`attention_scoping.risk.declared_read`); everything else, no metadata included, `write`."""
+    return "read" if declared_read(metadata or {}) else "write"
 
 
 def approval_required(metadata: Mapping[str, Any] | None) -> bool:
-    """`approval_rule` over a tool's metadata (`{"risk": "write"}`, `{"requires_approval": True}`,
-    MCP `annotations`; see `metadata_risk`).
-
-    Lenient on purpose (it runs per tool call): an unknown `risk` counts as not a write; use
-    `check_risk` where configuration is validated.
-    """
+    """Whether a human approves each call: an explicit `requires_approval` wins, else only a
+    declared write (`{"risk": "write"}`, a mutation flag, MCP `destructiveHint: true` or
+    `readOnlyHint: false`; `attention_scoping.risk.declared_write`). A tool nobody classified
+    may write, so code never opens it, but it is not sent to a human."""
     if not isinstance(metadata, Mapping):
         return False
     explicit = metadata.get("requires_approval")
-    return approval_rule(metadata_risk(metadata), None if explicit is None else bool(explicit))
+    return declared_write(metadata) if explicit is None else bool(explicit)
 
 
 def check_risk(risk: object, *, tool: str = "") -> Risk:
