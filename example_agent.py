@@ -51,22 +51,15 @@ from agents.tiers import (
     tiered_scopes,
 )
 from agents.tour import NEEDS, TOUR_TURNS, WRITE_TURN, tour_can_answer, tour_model, tour_policy
-from attention_scoping import (
-    GATE_EXTRA_HINT,
-    LOAD_CONTEXT,
-    AttentionScopingMiddleware,
-    Layout,
-    Scope,
-    ScopeConfigError,
-)
+from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware, Scope, ScopeConfigError
 from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
-from attention_scoping.common.extras import install_hint
+from attention_scoping.common.extras import GATE_EXTRA_HINT, install_hint
 from attention_scoping.common.tokens import get_counter
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 from attention_scoping.observe.tax import tool_tokens
-from attention_scoping.scoping.prompts import DEFAULT_CORE, PromptLayout
+from attention_scoping.prompt import Layout
 from attention_scoping.testing import ScriptedChatModel
 from attention_scoping.textcalls import TextToolCallMiddleware
 
@@ -449,7 +442,7 @@ def build_agent(
     tiers: bool = False,
     mcp: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
-    prompt_layout: PromptLayout = "compact",
+    prompt_layout: Layout = "compact",
     record_requests: str | None = None,
     text_calls: bool = False,
     digest: bool = False,
@@ -472,15 +465,8 @@ def build_agent(
         more, connect = mcp_scopes(mcp, taken)
         scopes, extra = [*scopes, *more], [connect]
     try:
-        if tiers:
-            core = "" if prompt_layout == "compact" else DEFAULT_CORE + "\n\n"
-            scoping = AttentionScopingMiddleware(
-                scopes,
-                always_on=ALWAYS_ON,
-                layout=Layout(prompt_layout, core_prompt=core + WRITE_TOOLS_PROMPT),
-            )
-        else:
-            scoping = AttentionScopingMiddleware(scopes, layout=prompt_layout)
+        always_on = ALWAYS_ON if tiers else ()
+        scoping = AttentionScopingMiddleware(scopes, always_on=always_on, layout=prompt_layout)
     except ScopeConfigError as exc:
         msg = f"--mcp: {exc}"
         raise SetupError(msg) from exc
@@ -498,9 +484,10 @@ def build_agent(
     middleware.extend(digest_layer(digest))
     middleware.extend(request_log(record_requests))
     middleware.extend(text_call_layer(text_calls))
+    prompt = f"{CORE_PROMPT}\n\n{WRITE_TOOLS_PROMPT}" if tiers else CORE_PROMPT
     agent = create_agent(
         model,
-        system_prompt=CORE_PROMPT,
+        system_prompt=prompt,
         middleware=middleware,
         checkpointer=checkpointer or (InMemorySaver() if in_memory else None),
     )

@@ -512,5 +512,7 @@ def convert_units(value: float, from_unit: str, to_unit: str) -> str:
 
 
 TOOLS: list[BaseTool] = [calculate, summary_statistics, convert_units]
+for _tool in TOOLS:  # every tool here only reads: code (the selector) may open them
+    _tool.metadata = {**(_tool.metadata or {}), "risk": "read"}
 for _tool in TOOLS:
     _tool.handle_tool_error = True

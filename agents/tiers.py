@@ -21,7 +21,7 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agents import build_scopes
-from attention_scoping import Scope
+from attention_scoping.scopes import Scope
 from attention_scoping.approval.middleware import ApprovalGate
 from attention_scoping.safety.keys import SECRET_ENV
 from attention_scoping.safety.tokens import TokenIssuer
@@ -74,6 +74,7 @@ def propose_glossary_term(term: str, language: str, translation: str) -> str:
 
 
 propose_glossary_term.metadata = {"risk": "write"}
+get_knowledge.metadata = {"risk": "read"}
 
 ALWAYS_ON: list[BaseTool] = [get_knowledge, logout]
 """Visible in every scope besides load_context."""

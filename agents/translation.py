@@ -497,5 +497,7 @@ def glossary_lookup(term: str, target_language: str) -> str:
 
 
 TOOLS: list[BaseTool] = [detect_language, language_info, format_number, glossary_lookup]
+for _tool in TOOLS:  # every tool here only reads: code (the selector) may open them
+    _tool.metadata = {**(_tool.metadata or {}), "risk": "read"}
 for _tool in TOOLS:
     _tool.handle_tool_error = True

@@ -436,5 +436,7 @@ def get_forecast(city: str, days: int = 3) -> str:
 
 
 TOOLS: list[BaseTool] = [get_current_weather, get_forecast]
+for _tool in TOOLS:  # every tool here only reads: code (the selector) may open them
+    _tool.metadata = {**(_tool.metadata or {}), "risk": "read"}
 for _tool in TOOLS:
     _tool.handle_tool_error = True

@@ -52,7 +52,7 @@ from attention_scoping.scopes import (
     ToolScopes,
     tool_object_name,
 )
-from attention_scoping.select import SELECTION_KEY, LexicalSelector, Selection, Selector
+from attention_scoping.select import SELECTION_KEY, LexicalSelector, Selector
 
 logger = logging.getLogger("attention_scoping")
 
@@ -117,7 +117,8 @@ class Plan:
     scope: str | None
     opened_by: Opener
     tools: tuple[str, ...]
-    selection: Selection | None = None
+    selection: Mapping[str, Any] | None = None
+    """The turn's selection record (`Selection.as_record()` plus its `turn`), if any."""
     update: dict[str, Any] = field(default_factory=dict)
 
 
@@ -276,25 +277,19 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
         update: dict[str, Any] = {}
         if since is None and active not in (None, ""):
             update[OPENED_KEY] = opened_record(scope, "application", turn)
-        selection = None
+        selection: Mapping[str, Any] | None = None
         if self.selector is not None and turn_starts(messages) and not set_now:
-            selection = self.selector.select(user_text(messages), self.catalog)
-            update[SELECTION_KEY] = {**selection.as_record(), "turn": turn}
-            if selection.scope is not None and selection.scope != scope:
-                scope, by = selection.scope, "code"
+            picked = self.selector.select(user_text(messages), self.catalog)
+            selection = update[SELECTION_KEY] = {**picked.as_record(), "turn": turn}
+            if picked.scope is not None and picked.scope != scope:
+                scope, by = picked.scope, "code"
                 update[STATE_KEY] = scope
                 update[OPENED_KEY] = opened_record(scope, "code", turn)
         elif (
             isinstance(state.get(SELECTION_KEY), Mapping)
             and state[SELECTION_KEY].get("turn") == turn
         ):
-            record = state[SELECTION_KEY]
-            selection = Selection(
-                record.get("scope"),
-                record.get("reason", "no_match"),
-                {},
-                tuple(record.get("reads") or ()),
-            )
+            selection = state[SELECTION_KEY]
         names = list(self.catalog.visible(scope))
         if by == "code":
             names = [
@@ -303,7 +298,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
                 if n in self.catalog.always_on or self.catalog.is_read(n, objects.get(n))
             ]
         if scope is None and selection is not None:
-            names += [n for n in selection.reads if n not in names]
+            names += [n for n in selection.get("reads") or () if n not in names]
         keep = set(names)
         shown = tuple(n for n in objects if n in keep)
         return Plan(scope, by, shown, selection, update)
@@ -335,7 +330,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
             "disclosure": sent.mode,
         }
         if plan.selection is not None:
-            event["selection"] = plan.selection.as_record()
+            event["selection"] = dict(plan.selection)
         writer(event)
 
     def _finish(
