@@ -89,16 +89,21 @@ def read_prompt(path: str | Path) -> str:
     return Path(path).read_text(encoding="utf-8").strip()
 
 
+class PromptDirNotFound(ScopeConfigError, FileNotFoundError):
+    """`load_prompt_dir` was given a path that is not a folder (catchable as either)."""
+
+
 def load_prompt_dir(
     directory: str | Path, suffixes: tuple[str, ...] = (".md", ".txt")
 ) -> dict[str, str]:
     """Every prompt file of `directory` as `{stem: text}` (`prompts/math.md` -> `"math"`).
 
     Raises:
-        ScopeConfigError: `directory` is not a folder (relative to the working folder).
+        PromptDirNotFound: `directory` is not a folder (a relative path is relative to the
+            working folder); a `ScopeConfigError` and a `FileNotFoundError`.
     """
     root = Path(directory)
     if not root.is_dir():
         msg = f"prompt directory not found: {root} (relative to {Path.cwd()})"
-        raise ScopeConfigError(msg)
+        raise PromptDirNotFound(msg)
     return {p.stem: read_prompt(p) for p in sorted(root.iterdir()) if p.suffix in suffixes}

@@ -20,17 +20,11 @@ import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping import (
-    AttentionScopingMiddleware,
-    HesitationMiddleware,
-    Layout,
-    Navigation,
-    RepeatedCallMiddleware,
-    Scope,
-    ToolAttentionMiddleware,
-)
-from attention_scoping.adapters.state import AGENT_ONLY_KEYS
-from attention_scoping.scoping.nodes import ScopedAgentState
+from attention_scoping import AttentionScopingMiddleware, Scope, ScopedAgentState
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.graph import AGENT_ONLY_KEYS
+from attention_scoping.hesitation import HesitationMiddleware, RepeatedCallMiddleware
+from attention_scoping.select import LexicalSelector
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -63,8 +57,9 @@ def run_blocks(blocks: list[str], namespace: Namespace, where: str) -> Namespace
 def assert_defaults(scoping: AttentionScopingMiddleware) -> None:
     """`scoping` has the options a middleware built with none has."""
     reference = AttentionScopingMiddleware(scoping.catalog)
-    assert scoping.navigation == reference.navigation == Navigation()
-    assert scoping.layout == reference.layout
+    assert type(scoping.selector) is type(reference.selector) is LexicalSelector
+    assert scoping.layout == reference.layout == "compact"
+    assert type(scoping.disclosure) is type(reference.disclosure)
     assert scoping.catalog.default_scope is None
 
 
@@ -96,9 +91,14 @@ DOCUMENTED = {
     "ToolAttentionMiddleware": ToolAttentionMiddleware,
     "HesitationMiddleware": HesitationMiddleware,
     "RepeatedCallMiddleware": RepeatedCallMiddleware,
-    "Navigation": Navigation,
-    "Layout": Layout,
 }
+
+
+def same_default(written: ast.expr, default: object) -> bool:
+    """A literal equals the default; `Name()` is an instance of that class."""
+    if isinstance(written, ast.Call) and isinstance(written.func, ast.Name):
+        return type(default).__name__ == written.func.id and not written.args
+    return bool(ast.literal_eval(written) == default)
 
 
 def documented_calls(block: str) -> list[ast.Call]:
@@ -130,9 +130,9 @@ def test_the_api_block_states_the_real_keyword_defaults() -> None:
             name = keyword.arg
             assert name is not None and name in parameters, f"{call.func.id}({name}=...)"
             default = parameters[name].default
-            assert ast.literal_eval(keyword.value) == default, f"{call.func.id}.{keyword.arg}"
+            assert same_default(keyword.value, default), f"{call.func.id}.{keyword.arg}"
             checked += 1
-    assert checked >= 15
+    assert checked >= 10
 
 
 # -- REPLICATE.md, install spec and version floors ------------------------------------------
@@ -182,11 +182,12 @@ def test_both_documents_list_every_state_key_a_hand_built_graph_needs() -> None:
 
 
 def test_replicate_states_the_blast_radius_rule_where_write_tools_are_wired() -> None:
-    rule = "code may assist with reads; only the model or the\n  application opens writes"
+    rule = "code may assist with declared reads; only the model or the application\n  opens anything else"
     assert rule in REPLICATE
     step_3 = section(REPLICATE, "Step 3: wire it in")
+    assert 'my_tool.metadata = {"risk": "read"}' in step_3
     assert 'metadata={"risk": "write"}' in step_3
-    assert "pre-selection and start sets never do" in step_3
+    assert "the selector never does" in step_3
 
 
 # -- README's smallest examples ---------------------------------------------------------------
@@ -199,7 +200,8 @@ def spy() -> list[tuple[str, str]]:
 
 @pytest.fixture
 def stand_ins(spy: list[tuple[str, str]]) -> Namespace:
-    """The tools README's examples name, with `refund` and `update_card` marked as writes."""
+    """The tools README's examples name, none classified: README's own block declares the reads,
+    so `refund` and `update_card` stay unclassified (may write), as in a real app."""
 
     def make(name: str, writes: bool) -> BaseTool:
         @tool(name)
@@ -208,8 +210,7 @@ def stand_ins(spy: list[tuple[str, str]]) -> Namespace:
             spy.append((name, order_id))
             return f"{name} done for {order_id}"
 
-        if writes:
-            stand_in.metadata = {"risk": "write"}
+        del writes  # the example does not mark writes: failing closed must protect it anyway
         return stand_in
 
     names = {"get_invoice": False, "refund": True, "update_card": True}
@@ -237,8 +238,27 @@ def test_readme_create_agent_example_runs_under_the_defaults(
     assert_defaults(namespace["scoping"])
     shown = set(model.recorded[0]["tools"])
     assert "load_context" in shown and "get_knowledge" in shown
-    assert not shown & {"refund", "update_card"}  # writes: never opened by pre-selection
+    assert not shown & {"refund", "update_card"}  # may write: never opened by the selector
     assert "You are Ada" in model.recorded[0]["system"]
+
+
+def test_readme_refund_question_never_runs_refund(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    stand_ins: Namespace,
+    spy: list[tuple[str, str]],
+) -> None:
+    """Issue 38, case 1, on README's own block: "Don't do anything yet" selects billing, the
+    model is shown `get_invoice`, and a `refund` call anyway is refused and never runs."""
+    model = ScriptedChatModel(
+        script=[calls(tool_call("refund", {"order_id": "1234"}, "c1")), say("Here is how.")]
+    )
+    namespace = readme_create_agent(tmp_path, monkeypatch, {**stand_ins, "model": model})
+    message = "How do refunds work for order 1234? Don't do anything yet."
+    result = namespace["agent"].invoke({"messages": [("user", message)]})
+    assert set(model.recorded[0]["tools"]) == {"load_context", "get_knowledge", "get_invoice"}
+    assert result["scope_opened"]["by"] == "code"
+    assert spy == []
 
 
 def test_readme_hand_built_graph_runs_under_the_defaults(
