@@ -182,8 +182,10 @@ def test_both_documents_list_every_state_key_a_hand_built_graph_needs() -> None:
 
 
 def test_replicate_states_the_blast_radius_rule_where_write_tools_are_wired() -> None:
-    rule = "code may assist with declared reads; only the model or the application\n  opens anything else"
-    assert rule in REPLICATE
+    rule = (
+        "code may assist with declared reads; only the model or the application opens anything else"
+    )
+    assert rule in " ".join(REPLICATE.split())
     step_3 = section(REPLICATE, "Step 3: wire it in")
     assert 'my_tool.metadata = {"risk": "read"}' in step_3
     assert 'metadata={"risk": "write"}' in step_3
