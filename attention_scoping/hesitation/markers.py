@@ -47,7 +47,7 @@ class HesitationMarkers:
 
     Example:
         ```python
-        from attention_scoping import detect_hesitation
+        from attention_scoping.hesitation.radar import detect_hesitation
         from attention_scoping.hesitation.radar import DEFAULT_MARKERS
 
         fr = DEFAULT_MARKERS.extend(

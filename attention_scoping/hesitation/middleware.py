@@ -371,7 +371,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         wanted = [by_name[t] for t in names if t in by_name]
         reads = [p for p in wanted if p.read]
         record = selection_of(state, messages)
-        if not reads or record is None:  # no pre-selection: the app's own expectation stands
+        if not reads or record is None:  # no selector record: the app's own expectation stands
             return [p.name for p in reads]
         if record.get("reason") == "close_call":
             return []

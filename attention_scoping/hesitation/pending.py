@@ -80,6 +80,7 @@ class GatewayTools:
         """The gateway's own tools."""
         return frozenset(n for n in (self.schema_tool, self.execute_tool, self.search_tool) if n)
 
+
 NUDGE_MARK = "hesitation_nudge"
 """`additional_kwargs` key that marks a nudge message as synthetic (a UI hides it)."""
 
@@ -102,8 +103,9 @@ class Pending:
     """`{"name", "parameters", "defaults"}`: what the radar compares the text with."""
     defaults: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     metadata: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
-    """The tool's metadata as `core.tool` reads it (`risk`, `requires_approval`, mutation flags,
-    MCP `annotations`); for a gateway disclosure, its `risk` and `requires_approval`."""
+    """The tool's metadata as `attention_scoping.risk` reads it (`risk`, `requires_approval`,
+    mutation flags, MCP `annotations`); for a gateway disclosure, its `risk` and
+    `requires_approval`."""
     description: str = field(default="", hash=False, compare=False)
     """The tool's description (its words count as evidence that a message needs it)."""
     scope_read: bool = field(default=False, hash=False, compare=False)
@@ -126,7 +128,7 @@ class Pending:
 
     @property
     def critical(self) -> list[str]:
-        """Parameters only the user can give (`core.tool.critical_parameters`: required, no
+        """Parameters only the user can give (`common.tool.critical_parameters`: required, no
         default or suggested one, not nullable)."""
         params = self.schema.get("parameters")
         return critical_parameters(params if isinstance(params, Mapping) else {}, self.defaults)

@@ -291,9 +291,7 @@ class RepeatedCallMiddleware(
         self.result_chars = result_chars
         self.execute_tool = execute_tool
         self.declared: frozenset[str] = (
-            reads.declared_reads | reads.reads
-            if isinstance(reads, ScopeCatalog)
-            else frozenset(reads)
+            reads.reads if isinstance(reads, ScopeCatalog) else frozenset(reads)
         )
         """Names declared reads by `reads=` (whatever their metadata lacks)."""
         self._reads: dict[str, bool] = {}
@@ -327,7 +325,8 @@ class RepeatedCallMiddleware(
             name = args.get("tool_name") if isinstance(args, Mapping) else None
         if not isinstance(name, str):
             return True
-        return not (self._reads.get(name) or name in self.declared)
+        known = self._reads.get(name)
+        return not known if known is not None else name not in self.declared
 
     @override
     def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:

@@ -42,7 +42,7 @@ class ParamInfo:
     name: str
     tool: str
     critical: bool
-    """Only the user can give it (`core.tool.is_critical`: required, no default or suggested
+    """Only the user can give it (`common.tool.is_critical`: required, no default or suggested
     one, not nullable): the model cannot fill it in by itself."""
     default: Any = None
     """The schema's default or the gateway's suggested default, if any."""

@@ -63,7 +63,7 @@ REPEAT_ANSWERED_STEP = (
 """`repeated_call` (answered): what to do next."""
 
 OUTPUT_LIMIT_MARK = " [... cut: this reply reached the output limit]"
-"""End of a reply cut at the output cap when the retry shows it again. Not `core.limits.clip`'s
+"""End of a reply cut at the output cap when the retry shows it again. Not `common.limits.clip`'s
 mark on purpose: the model needs the reason (its own reply ran into the cap, so it should not
 write it out again), not the sizes."""
 
