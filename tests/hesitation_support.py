@@ -45,9 +45,8 @@ def scoped_agent(
     scoping = AttentionScopingMiddleware(reading(scopes) if declare_reads else scopes)
     hesitation.setdefault("reads", scoping.catalog)
     tools = [t for s in scopes for t in s.tool_objects]
-    agent = create_agent(
-        model, tools=tools, middleware=[scoping, kind(**hesitation)], checkpointer=InMemorySaver()
-    )
+    middleware: list[Any] = [scoping, kind(**hesitation)]
+    agent = create_agent(model, tools=tools, middleware=middleware, checkpointer=InMemorySaver())
     return agent, model
 
 

@@ -82,10 +82,11 @@ def hesitation_agent(
     model = ScriptedChatModel(script=script)
     scoping = AttentionScopingMiddleware(scopes, selector=selector)
     kind = HesitationMiddleware if form == "in_call" else HesitationNodeMiddleware
+    middleware: list[Any] = [scoping, kind(reads=scoping.catalog)]
     agent = create_agent(
         model,
         tools=[t for s in scopes for t in s.tool_objects],
-        middleware=[scoping, kind(reads=scoping.catalog)],
+        middleware=middleware,
         checkpointer=InMemorySaver(),
     )
     return agent, model

@@ -154,7 +154,7 @@ def test_gate_in_a_hand_built_graph() -> None:
     )
     schema = agent_state(HesitationGraphState, scoping, gate)
     graph = StateGraph(schema)
-    middleware = [scoping, gate]
+    middleware: list[AgentMiddleware[Any, Any]] = [scoping, gate]
     graph.add_node(
         "model", make_model_node(model, TOOLS, middleware=middleware, state_schema=schema)
     )

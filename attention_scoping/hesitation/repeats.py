@@ -311,7 +311,8 @@ class RepeatedCallMiddleware(
             if isinstance(tool, Mapping):  # provider dicts carry no metadata
                 continue
             name = tool_name(tool)
-            read = declared_read(tool, name, self.declared)
+            # one guard may serve several agents: a name any of them may write with stays a write
+            read = declared_read(tool, name, self.declared) and self._reads.get(name, True)
             self._reads[name] = read
             if read and _not_idempotent(getattr(tool, "metadata", None)):
                 self._varying.add(name)
