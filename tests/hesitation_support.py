@@ -1,4 +1,5 @@
-"""Shared by the hesitation tests: a scoped agent with the hesitation middleware of either form."""
+"""Shared by the hesitation tests: a scoped agent (the core `AttentionScopingMiddleware`, default
+options) with the hesitation middleware of either form."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
-from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.hesitation.middleware import HesitationMiddleware
 from attention_scoping.hesitation.node import HesitationNodeMiddleware
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 Form = Literal["in_call", "node"]
@@ -19,15 +21,32 @@ BOTH = pytest.mark.parametrize("form", ["in_call", "node"])
 MATH = "multiply 47 and 83 (integer arithmetic)"
 
 
+def reading(scopes: list[Scope]) -> list[Scope]:
+    """`scopes` with every tool declared a read (`Scope(..., reads=...)`): the arithmetic and
+    text tools change nothing, and code names or opens only declared reads."""
+    return [
+        Scope(s.name, s.description, s.tool_objects, s.prompt, reads=s.tool_objects) for s in scopes
+    ]
+
+
 def scoped_agent(
-    scopes: list[Scope], script: list[AIMessage], form: Form = "in_call", **hesitation: Any
+    scopes: list[Scope],
+    script: list[AIMessage],
+    form: Form = "in_call",
+    *,
+    declare_reads: bool = True,
+    **hesitation: Any,
 ) -> tuple[Any, ScriptedChatModel]:
-    """Scoping (lexical pre-selection) then the hesitation middleware of `form`."""
+    """Scoping (the default lexical selector) then the hesitation middleware of `form`, told
+    the scopes' declared reads (`reads=scoping.catalog`). `declare_reads=False` keeps the
+    scopes as given (a tool nobody classified may write)."""
     model = ScriptedChatModel(script=script)
     kind = HesitationMiddleware if form == "in_call" else HesitationNodeMiddleware
-    middleware: list[Any] = [AttentionScopingMiddleware(scopes, ranker="lexical")]
-    middleware.append(kind(**hesitation))
-    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    scoping = AttentionScopingMiddleware(reading(scopes) if declare_reads else scopes)
+    hesitation.setdefault("reads", scoping.catalog)
+    tools = [t for s in scopes for t in s.tool_objects]
+    middleware: list[Any] = [scoping, kind(**hesitation)]
+    agent = create_agent(model, tools=tools, middleware=middleware, checkpointer=InMemorySaver())
     return agent, model
 
 

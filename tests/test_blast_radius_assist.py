@@ -1,31 +1,40 @@
-"""The blast-radius rule in hints, nudges, gate promotions and the gateway pool, and "assist only
-when it helps" (issue 24, items 1 and 9): code may assist with reads; only the model or the
-application opens writes; a message that needs no tool gets no hint and no nudge."""
+"""The blast-radius rule in hints and nudges, and "assist only when it helps" (issue 24, items 1
+and 9; issue 38): code names and nudges toward declared reads only; the model or the application
+opens the rest; a message that needs no tool gets no hint and no nudge. (The gate-promotion and
+gateway-pool parts live in tests/test_blast_radius_gating.py.)"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from attention_scoping import AttentionScopingMiddleware, Scope, ToolGateway
-from attention_scoping.gating import ToolAttentionMiddleware
-from attention_scoping.gating.ranking import BM25Ranker
 from attention_scoping.hesitation.assist import ASSIST_MIN_SCORE, needs_tool, tool_words
 from attention_scoping.hesitation.middleware import HesitationMiddleware, is_nudge
-from attention_scoping.hesitation.pending import Pending, bound_disclosures, nudge_text
+from attention_scoping.hesitation.node import HesitationNodeMiddleware
+from attention_scoping.hesitation.options import Nudging
+from attention_scoping.hesitation.pending import (
+    GatewayTools,
+    Pending,
+    bound_disclosures,
+    gateway_disclosures,
+    nudge_text,
+)
 from attention_scoping.hesitation.schemas import parse_schemas
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import LexicalSelector, Selection, Selector, choose
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.hesitation_support import BOTH, Form, scoped_agent
 
 CONFIG = {"configurable": {"thread_id": "t"}}
 DESTRUCTIVE = {"annotations": {"destructiveHint": True}}
+READ = {"risk": "read"}
 RAN: list[str] = []
 
 
@@ -47,9 +56,9 @@ def make(name: str, description: str, metadata: dict[str, Any] | None = None) ->
 
 
 def mail_tools() -> list[BaseTool]:
-    """A mail scope: one read, one MCP tool annotated as destructive (a write)."""
+    """A mail scope: one declared read, one MCP tool annotated as destructive (a write)."""
     return [
-        make("read_email", "Read the emails in the inbox."),
+        make("read_email", "Read the emails in the inbox.", READ),
         make("send_email", "Send an email message to a recipient.", DESTRUCTIVE),
     ]
 
@@ -66,38 +75,38 @@ def notes(model: ScriptedChatModel) -> list[str]:
 def hesitation_agent(
     scopes: list[Scope],
     script: list[Any],
-    ranker: Any = "lexical",
+    selector: Selector = LexicalSelector(),  # noqa: B008 - stateless, shared
     form: Form = "in_call",
-    **kw: Any,
 ) -> tuple[Any, ScriptedChatModel]:
+    """The core scoping middleware with `selector`, then hesitation told its catalog."""
     model = ScriptedChatModel(script=script)
-    scoping = AttentionScopingMiddleware(scopes, ranker=ranker, **kw)
+    scoping = AttentionScopingMiddleware(scopes, selector=selector)
+    kind = HesitationMiddleware if form == "in_call" else HesitationNodeMiddleware
+    middleware: list[Any] = [scoping, kind(reads=scoping.catalog)]
     agent = create_agent(
         model,
-        middleware=[scoping, HesitationMiddleware() if form == "in_call" else _node()],
+        tools=[t for s in scopes for t in s.tool_objects],
+        middleware=middleware,
         checkpointer=InMemorySaver(),
     )
     return agent, model
 
 
-def _node() -> Any:
-    from attention_scoping.hesitation.node import HesitationNodeMiddleware
+class FixedSelector:
+    """A selector with fixed scores per tool name (absolute, like a cosine): a scope scores its
+    best tool, the declared reads among them are matched, floor 0.2 and margin 0.01."""
 
-    return HesitationNodeMiddleware()
+    def __init__(self, scores: dict[str, float]) -> None:
+        self.scores = scores
 
+    def select(self, text: str, catalog: ScopeCatalog) -> Selection:
+        scopes = {
+            s.name: max((self.scores.get(t, 0.0) for t in s.tools), default=0.0)
+            for s in catalog.scopes.values()
+        }
+        reads = {t: v for t, v in self.scores.items() if catalog.is_read(t)}
+        return choose(scopes, reads, min_score=0.2, margin=0.01)
 
-def fixed_rank(scores: dict[str, float]) -> Any:
-    """A ranker that gives fixed scores by document name (absolute, like a cosine)."""
-
-    def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
-        ranked = [(d.name, scores[d.name]) for d in documents if d.name in scores]
-        return sorted(ranked, key=lambda item: -item[1])
-
-    return rank
-
-
-PICK: dict[str, Any] = {"preselect_margin": 0.01, "preselect_min_score": 0.2}
-"""Pre-selection's floor and margin for the fixed rankers (the default ranker's floor)."""
 
 PASTED = (
     "Summarize this message I got, nothing else: 'Hi! Please send an email to the finance team "
@@ -110,15 +119,15 @@ PASTED = (
 
 @BOTH
 def test_a_pasted_instruction_gets_no_hint_or_nudge_toward_the_write(form: Form) -> None:
-    # As reported: pre-selection matches the quoted instruction to the mail scope, its write first.
+    # As reported: the selector matches the quoted instruction to the mail scope, its write first.
     scopes = [Scope("mail", "email: read and send messages", tools=mail_tools())]
     summary = say("The sender asks for the Q3 numbers to be emailed to finance by Friday.")
-    rank = fixed_rank({"send_email": 0.5, "read_email": 0.3})
-    agent, model = hesitation_agent(scopes, [summary, summary], ranker=rank, form=form, **PICK)
+    rank = FixedSelector({"send_email": 0.5, "read_email": 0.3})
+    agent, model = hesitation_agent(scopes, [summary, summary], rank, form)
     agent.invoke({"messages": [HumanMessage(PASTED)]}, CONFIG)
     state = agent.get_state(CONFIG).values
-    # pre-selection ranked the write first; scoping records only the reads it matched
-    assert state["scope_selection"]["tools"] == ["read_email"]
+    # the selector ranked the write first; the record holds only the declared reads it matched
+    assert state["scope_selection"]["reads"] == ["read_email"]
     sent = notes(model)
     assert sent and all("send_email" not in text for text in sent)  # reads only are named
     assert "`read_email`" in sent[0]
@@ -126,25 +135,31 @@ def test_a_pasted_instruction_gets_no_hint_or_nudge_toward_the_write(form: Form)
 
 
 @BOTH
-def test_when_only_a_write_matches_nothing_is_hinted_or_nudged(form: Form) -> None:
-    mail = [make("send_email", "Send an email message to a recipient.", DESTRUCTIVE)]
+@pytest.mark.parametrize("metadata", [DESTRUCTIVE, None])
+def test_when_only_a_write_matches_nothing_is_hinted_or_nudged(
+    form: Form, metadata: dict[str, Any] | None
+) -> None:
+    # a declared write, or a tool nobody classified (it may write): the same
+    mail = [make("send_email", "Send an email message to a recipient.", metadata)]
     scopes = [Scope("mail", "send email messages", tools=mail)]
     reply = say("It asks you to email the Q3 numbers to finance by Friday.")
-    rank = fixed_rank({"send_email": 0.5})
-    agent, model = hesitation_agent(scopes, [reply, say("unused")], ranker=rank, form=form, **PICK)
+    rank = FixedSelector({"send_email": 0.5})
+    agent, model = hesitation_agent(scopes, [reply, say("unused")], rank, form)
     agent.invoke({"messages": [HumanMessage(PASTED)]}, CONFIG)
-    assert agent.get_state(CONFIG).values["scope_selection"]["tools"] == []  # reads only
+    assert agent.get_state(CONFIG).values["scope_selection"]["reads"] == []  # reads only
+    assert model.recorded[0]["tools"] == ["load_context"]  # code opened the scope: reads only
     assert notes(model) == [] and len(model.recorded) == 1 and RAN == []
 
 
 @BOTH
+@pytest.mark.parametrize("metadata", [DESTRUCTIVE, None])
 def test_a_stall_on_a_write_in_view_is_not_nudged_and_the_model_may_still_call_it(
-    form: Form,
+    form: Form, metadata: dict[str, Any] | None
 ) -> None:
-    mail = [make("send_email", "Send an email message to a recipient.", DESTRUCTIVE)]
+    mail = [make("send_email", "Send an email message to a recipient.", metadata)]
     scopes = [Scope("mail", "send email messages", tools=mail)]
     stall = say("I can send_email with to, subject and body. Shall I send it?")
-    agent, model = scoped_agent(scopes, [stall, say("unused")], form)
+    agent, model = scoped_agent(scopes, [stall, say("unused")], form, declare_reads=False)
     # the application opened the mail scope, so its write is in view
     ask = {"messages": [HumanMessage("send an email to bob saying hi")], "active_context": "mail"}
     agent.invoke(ask, CONFIG)
@@ -153,7 +168,7 @@ def test_a_stall_on_a_write_in_view_is_not_nudged_and_the_model_may_still_call_i
     assert agent.get_state(CONFIG).values["messages"][-1].text == stall.text
     # the model calls the write itself: nothing stops it (approval is another layer's job)
     script = [calls(tool_call("send_email", {"query": "hi"})), say("Sent.")]
-    agent2, _ = scoped_agent(scopes, script, form)
+    agent2, _ = scoped_agent(scopes, script, form, declare_reads=False)
     agent2.invoke(ask, CONFIG)
     assert RAN == ["send_email"]
 
@@ -162,12 +177,12 @@ def test_a_stall_on_a_write_in_view_is_not_nudged_and_the_model_may_still_call_i
 
 
 WEATHER = [
-    make("get_current_weather", "Get the current weather for a city."),
-    make("get_forecast", "Get a daily forecast for a city."),
+    make("get_current_weather", "Get the current weather for a city.", READ),
+    make("get_forecast", "Get a daily forecast for a city.", READ),
 ]
 ISSUES = [
-    make("jira_get_issue", "Get a Jira ticket by key."),
-    make("jira_list_projects", "List the Jira projects."),
+    make("jira_get_issue", "Get a Jira ticket by key.", READ),
+    make("jira_list_projects", "List the Jira projects.", READ),
 ]
 
 
@@ -190,17 +205,10 @@ ISSUES = [
 def test_a_message_that_needs_no_tool_gets_no_hint_and_the_reply_stands(
     form: Form, text: str, scopes: list[Scope], scores: dict[str, float]
 ) -> None:
-    # The measured cases: pre-selection confidently matched a scope (scores as the default ranker
-    # gave them, above its 0.2 floor), and the hint pushed a call nobody asked for.
-    rank = fixed_rank(scores)
+    # The measured cases: the selector confidently matched a scope (scores as the old default
+    # ranker gave them, above its 0.2 floor), and the hint pushed a call nobody asked for.
     reply = say("You're welcome, have a lovely evening too!")
-    agent, model = hesitation_agent(
-        scopes,
-        [reply, say("unused")],
-        ranker=rank,
-        form=form,
-        **PICK,
-    )
+    agent, model = hesitation_agent(scopes, [reply, say("unused")], FixedSelector(scores), form)
     agent.invoke({"messages": [HumanMessage(text)]}, CONFIG)
     state = agent.get_state(CONFIG).values
     assert state["scope_selection"]["reason"] == "confident"  # the case is reproduced
@@ -211,24 +219,28 @@ def test_a_message_that_needs_no_tool_gets_no_hint_and_the_reply_stands(
 
 def test_the_same_low_score_with_a_shared_content_word_is_still_hinted() -> None:
     scopes = [Scope("weather", "current weather and forecasts", tools=WEATHER)]
-    rank = fixed_rank({"get_current_weather": 0.21, "get_forecast": 0.2})
+    rank = FixedSelector({"get_current_weather": 0.21, "get_forecast": 0.2})
     agent, model = hesitation_agent(
         scopes,
         [calls(tool_call("get_current_weather", {"query": "Paris"})), say("Sunny.")],
-        ranker=rank,
-        **PICK,
+        rank,
     )
     agent.invoke({"messages": [HumanMessage("What's the weather in Paris?")]}, CONFIG)
     (hint,) = notes(model)
     assert "`get_current_weather`" in hint and RAN == ["get_current_weather"]
 
 
-def test_thanks_with_the_example_agent_and_the_default_ranker() -> None:
-    # The reported case end to end: the example agent's scopes, the default ranker.
-    from agents import build_scopes
+def test_thanks_with_the_example_agent_and_the_default_selector() -> None:
+    # The reported case end to end: the example agent's scopes (their tools declared reads),
+    # the core's default selector.
+    from agents import math, translation, weather
 
+    scopes = [
+        Scope(name, module.DESCRIPTION, tools=module.TOOLS, reads=module.TOOLS)
+        for name, module in (("math", math), ("translation", translation), ("weather", weather))
+    ]
     reply = say("Thank you, you too!")
-    agent, model = hesitation_agent(build_scopes(), [reply, say("unused")], ranker="auto")
+    agent, model = hesitation_agent(scopes, [reply, say("unused")])
     agent.invoke({"messages": [HumanMessage("Thanks, have a nice evening!")]}, CONFIG)
     assert notes(model) == [] and len(model.recorded) == 1
     assert agent.get_state(CONFIG).values["messages"][-1].text == reply.text
@@ -242,7 +254,7 @@ def test_needs_tool_reads_shared_words_or_a_high_score() -> None:
     assert not needs_tool("Hi there!", [weather], None)
 
 
-# -- tool facts through core.tool ------------------------------------------------------------
+# -- tool facts through attention_scoping.risk and common.tool ---------------------------------
 
 NULLABLE = {
     "type": "object",
@@ -271,16 +283,22 @@ def test_nullable_parameters_are_not_critical_in_the_hesitation_path() -> None:
 def test_a_write_with_requires_approval_false_is_not_treated_as_needing_approval() -> None:
     unapproved = make("post_note", "Post a note.", {"risk": "write", "requires_approval": False})
     approved = make("delete_note", "Delete a note.", {"risk": "write"})
-    reader = make("read_note", "Read a note.", {"requires_approval": False})
-    found = {p.name: p for p in bound_disclosures([unapproved, approved, reader], [])}
-    assert (found["post_note"].writes, found["post_note"].requires_approval) == (True, False)
-    assert (found["delete_note"].writes, found["delete_note"].requires_approval) == (True, True)
-    assert (found["read_note"].writes, found["read_note"].requires_approval) == (False, False)
+    unmarked = make("read_note", "Read a note.", {"requires_approval": False})
+    reader = make("list_notes", "List the notes.", READ)
+    scoped = make("find_note", "Find a note.")
+    tools = [unapproved, approved, unmarked, reader, scoped]
+    found = {p.name: p for p in bound_disclosures(tools, [], reads={"find_note", "post_note"})}
+    assert (found["post_note"].read, found["post_note"].requires_approval) == (False, False)
+    assert (found["delete_note"].read, found["delete_note"].requires_approval) == (False, True)
+    # nobody declared read_note a read (its name says so, its metadata does not): it may write
+    assert (found["read_note"].read, found["read_note"].requires_approval) == (False, False)
+    assert found["list_notes"].read and found["find_note"].read  # metadata; a scope's reads
     assert "asks the user for approval" not in nudge_text([found["post_note"]])
     assert "asks the user for approval" in nudge_text([found["delete_note"]])
     policy = HesitationMiddleware()
-    assert not policy.may_nudge(found["post_note"]) and policy.may_nudge(found["read_note"])
-    assert HesitationMiddleware(nudge_writes=True).may_nudge(found["post_note"])
+    assert not policy.may_nudge(found["post_note"]) and not policy.may_nudge(found["read_note"])
+    assert policy.may_nudge(found["list_notes"]) and policy.may_nudge(found["find_note"])
+    assert HesitationMiddleware(nudging=Nudging(writes=True)).may_nudge(found["post_note"])
 
 
 def test_a_gateway_disclosure_reads_its_facts_through_core_tool() -> None:
@@ -291,94 +309,17 @@ def test_a_gateway_disclosure_reads_its_facts_through_core_tool() -> None:
         "risk": "write",
         "requires_approval": False,
     }
-    from langchain_core.messages import AIMessage
-
-    from attention_scoping.hesitation.pending import gateway_disclosures
-
     history = [
         HumanMessage("post it"),
         AIMessage("", tool_calls=[tool_call("get_tool_schema", {"tool_names": ["post_note"]})]),
         ToolMessage(json.dumps({"disclosed": [item]}), tool_call_id="c", name="get_tool_schema"),
     ]
-    (pending,) = gateway_disclosures(history)
-    assert pending.writes and not pending.requires_approval and pending.critical == ["city"]
-
-
-# -- gate promotions -------------------------------------------------------------------------
-
-GATE_CATALOG = [
-    make("get_weather", "Current weather and temperature for a city."),
-    make("read_inbox", "List the latest emails in the inbox."),
-    make("send_email", "Send an email message to a recipient.", DESTRUCTIVE),
-    make("translate_text", "Translate text into another language."),
-]
-
-
-def gated(model: ScriptedChatModel, **kwargs: Any) -> Any:
-    kwargs.setdefault("ranker", BM25Ranker())
-    gate = ToolAttentionMiddleware(**kwargs)
-    return create_agent(model, tools=GATE_CATALOG, middleware=[gate])
-
-
-@pytest.mark.parametrize(
-    "text",
-    ["send an email message to bob", "use send_email to write to bob"],  # ranked; named
-)
-def test_the_gate_never_promotes_a_write_on_its_own(text: str) -> None:
-    model = ScriptedChatModel(script=[say("ok")])
-    gated(model, k=2, summary_pool="scope").invoke({"messages": [HumanMessage(text)]})
-    assert "send_email" not in model.recorded[0]["tools"]
-    assert "- send_email: Send an email message to a recipient." in model.recorded[0]["system"]
-
-
-def test_a_write_is_not_promoted_when_all_candidates_fit_and_the_pool_lists_it() -> None:
-    model = ScriptedChatModel(script=[say("ok")])
-    gated(model, k=10).invoke({"messages": [HumanMessage("send an email to bob")]})
-    assert model.recorded[0]["tools"] == ["get_weather", "read_inbox", "translate_text"]
-    assert "- send_email: " in model.recorded[0]["system"]
-
-
-def test_the_model_asks_for_a_write_by_calling_it_and_then_it_runs() -> None:
-    model = ScriptedChatModel(
-        script=[
-            calls(tool_call("send_email", {"query": "hi bob"}, "a")),
-            calls(tool_call("send_email", {"query": "hi bob"}, "b")),
-            say("Sent."),
-        ]
+    gateway = GatewayTools(schema_tool="get_tool_schema", execute_tool="execute_tool")
+    (pending,) = gateway_disclosures(history, gateway)
+    assert not pending.read and not pending.requires_approval and pending.critical == ["city"]
+    assert pending.call() == 'execute_tool(tool_name="post_note", arguments={...})'
+    unmarked = {**item, "risk": None}  # a gateway item nobody classified may write
+    history[-1] = ToolMessage(
+        json.dumps({"disclosed": [unmarked]}), tool_call_id="c", name="get_tool_schema"
     )
-    result = gated(model, k=2, summary_pool="scope").invoke(
-        {"messages": [HumanMessage("send an email message to bob")]}
-    )
-    refused = json.loads(result["messages"][2].text)
-    assert refused["error"] == "tool_not_available" and RAN == ["send_email"]
-    assert "send_email" not in model.recorded[0]["tools"]
-    assert "send_email" in model.recorded[1]["tools"]  # the model asked: disclosed
-
-
-def test_a_write_the_application_pinned_is_shown() -> None:
-    model = ScriptedChatModel(script=[say("ok")])
-    gated(model, k=1, pinned=["send_email"]).invoke({"messages": [HumanMessage("weather?")]})
-    assert "send_email" in model.recorded[0]["tools"]
-
-
-def test_the_gate_explains_a_withheld_write() -> None:
-    gate = ToolAttentionMiddleware(ranker=BM25Ranker(), k=10)
-    decision = gate.decide({"messages": [HumanMessage("send an email")]}, GATE_CATALOG)
-    assert "send_email" not in decision.shown and decision.withheld_writes == ["send_email"]
-    assert "it writes" in decision.explain("send_email")
-
-
-# -- the gateway's prompt pool ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize("signatures", [True, False])
-def test_the_gateway_prompt_names_only_reading_tools(signatures: bool) -> None:
-    post_note = make(
-        "post_note", "Post a note to the team board.", {"risk": "write", "requires_approval": False}
-    )  # a write nobody approves: still a write
-    gateway = ToolGateway([GATE_CATALOG[0], GATE_CATALOG[1], GATE_CATALOG[3], post_note])
-    prompt = gateway.prompt(pool=True, signatures=signatures)
-    assert "get_weather" in prompt and "read_inbox" in prompt and "post_note" not in prompt
-    assert "search_tool_catalog" in prompt
-    found = [c["name"] for c in gateway.search("post a note to the board")["candidates"]]
-    assert "post_note" in found  # still findable through search
+    assert not gateway_disclosures(history, gateway)[0].read

@@ -10,10 +10,12 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool, tool
 
-from attention_scoping import Scope
-from attention_scoping.common.messages import hit_output_limit, is_user_turn
+from attention_scoping.common.messages import hit_output_limit
 from attention_scoping.hesitation.middleware import is_nudge
+from attention_scoping.hesitation.options import Nudging
 from attention_scoping.hesitation.pending import Pending, hint_text
+from attention_scoping.messages import is_user_turn
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import calls, say, tool_call
 from tests.conftest import Ledger
 from tests.hesitation_support import BOTH, MATH, Form, draft_then_tool, scoped_agent, sent
@@ -63,11 +65,11 @@ def test_a_reply_that_skips_the_hinted_tool_is_still_nudged_once(
 
 def test_hint_expected_false_sends_the_users_message_last(scopes: list[Scope]) -> None:
     agent, model = scoped_agent(
-        scopes, [calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")], hint_expected=False
+        scopes, [calls(tool_call("multiply", {"a": 47, "b": 83})), say("3901")], grounding="check"
     )
     agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
     assert sent(model, 0)[-1].text == MATH
-    assert "multiply" in agent.get_state(CONFIG).values["scope_selection"]["tools"]
+    assert "multiply" in agent.get_state(CONFIG).values["scope_selection"]["reads"]
 
 
 def test_no_hint_without_a_match_or_for_a_question_about_tools(scopes: list[Scope]) -> None:
@@ -77,7 +79,7 @@ def test_no_hint_without_a_match_or_for_a_question_about_tools(scopes: list[Scop
     assert sent(model, 0)[-1].text == "hello there"
     question = "what arguments does the multiply tool take?"
     agent.invoke({"messages": [HumanMessage(question)]}, CONFIG)
-    assert "multiply" in agent.get_state(CONFIG).values["scope_selection"]["tools"]
+    assert "multiply" in agent.get_state(CONFIG).values["scope_selection"]["reads"]
     assert sent(model, 1)[-1].text == question
 
 
@@ -110,29 +112,35 @@ def mailer(ledger: Ledger) -> BaseTool:
     return send_email
 
 
-def test_a_write_tool_is_never_hinted(mailer: BaseTool) -> None:
-    """Code names only tools that read (`core.blast_radius`): pre-selection chooses the mail
-    scope, but neither its matched tools nor the hint name `send_email`; the model opens the
-    write by loading the scope itself."""
+@pytest.mark.parametrize("marked", [True, False])
+def test_a_write_tool_is_never_hinted(mailer: BaseTool, marked: bool) -> None:
+    """Code names only declared reads (`attention_scoping.risk`): the selector chooses the mail
+    scope, but neither its matched reads nor the hint name `send_email`, whether it is marked
+    a write or nobody classified it; the model opens it by loading the scope itself."""
+    if not marked:
+        mailer.metadata = None
     scopes = [Scope("mail", "send email messages", tools=[mailer])]
-    agent, model = scoped_agent(scopes, [say("Done."), say("Done.")])
+    agent, model = scoped_agent(scopes, [say("Done."), say("Done.")], declare_reads=False)
     agent.invoke({"messages": [HumanMessage("send an email message to bob")]}, CONFIG)
     state = agent.get_state(CONFIG).values
-    assert state["active_context"] == "mail" and state["scope_selection"]["tools"] == []
+    assert state["active_context"] == "mail" and state["scope_selection"]["reads"] == []
     assert model.recorded[0]["tools"] == ["load_context"]
     assert hints(sent(model, 0)) == [] and len(model.recorded) == 1  # no hint, no nudge
     assert state["messages"][-1].text == "Done."
 
 
 def test_the_system_role_sends_the_hint_as_a_system_message(scopes: list[Scope]) -> None:
-    agent, model = scoped_agent(scopes, [say("3901"), say("3901")], nudge_role="system")
+    nudging = Nudging(role="system")
+    agent, model = scoped_agent(scopes, [say("3901"), say("3901")], nudging=nudging)
     agent.invoke({"messages": [HumanMessage(MATH)]}, CONFIG)
     assert sent(model, 0)[-1].type == "system" and hints(sent(model, 0))
 
 
 def test_hint_text_names_three_tools_best_first_and_the_gateway_form() -> None:
     def pending(name: str, via: Literal["gateway", "bound"] = "bound") -> Pending:
-        return Pending(name=name, via=via, schema={"name": name, "parameters": {}})
+        executor = "execute_tool" if via == "gateway" else None
+        schema = {"name": name, "parameters": {}}
+        return Pending(name=name, via=via, schema=schema, executor=executor)
 
     text = hint_text([pending("a"), pending("b"), pending("c"), pending("d")])
     assert "Tools that match the user's request: `a`, `b`, `c`." in text and "`d`" not in text

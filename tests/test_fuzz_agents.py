@@ -6,7 +6,8 @@ empty ids), random `active_context` values and user messages, against three agen
 `create_agent`, scoping + the tool gate in `create_agent`, and scoping in a hand-built
 `StateGraph`. Invariants after every run:
 
-1. no exception escapes;
+1. no model output ends a run (an `active_context` naming no scope is the application's error:
+   the core raises `UnknownScopeError`, an `AttentionScopingError` naming the valid scopes);
 2. a tool runs only if the model was sent it in the call that issued it (hidden tools never run);
 3. every tool call has a unique id and exactly one answer;
 4. the thread is valid for a provider on the next turn (the OpenAI message rules of the test
@@ -33,8 +34,11 @@ from langchain_core.tools import BaseTool
 from langchain_openai.chat_models.base import _convert_message_to_dict
 from langgraph.graph import END, START, StateGraph
 
-from attention_scoping import AttentionScopingMiddleware, Scope, ToolAttentionMiddleware
-from attention_scoping.scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
+from attention_scoping.errors import UnknownScopeError
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, say
 from tests.fuzz_support import fuzz_settings
 from tests.openai_stub import validate_messages
@@ -122,7 +126,7 @@ def _tools(ran: Ran) -> list[BaseTool]:
     return list(make_toolbox(ran, TOOL_NAMES[:5]).values())
 
 
-def _scoping(tools: list[BaseTool]) -> AttentionScopingMiddleware[Any, Any]:
+def _scoping(tools: list[BaseTool]) -> AttentionScopingMiddleware:
     by = {t.name: t for t in tools}
     return AttentionScopingMiddleware(
         [
@@ -136,7 +140,8 @@ def _scoping(tools: list[BaseTool]) -> AttentionScopingMiddleware[Any, Any]:
 def scoped_agent() -> Harness:
     ran: Ran = []
     model = ScriptedChatModel(policy=say("done"))
-    agent = create_agent(model, middleware=[_scoping(_tools(ran))])
+    tools = _tools(ran)
+    agent = create_agent(model, tools=tools, middleware=[_scoping(tools)])
     return Harness(model, agent, ran)
 
 
@@ -156,8 +161,11 @@ def graph_agent() -> Harness:
     scoping = _scoping(tools)
     model = ScriptedChatModel(policy=say("done"))
     builder = StateGraph(ScopedAgentState)
-    builder.add_node("model", make_model_node(model, tools, middleware=[scoping]))
-    builder.add_node("tools", make_tool_node(tools, middleware=[scoping]))
+    schema = ScopedAgentState
+    builder.add_node(
+        "model", make_model_node(model, tools, middleware=[scoping], state_schema=schema)
+    )
+    builder.add_node("tools", make_tool_node(tools, middleware=[scoping], state_schema=schema))
 
     def route(state: dict[str, Any]) -> str:
         last = state["messages"][-1]
@@ -176,6 +184,11 @@ def check_run(h: Harness, script: list[AIMessage], context: Any, user: str) -> N
     inputs: dict[str, Any] = {"messages": [HumanMessage(user or "go")]}
     if context is not None:
         inputs["active_context"] = context
+    if context not in (None, "", "math", "text"):
+        with pytest.raises(UnknownScopeError, match="valid scopes: 'math', 'text'"):
+            h.agent.invoke(inputs, {"recursion_limit": 60})
+        assert h.ran == []
+        return
     result = h.agent.invoke(inputs, {"recursion_limit": 60})
     messages: list[BaseMessage] = result["messages"]
     assert_thread_valid(messages)

@@ -18,8 +18,10 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
-from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
+from attention_scoping.errors import AttentionScopingError
+from attention_scoping.gateway.tools import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
+from attention_scoping.graph import agent_state, make_model_node, make_tool_node
 from attention_scoping.hesitation.middleware import (
     HesitationGraphState,
     HesitationMiddleware,
@@ -27,8 +29,11 @@ from attention_scoping.hesitation.middleware import (
     is_nudge,
 )
 from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
+from attention_scoping.hesitation.options import Nudging, Radar
+from attention_scoping.hesitation.pending import GatewayTools
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.safety.tokens import TokenIssuer
-from attention_scoping.scoping.nodes import make_model_node, make_tool_node
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.scheduled_jobs_support import (
     ARGS,
@@ -49,6 +54,15 @@ EVERYWHERE = pytest.mark.parametrize(("form", "builder"), [(f, b) for f in FORMS
 STALL_2 = "Before I proceed, please confirm the title and message for the reminder."
 STALL_3 = "Shall I go ahead and schedule it with schedule_time +30m and folder reminders?"
 PROMISE = "I'll schedule the reminder to verify approvals on PR 482 now."
+GATEWAY = Radar(
+    gateway=GatewayTools(
+        schema_tool=GET_TOOL_SCHEMA, execute_tool=EXECUTE_TOOL, search_tool=SEARCH_TOOL_CATALOG
+    )
+)
+"""The radar of a gateway agent: the kit knows no gateway's tool names by itself."""
+OPT_IN = Nudging(writes=True)
+"""scheduled_jobs schedules a job (it may write, nobody declared it a read): a stall's nudge
+pushes toward it only because the application opts in."""
 
 
 def hesitation(form: Form, **kwargs: Any) -> HesitationPolicy[Any, Any]:
@@ -73,9 +87,12 @@ def build(
     middleware = [*(before or []), hes, *(after or [])]
     if builder == "create_agent":
         return create_agent(model, tools=tools, middleware=middleware, checkpointer=InMemorySaver())
-    graph = StateGraph(HesitationGraphState)
-    graph.add_node("model", make_model_node(model, tools, middleware=middleware))
-    graph.add_node("tools", make_tool_node(tools, middleware=middleware))
+    schema = agent_state(HesitationGraphState, *middleware)
+    graph = StateGraph(schema)
+    graph.add_node(
+        "model", make_model_node(model, tools, middleware=middleware, state_schema=schema)
+    )
+    graph.add_node("tools", make_tool_node(tools, middleware=middleware, state_schema=schema))
     graph.add_edge(START, "model")
     graph.add_edge("tools", "model")
     if isinstance(hes, HesitationNodeMiddleware):
@@ -109,6 +126,7 @@ def jobs_agent(
     **kwargs: Any,
 ) -> tuple[ScriptedChatModel, Any]:  # fmt: skip
     model = ScriptedChatModel(script=script)
+    kwargs.setdefault("nudging", OPT_IN)
     return model, build(model, [make_scheduled_jobs(runs)], form, builder, **kwargs)
 
 
@@ -323,7 +341,7 @@ def test_a_stall_on_a_disclosed_gateway_write_stands_without_the_apps_opt_in(
     gateway = make_gateway(runs, FakeClock())
     model = ScriptedChatModel(script=schema_then_stall())
     # scheduled_jobs writes: code does not push toward it, even though a human approves it.
-    app = build(model, list(gateway.tools), form, builder)
+    app = build(model, list(gateway.tools), form, builder, radar=GATEWAY)
     events = stream(app, {"messages": [HumanMessage("remind me")]}, config("g"))
     assert events == [] and len(model.recorded) == 2 and runs == []
     assert app.get_state(config("g")).values["messages"][-1].text == SEED_STALL
@@ -343,7 +361,7 @@ def test_gateway_disclosure(form: Form, builder: Builder) -> None:
         ]
     )
     # scheduled_jobs is a write: nudged toward only because the application opted in.
-    app = build(model, list(gateway.tools), form, builder, nudge_writes=True)
+    app = build(model, list(gateway.tools), form, builder, radar=GATEWAY, nudging=OPT_IN)
     events = stream(app, {"messages": [HumanMessage("remind me")]}, config("g"))
     assert [e["action"] for e in events] == ["nudge"]
     assert events[0]["tools"] == ["scheduled_jobs"]
@@ -385,7 +403,7 @@ def test_composition_with_scoping_and_hitl_per_call(form: Form) -> None:
             say("Scheduled."),
         ]
     )
-    agent = build(model, [], form, before=[scoping], after=[hitl])
+    agent = build(model, [jobs, get_weather], form, before=[scoping], after=[hitl], nudging=OPT_IN)
     events = stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("c"))
     assert [e["action"] for e in events] == ["nudge"]
     assert (
@@ -405,10 +423,16 @@ def test_composition_with_scoping_and_hitl_per_call(form: Form) -> None:
 
 
 def test_middleware_validation_and_names() -> None:
-    with pytest.raises(ValueError, match="max_nudges must be >= 0"):
+    with pytest.raises(AttentionScopingError, match="max_nudges must be >= 0"):
         HesitationMiddleware(max_nudges=-1)
-    with pytest.raises(ValueError, match="nudge_role"):
-        HesitationNodeMiddleware(nudge_role="assistant")
+    with pytest.raises(ValueError, match="role must be 'user' or 'system'"):
+        HesitationNodeMiddleware(nudging=Nudging(role="assistant"))  # type: ignore[arg-type]
+    with pytest.raises(AttentionScopingError, match="valid: 'hint', 'check', 'off'"):
+        HesitationMiddleware(grounding="hints")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="radar must be a Radar"):
+        HesitationMiddleware(radar={"threshold": 3})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        HesitationMiddleware(nudge_writes=True)  # type: ignore[call-arg]  # the 0.1 spelling
     assert HesitationMiddleware(name="h2").name == "h2"
     assert HesitationMiddleware().name == "HesitationMiddleware"
     assert HesitationNodeMiddleware().name == "HesitationNodeMiddleware"
@@ -461,7 +485,8 @@ def test_the_nudge_is_a_runtime_note_never_the_users_voice(form: Form, builder: 
 @BOTH
 def test_the_nudge_can_be_a_system_message(form: Form) -> None:
     runs: list[dict[str, Any]] = []
-    model, agent = jobs_agent(stall_then_call(), runs, form, nudge_role="system")
+    nudging = Nudging(role="system", writes=True)
+    model, agent = jobs_agent(stall_then_call(), runs, form, nudging=nudging)
     stream(agent, {"messages": [HumanMessage("remind me about PR 482")]}, config("s"))
     nudge = model.recorded[1]["messages"][-1]
     assert isinstance(nudge, SystemMessage) and is_nudge(nudge) and len(runs) == 1
@@ -515,7 +540,7 @@ def test_a_draft_the_user_sends_themselves_is_not_sent(form: Form, builder: Buil
     model = ScriptedChatModel(
         script=[say(EMAIL_DRAFT), calls(tool_call("send_email", EMAIL_ARGS, "e1")), say("Sent.")]
     )
-    agent = build(model, [make_send_email(sent)], form, builder, nudge_writes=True)
+    agent = build(model, [make_send_email(sent)], form, builder, nudging=OPT_IN)
     request = HumanMessage("Draft an email to Bob that the meeting moved to 3pm, I'll send it.")
     events = stream(agent, {"messages": [request]}, config("d"))
     assert events == [] and sent == [] and len(model.recorded) == 1
@@ -553,7 +578,7 @@ def test_a_write_tool_is_nudged_only_when_the_app_opts_in(
         form,
         builder,
         after=approval,
-        nudge_writes=opt_in,
+        nudging=Nudging(writes=opt_in),
     )
     request = HumanMessage("Email Bob that the meeting moved to 3pm.")
     events = stream(agent, {"messages": [request]}, config("o"))
@@ -587,7 +612,7 @@ def test_the_node_jumps_back_to_the_model_next_to_other_after_model_hooks(
     runs: list[dict[str, Any]] = []
     probe = _AfterModelProbe()
     model = ScriptedChatModel(script=stall_then_call())
-    hes = HesitationNodeMiddleware()
+    hes = HesitationNodeMiddleware(nudging=OPT_IN)
     middleware: list[Any] = [probe, hes] if probe_first else [hes, probe]
     agent = create_agent(
         model, tools=[make_scheduled_jobs(runs)], middleware=middleware,

@@ -1,11 +1,13 @@
 """`RepeatedCallMiddleware`: a call that repeats one already answered in the turn does not run
 again; the model gets the earlier result and a note to answer from it. A read is forgotten after a
-write; calls are located by position, so ids a server reuses (`call_0`) do not mislead it."""
+write, and any call of a tool nobody declared a read counts as a write (issue 38: fail closed);
+calls are located by position, so ids a server reuses (`call_0`) do not mislead it."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -16,18 +18,19 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 
-from attention_scoping import RepeatedCallMiddleware
-from attention_scoping.common.errors import NOT_RUN_ERRORS, ErrorCode
+from attention_scoping.errors import NOT_RUN_ERRORS, AttentionScopingError, ErrorCode
+from attention_scoping.graph import make_model_node, make_tool_node
 from attention_scoping.hesitation.repeats import (
     REPEAT_MARK,
     Repeat,
+    RepeatedCallMiddleware,
     find_repeat,
     repeat_answer,
     repeat_payload,
 )
-from attention_scoping.scoping.nodes import make_model_node, make_tool_node
+from attention_scoping.scopes import LOAD_CONTEXT, Scope, ScopeCatalog
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.scheduled_jobs_support import FakeClock, make_gateway
+from tests.scheduled_jobs_support import make_scheduled_jobs, other_tools
 
 runs: list[str] = []
 
@@ -42,6 +45,7 @@ def calculate(expression: str) -> str:
 
 
 calculate.handle_tool_error = True  # a failure comes back as an error ToolMessage
+calculate.metadata = {"risk": "read"}
 
 
 @tool
@@ -49,6 +53,9 @@ def job_status(job: str) -> str:
     """Status of a background job."""
     runs.append(f"status {job}")
     return "running"
+
+
+job_status.metadata = {"risk": "read"}
 
 
 def _agent(script: list[AIMessage], **options: Any) -> tuple[Any, ScriptedChatModel]:
@@ -187,8 +194,11 @@ def test_a_hand_built_graph_refuses_the_repeat_in_its_tool_node() -> None:
     )
     guard = RepeatedCallMiddleware()
     graph = StateGraph(MessagesState)
-    graph.add_node("model", make_model_node(model, [calculate], middleware=[guard]))
-    graph.add_node("tools", make_tool_node([calculate], middleware=[guard]))
+    node = make_model_node(model, [calculate], middleware=[guard], state_schema=MessagesState)
+    graph.add_node("model", node)
+    graph.add_node(
+        "tools", make_tool_node([calculate], middleware=[guard], state_schema=MessagesState)
+    )
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
@@ -227,6 +237,10 @@ def test_the_refusal_counts_as_nothing_run() -> None:
 def test_result_chars_must_be_positive() -> None:
     with pytest.raises(ValueError, match="result_chars"):
         RepeatedCallMiddleware(result_chars=0)
+    with pytest.raises(AttentionScopingError, match="result_chars"):
+        RepeatedCallMiddleware(result_chars=-1)
+    with pytest.raises(TypeError, match="reads must be"):
+        RepeatedCallMiddleware(reads="read_file")  # one name, not a collection
 
 
 # -- writes in between, ids servers reuse ---------------------------------------------------
@@ -241,6 +255,9 @@ def read_file(path: str) -> str:
     return files.get(path, "")
 
 
+read_file.metadata = {"risk": "read"}
+
+
 @tool
 def write_file(path: str, text: str) -> str:
     """Write a text file."""
@@ -249,13 +266,15 @@ def write_file(path: str, text: str) -> str:
     return "written"
 
 
-write_file.metadata = {"risk": "write"}
+MARKED = pytest.mark.parametrize("marked", [True, False], ids=["write_marked", "unmarked"])
+"""`write_file` declared a write, or nobody classified it (so it may write): the same."""
 
 
-def _file_agent(script: list[AIMessage]) -> tuple[Any, ScriptedChatModel]:
+def _file_agent(script: list[AIMessage], marked: bool = True) -> tuple[Any, ScriptedChatModel]:
     runs.clear()
     files.clear()
     files["notes.txt"] = "teh cat"
+    write_file.metadata = {"risk": "write"} if marked else None
     model = ScriptedChatModel(script=script)
     agent = create_agent(
         model,
@@ -269,15 +288,17 @@ def _file_agent(script: list[AIMessage]) -> tuple[Any, ScriptedChatModel]:
 READ = {"path": "notes.txt"}
 
 
-def test_a_read_after_a_write_runs_again() -> None:
-    """Read the file, fix the typo, read it again to check: the second read sees the fix."""
+@MARKED
+def test_a_read_after_a_write_runs_again(marked: bool) -> None:
+    """Read the file, fix the typo, read it again to check: the second read sees the fix, whether
+    or not someone marked the write tool (issue 38, case 1)."""
     script = [
         calls(tool_call("read_file", READ)),
         calls(tool_call("write_file", {"path": "notes.txt", "text": "the cat"})),
         calls(tool_call("read_file", READ)),
         say("Fixed: it now reads 'the cat'."),
     ]
-    agent, _ = _file_agent(script)
+    agent, _ = _file_agent(script, marked)
     messages = _ask(agent, "read notes.txt, fix the typo, read it again to check")
     assert runs == ["read notes.txt", "write notes.txt", "read notes.txt"]
     first, _, again = _tool_results(messages)
@@ -303,7 +324,8 @@ def _reusing_ids(*names_args: tuple[str, dict[str, Any]]) -> list[AIMessage]:
     return [calls(tool_call(name, args, id="call_0")) for name, args in names_args]
 
 
-def test_a_repeated_write_never_runs_again_when_ids_are_reused() -> None:
+@MARKED
+def test_a_repeated_write_never_runs_again_when_ids_are_reused(marked: bool) -> None:
     """Used alone, with `call_0` in every reply: the repeated write is answered from its first
     result, and a read after the write runs (the ids do not match the wrong reply)."""
     write = {"path": "notes.txt", "text": "the cat"}
@@ -312,7 +334,7 @@ def test_a_repeated_write_never_runs_again_when_ids_are_reused() -> None:
         *_reusing_ids(("read_file", READ)),
         say("done"),
     ]
-    agent, _ = _file_agent(script)
+    agent, _ = _file_agent(script, marked)
     messages = _ask(agent, "fix the typo in notes.txt")
     assert runs == ["read notes.txt", "write notes.txt", "read notes.txt"]
     results = _tool_results(messages)
@@ -373,24 +395,64 @@ def test_a_second_identical_call_in_one_reply_gets_the_structured_error() -> Non
     assert answer.status == "error" and _body(answer)["error"] == ErrorCode.REPEATED_CALL
 
 
-def test_an_unknown_tool_or_a_gateway_call_counts_as_a_write() -> None:
+@MARKED
+def test_an_unknown_or_unclassified_tool_counts_as_a_write(marked: bool) -> None:
+    write_file.metadata = {"risk": "write"} if marked else None
     guard = RepeatedCallMiddleware()
-    guard._learn([read_file, write_file])
+    guard.learn([read_file, write_file])
     assert not guard.writes_call({"name": "read_file", "args": READ})
     assert guard.writes_call({"name": "write_file", "args": {}})
     assert guard.writes_call({"name": "never_seen", "args": {}})
-    assert guard.writes_call({"name": "execute_tool", "args": {"tool_name": "anything"}})
-    assert not guard.writes_call({"name": "execute_tool", "args": {"tool_name": "read_file"}})
+    assert guard.writes_call({"name": LOAD_CONTEXT, "args": {"name": "files"}})
+    # no executor named: the gateway's tool is judged by its own name (unknown: a write)
+    assert guard.writes_call({"name": "execute_tool", "args": {"tool_name": "read_file"}})
+
+
+def test_a_scopes_declared_reads_count_as_reads() -> None:
+    """`reads=` takes the scoping catalog: `Scope(..., reads=[...])` declares a read whose
+    metadata says nothing; a declared write stays a write whatever a scope says."""
+    write_file.metadata = None
+    files_scope = Scope("files", "text files", tools=[read_file, write_file], reads=["write_file"])
+    read_file.metadata = None
+    try:
+        guard = RepeatedCallMiddleware(reads=ScopeCatalog([files_scope]))
+        guard.learn([read_file, write_file])
+        assert not guard.writes_call({"name": "write_file", "args": {}})  # the scope said so
+        assert guard.writes_call({"name": "read_file", "args": READ})  # nobody did
+        write_file.metadata = {"risk": "write"}
+        guard.learn([write_file])
+        assert guard.writes_call({"name": "write_file", "args": {}})
+    finally:
+        read_file.metadata = {"risk": "read"}
 
 
 def test_a_gateways_catalog_tells_reads_from_writes() -> None:
-    """Given the catalog, a read through `execute_tool` is a read, a write stays a write."""
-    gateway = make_gateway([], FakeClock())
-    guard = RepeatedCallMiddleware(tools=gateway.catalog.specs.values())
+    """Given the catalog's tools and the executor's name, a declared read through
+    `execute_tool` is a read; a write, or a tool nobody classified, stays a write."""
+    weather, invoice, jobs = other_tools()
+    weather.metadata = {"risk": "read"}
+    guard = RepeatedCallMiddleware(
+        tools=[weather, invoice, jobs, make_scheduled_jobs([])], execute_tool="execute_tool"
+    )
 
     def through(name: str) -> dict[str, Any]:
         return {"name": "execute_tool", "args": {"tool_name": name, "arguments": {}}}
 
     assert not guard.writes_call(through("get_weather"))
     assert guard.writes_call(through("scheduled_jobs"))
+    assert guard.writes_call(through("list_jobs"))  # unclassified: may write
     assert guard.writes_call(through("not_in_the_catalog"))
+    assert guard.writes_call({"name": "execute_tool", "args": {}})
+
+
+def test_load_context_is_never_answered_as_a_repeat() -> None:
+    """The model loading a scope is what opens its writes (issue 38, case 3): a second
+    `load_context` with the same name runs, whatever came before it in the turn."""
+    guard = RepeatedCallMiddleware()
+    load = tool_call(LOAD_CONTEXT, {"name": "billing"}, id="l1")
+    again = tool_call(LOAD_CONTEXT, {"name": "billing"}, id="l2")
+    messages = [HumanMessage("refund it"), *_ran(load, "ok"), calls(again)]
+    assert find_repeat(messages, again, guard.writes_call) is not None  # what find_repeat sees
+
+    request = SimpleNamespace(tool_call=again, tool=None, state={"messages": messages})
+    assert guard.review_tool_call(request) is None  # type: ignore[arg-type]

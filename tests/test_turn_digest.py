@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware.types import ModelRequest
 from langchain_core.messages import (
     AIMessage,
     AnyMessage,
@@ -15,9 +16,14 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 
+from attention_scoping.errors import AttentionScopingError
+from attention_scoping.graph import make_model_node
 from attention_scoping.history import TurnDigestMiddleware, digest_request_messages
 from attention_scoping.history.digest import DIGEST_HEADER, NOW_HEADER
+from attention_scoping.middleware import AttentionScopingMiddleware, Disclosed, Rewrite
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
 
@@ -89,6 +95,8 @@ def test_an_image_block_stays_with_the_question() -> None:
 def test_max_chars_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_chars must be >= 1"):
         TurnDigestMiddleware(max_chars=0)
+    with pytest.raises(AttentionScopingError, match="max_chars must be >= 1"):
+        TurnDigestMiddleware(max_chars=-5)
 
 
 def test_the_model_sees_the_digest_and_the_state_keeps_every_message(
@@ -120,14 +128,17 @@ def test_the_model_sees_the_digest_and_the_state_keeps_every_message(
 
 
 def test_a_hand_built_model_node_sends_the_digest() -> None:
-    from attention_scoping.scoping.nodes import make_model_node
-
     model = ScriptedChatModel(script=[say("FIVE")])
-    node = make_model_node(model, middleware=[TurnDigestMiddleware()])
-    out = node.invoke({"messages": _thread()[1:]})
+    node = make_model_node(model, middleware=[TurnDigestMiddleware()], state_schema=MessagesState)
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", node)
+    graph.add_edge(START, "model")
+    graph.add_edge("model", END)
+    out = graph.compile().invoke({"messages": _thread()[1:]})
     sent = model.recorded[0]["messages"]
     assert str(sent[0].content).startswith(DIGEST_HEADER)
-    assert [m.content for m in out["messages"]] == ["FIVE"]
+    assert out["messages"][-1].content == "FIVE"
+    assert out["messages"][0].content == "add 2 and 3"  # the state keeps the message as it was
 
 
 def test_history_mode_reads_native_disclosures_from_tools_and_history() -> None:
@@ -143,24 +154,37 @@ def test_history_mode_reads_native_disclosures_from_tools_and_history() -> None:
     assert history_mode(plain, [*_thread(), loaded]) == "anthropic"
 
 
-def test_the_digest_refuses_a_native_disclosure_mode_before_the_model_runs() -> None:
-    """The digest drops earlier tool results, where the native modes disclose tools: the first
-    model call stops with an error naming the mode, and no request reaches the provider."""
-    from attention_scoping import AttentionScopingMiddleware
-    from tests.anthropic_stub import AnthropicStub
-    from tests.disclosure_support import anthropic_chat, make_scopes, make_tools
+class Deferring:
+    """A disclosure (the core's protocol) that also sends the other scoped tools deferred, as
+    Anthropic's native mode does: more tools sent than callable, never more callable."""
 
-    ran: list[str] = []
-    scopes = make_scopes(make_tools(ran))
-    with AnthropicStub([{"content": "hi"}]) as stub:
-        model = anthropic_chat(stub.base_url)
-        middleware = [
-            AttentionScopingMiddleware(scopes, disclosure="anthropic"),
-            TurnDigestMiddleware(),
+    def disclose(self, request: ModelRequest[Any], shown: Any) -> Disclosed:
+        sent = Rewrite().disclose(request, shown).request
+        names = {t.name for t in sent.tools if not isinstance(t, dict)}
+        deferred = [
+            {"name": t.name, "defer_loading": True}
+            for t in request.tools
+            if not isinstance(t, dict) and t.name not in names
         ]
-        agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
-        with pytest.raises(ValueError, match="disclosure='anthropic'"):
-            agent.invoke(
-                {"messages": [HumanMessage("add 2 and 3")]}, {"configurable": {"thread_id": "d"}}
-            )
-        assert stub.requests == [] and ran == []
+        return Disclosed(sent.override(tools=[*sent.tools, *deferred]), "deferring")
+
+
+def test_the_digest_refuses_a_native_disclosure_mode_before_the_model_runs(
+    toolbox: dict[str, BaseTool], ledger: Ledger
+) -> None:
+    """The digest drops earlier tool results, where the native modes disclose tools: the first
+    model call stops with an error naming the mode, and no request reaches the model."""
+    scopes = [Scope("math", "integer arithmetic", tools=[toolbox["add"], toolbox["multiply"]])]
+    model = ScriptedChatModel(script=[say("hi")])
+    middleware = [
+        AttentionScopingMiddleware(scopes, disclosure=Deferring()),
+        TurnDigestMiddleware(),
+    ]
+    agent = create_agent(
+        model, tools=list(toolbox.values()), middleware=middleware, checkpointer=InMemorySaver()
+    )
+    with pytest.raises(AttentionScopingError, match="disclosure='anthropic'"):
+        agent.invoke(
+            {"messages": [HumanMessage("add 2 and 3")]}, {"configurable": {"thread_id": "d"}}
+        )
+    assert model.recorded == [] and ledger.names() == []

@@ -1,5 +1,6 @@
 """An answer given without the tool the user's message needs: hidden, nudged once toward the
-pre-selected tools, then the model's answer stands (issue: scoping that works with any model)."""
+declared reads the core selector matched, then the model's answer stands (issue: scoping that
+works with any model)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,25 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 
-from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.common.messages import current_turn, is_user_turn
 from attention_scoping.common.text import names_in_text
 from attention_scoping.hesitation.middleware import HesitationMiddleware, is_nudge
+from attention_scoping.hesitation.options import Grounding, preselected_tools
 from attention_scoping.hesitation.pending import Pending, ungrounded_text
-from attention_scoping.scoping.catalog import ScopeCatalog
-from attention_scoping.scoping.preselect import preselect, preselected_tools
+from attention_scoping.messages import current_turn, is_user_turn
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import Selection
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.conftest import Ledger
-from tests.hesitation_support import BOTH, MATH, Form, draft_then_tool, scoped_agent, sent
+from tests.hesitation_support import (
+    BOTH,
+    MATH,
+    Form,
+    draft_then_tool,
+    reading,
+    scoped_agent,
+    sent,
+)
 
 
 def think_events(agent: Any, text: str, thread: str = "t") -> list[dict[str, Any]]:
@@ -75,22 +85,25 @@ def test_the_second_plain_answer_stands(scopes: list[Scope], form: Form) -> None
     assert state["messages"][-1].text == "3901, no tool needed."
 
 
+class CloseCall:
+    """A selector that finds the message as close to `text` as to `math`, matching `shout` and
+    `multiply` (declared reads of two scopes)."""
+
+    def select(self, text: str, catalog: ScopeCatalog) -> Selection:
+        return Selection(None, "close_call", {"text": 0.6, "math": 0.58}, ("shout", "multiply"))
+
+
 def test_a_close_call_names_nothing_and_the_plain_answer_stands(
     scopes: list[Scope], ledger: Ledger
 ) -> None:
-    def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
-        scores = {"shout": 0.6, "multiply": 0.58, "add": 0.2}
-        return sorted(((d.name, scores.get(d.name, 0.0)) for d in documents), key=lambda x: -x[1])
-
     model = ScriptedChatModel(script=[say("HELLO 6"), say("unused")])
-    scoping = AttentionScopingMiddleware(
-        scopes, ranker=rank, preselect_margin=0.1, preselect_min_score=0.3, start="top"
-    )
-    middleware: list[Any] = [scoping, HesitationMiddleware()]
-    agent = create_agent(model, middleware=middleware)
+    scoping = AttentionScopingMiddleware(reading(scopes), selector=CloseCall())
+    middleware: list[Any] = [scoping, HesitationMiddleware(reads=scoping.catalog)]
+    tools = [t for s in scopes for t in s.tool_objects]
+    agent = create_agent(model, tools=tools, middleware=middleware)
     result = agent.invoke({"messages": [HumanMessage("shout hello and multiply 2 by 3")]})
     assert result["scope_selection"]["reason"] == "close_call"
-    assert model.recorded[0]["tools"] == ["load_context", "multiply", "shout"]
+    assert sorted(model.recorded[0]["tools"]) == ["load_context", "multiply", "shout"]
     assert last_sent(model, 0).text == "shout hello and multiply 2 by 3"  # no hint
     assert len(model.recorded) == 1 and ledger.names() == []  # no nudge
     assert result["messages"][-1].text == "HELLO 6"
@@ -150,73 +163,73 @@ def test_a_selection_made_for_an_earlier_turn_expects_nothing(
     model = ScriptedChatModel(
         script=[calls(tool_call("multiply", {"a": 2, "b": 3})), say("6"), say("You're welcome.")]
     )
-    scoping = AttentionScopingMiddleware(scopes, ranker="lexical", preselect="unscoped")
-    middleware: list[Any] = [scoping, HesitationMiddleware()]
-    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    scoping = AttentionScopingMiddleware(reading(scopes))
+    middleware: list[Any] = [scoping, HesitationMiddleware(reads=scoping.catalog)]
+    tools = [t for s in scopes for t in s.tool_objects]
+    agent = create_agent(model, tools=tools, middleware=middleware, checkpointer=InMemorySaver())
     think_events(agent, MATH)
     assert think_events(agent, "thanks a lot") == []  # the math selection was for turn one
     assert len(model.recorded) == 3
 
 
 def test_expect_tool_call_none_turns_the_check_off(scopes: list[Scope]) -> None:
-    agent, model = scoped_agent(scopes, [say("3901")], expect_tool_call=None)
+    agent, model = scoped_agent(scopes, [say("3901")], grounding="off")
     assert think_events(agent, MATH) == []
     assert len(model.recorded) == 1
-    assert "multiply" in selection(agent)["tools"]  # there was an expectation to turn off
+    assert "multiply" in selection(agent)["reads"]  # there was an expectation to turn off
+
+
+def needs_reverse(state: Any, messages: Sequence[BaseMessage]) -> list[str]:
+    return ["reverse", "not_bound"] if "backwards" in messages[-1].text else []
 
 
 def test_a_custom_expectation_works_without_scoping(
     toolbox: dict[str, BaseTool], ledger: Ledger
 ) -> None:
-    def needs_reverse(state: Any, messages: Sequence[BaseMessage]) -> list[str]:
-        return ["reverse", "not_bound"] if "backwards" in messages[-1].text else []
-
     model = ScriptedChatModel(
         script=[say("olleh"), calls(tool_call("reverse", {"text": "hello"})), say("olleh")]
     )
-    agent = create_agent(
-        model,
-        tools=list(toolbox.values()),
-        middleware=[HesitationMiddleware(expect_tool_call=needs_reverse)],
+    hesitation = HesitationMiddleware(
+        grounding=Grounding(expect_tool_call=needs_reverse), reads=["reverse"]
     )
+    agent = create_agent(model, tools=list(toolbox.values()), middleware=[hesitation])
     agent.invoke({"messages": [HumanMessage("write hello backwards")]})
     assert ledger.names() == ["reverse"]
     nudge = last_sent(model, 1).text
     assert "matches `reverse(text)`." in nudge and "not_bound" not in nudge
 
 
+def test_a_custom_expectation_never_names_a_tool_nobody_declared_a_read(
+    toolbox: dict[str, BaseTool], ledger: Ledger
+) -> None:
+    """Fail closed: `reverse` carries no metadata and `reads=` does not name it, so it may
+    write; the expectation names it, yet neither the hint nor a nudge does."""
+    model = ScriptedChatModel(script=[say("olleh"), say("unused")])
+    hesitation = HesitationMiddleware(grounding=Grounding(expect_tool_call=needs_reverse))
+    agent = create_agent(model, tools=list(toolbox.values()), middleware=[hesitation])
+    result = agent.invoke({"messages": [HumanMessage("write hello backwards")]})
+    assert len(model.recorded) == 1 and ledger.names() == []
+    assert [m.text for m in sent(model, 0)] == ["write hello backwards"]  # no hint
+    assert result["messages"][-1].text == "olleh"
+
+
 def test_a_question_about_the_tools_is_not_nudged(scopes: list[Scope]) -> None:
     agent, model = scoped_agent(scopes, [say("multiply takes two integers a and b.")])
     assert think_events(agent, "what arguments does the multiply tool take?") == []
     assert len(model.recorded) == 1
-    assert "multiply" in selection(agent)["tools"]  # matched, yet not nudged
-
-
-def test_preselection_records_the_scopes_matching_tools_best_first(scopes: list[Scope]) -> None:
-    catalog = ScopeCatalog(scopes)
-
-    def rank(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
-        return [("multiply", 0.9), ("shout", 0.5), ("scope::math", 0.4), ("add", 0.3)]
-
-    choice = preselect("x", catalog, [], rank, margin=0.1)
-    assert (choice.scope, choice.tools) == ("math", ("multiply", "add"))
-    assert choice.as_record()["tools"] == ["multiply", "add"]
-    close = preselect("x", catalog, [], rank, margin=0.5, min_score=0.35)
-    assert (close.reason, close.tools) == ("close_call", ("multiply", "shout"))  # any scope
-    weak = preselect("x", catalog, [], rank, margin=0.1, min_score=0.95)
-    assert (weak.reason, weak.tools) == ("no_match", ())
+    assert "multiply" in selection(agent)["reads"]  # matched, yet not nudged
 
 
 def test_preselected_tools_reads_only_a_matching_record_of_this_turn() -> None:
     history = [HumanMessage("first", id="a"), AIMessage("ok"), HumanMessage("second", id="b")]
     turn = current_turn(history)[1]
-    record = {"reason": "confident", "tools": ["multiply"], "turn": turn}
+    record = {"reason": "confident", "reads": ["multiply"], "turn": turn}
     assert preselected_tools({"scope_selection": record}, history) == ["multiply"]
     assert preselected_tools({"scope_selection": {**record, "turn": "0:a"}}, history) == []
     close = {**record, "reason": "close_call"}
     assert preselected_tools({"scope_selection": close}, history) == ["multiply"]
     assert preselected_tools({"scope_selection": {**record, "reason": "no_match"}}, history) == []
-    assert preselected_tools({"scope_selection": {**record, "tools": "multiply"}}, history) == []
+    assert preselected_tools({"scope_selection": {**record, "reads": "multiply"}}, history) == []
     assert preselected_tools({}, history) == []
 
 
@@ -234,6 +247,8 @@ def test_the_ungrounded_nudge_asks_for_one_call_and_names_two_alternatives() -> 
     single = ungrounded_text(pending[:1], named=True)
     assert "names `t0` but calls no tool" in single and "matches `t0(q)`." in single
     assert "fits it better" not in single
-    gateway = ungrounded_text([Pending("refund", "gateway", {"name": "refund"})])
+    gateway = ungrounded_text(
+        [Pending("refund", "gateway", {"name": "refund"}, executor="execute_tool")]
+    )
     assert 'matches `execute_tool(tool_name="refund", arguments={...})`.' in gateway
     assert ungrounded_text([]).startswith("[Runtime note, automatic")  # nothing to name

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from attention_scoping.hesitation.node import HesitationNodeMiddleware, make_hesitation_node
     from attention_scoping.hesitation.options import Grounding, Nudging, Radar
     from attention_scoping.hesitation.pending import (
-        META_TOOLS,
+        NAVIGATION_TOOLS,
         NUDGE_MARK,
+        GatewayTools,
         Pending,
         Via,
         bound_disclosures,
@@ -60,7 +61,8 @@ _EXPORTS = {
     "ASKS_ABOUT_TOOLS": "markers",
     "DEFAULT_MARKERS": "radar",
     "DEFAULT_THRESHOLD": "radar",
-    "META_TOOLS": "pending",
+    "NAVIGATION_TOOLS": "pending",
+    "GatewayTools": "pending",
     "STATE_KEY": "state",
     "bound_disclosures": "pending",
     "category_enabled": "radar",
@@ -100,10 +102,11 @@ __all__ = [
     "ASKS_ABOUT_TOOLS",
     "DEFAULT_MARKERS",
     "DEFAULT_THRESHOLD",
-    "META_TOOLS",
+    "NAVIGATION_TOOLS",
     "NUDGE_MARK",
     "RULES",
     "STATE_KEY",
+    "GatewayTools",
     "Grounding",
     "Hesitation",
     "HesitationGraphState",

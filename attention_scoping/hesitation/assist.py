@@ -6,7 +6,8 @@ empty reply. Two pieces of evidence say a message asks for something a tool does
 
 - a content word of the message (stop words and numbers dropped, stemmed) occurs in a tool's
   name, description or parameter names, or
-- the ranker's best score for the message (pre-selection's record) reaches `ASSIST_MIN_SCORE`.
+- the selector's best scope score for the message (its `scope_selection` record) reaches
+  `ASSIST_MIN_SCORE`.
 
 With neither, the message needs no tool: no hint, no ungrounded nudge. The threshold was chosen
 on one half of `benchmarks/data/assist_messages.jsonl` and measured on the other
@@ -39,9 +40,10 @@ __all__ = [
 ]
 
 ASSIST_MIN_SCORE = 0.25
-"""Lowest best score (pre-selection's ranker, cosine scale of the default MiniLM ranker) at which
-a message with no content word in common with a tool still counts as needing one. Chosen on the
-calibration half of `benchmarks/data/assist_messages.jsonl`; see the module docstring."""
+"""Lowest best score at which a message with no content word in common with a tool still counts
+as needing one. Chosen on the calibration half of `benchmarks/data/assist_messages.jsonl` with
+the old MiniLM ranker's cosine scale (see the module docstring); the core's `LexicalSelector`
+scores shares of the message's words, so there a score this high already means shared words."""
 
 
 _BACK_REFERENCE = re.compile(
@@ -93,7 +95,7 @@ def matching_words(request: str, tools: Iterable[set[str]]) -> list[str]:
 
 
 def best_score(record: Mapping[str, Any] | None) -> float | None:
-    """The best scope score of a pre-selection record (`scope_selection`), or None."""
+    """The best scope score of a selection record (`scope_selection`), or None."""
     scores = record.get("scores") if isinstance(record, Mapping) else None
     if not isinstance(scores, Mapping):
         return None
@@ -110,7 +112,7 @@ def needs_tool(
     earlier: str = "",
 ) -> bool:
     """Whether `request` asks for something one of `tools` (their `tool_words`) does: a content
-    word in common, or the ranker's best `score` at least `min_score` (None: no score known);
+    word in common, or the selector's best `score` at least `min_score` (None: no score known);
     never when it asks about the conversation `earlier` holds (`asks_about_conversation`)."""
     if asks_about_conversation(request, earlier):
         return False

@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
+from attention_scoping.hesitation.errors import KitConfigError, KitTypeError
+
 __all__ = [
     "ASKS_ABOUT_TOOLS",
     "DEFAULT_MARKERS",
@@ -45,7 +47,7 @@ class HesitationMarkers:
 
     Example:
         ```python
-        from attention_scoping import detect_hesitation
+        from attention_scoping.hesitation.radar import detect_hesitation
         from attention_scoping.hesitation.radar import DEFAULT_MARKERS
 
         fr = DEFAULT_MARKERS.extend(
@@ -104,10 +106,10 @@ class HesitationMarkers:
             if category not in self.__dataclass_fields__:
                 valid = ", ".join(self.__dataclass_fields__)
                 msg = f"unknown marker category {category!r}; valid: {valid}"
-                raise ValueError(msg)
+                raise KitConfigError(msg)
             if isinstance(patterns, str):
                 msg = f"{category}: pass a list of patterns, not the string {patterns!r}"
-                raise TypeError(msg)
+                raise KitTypeError(msg)
             changes[category] = (*getattr(self, category), *patterns)
         return replace(self, **changes)
 

@@ -9,23 +9,24 @@ only an answer that announces an action it did not take gets an honest note that
 
 An ungrounded answer is nudged the same way, once per turn: the turn's first reply calls no
 tool although the user's message needs one of the bound tools (`expect_tool_call`; by default
-the tools that scope pre-selection matched to the message).
+the declared reads the core selector matched to the message, `options.preselected_tools`).
 
 What is never done: the nudge is a runtime note, marked synthetic, never written in the user's
 voice or as their consent; the user's request decides (a request for text, an explanation or a
-draft is answered, not nudged). The blast-radius rule (`core.blast_radius`): code may assist
-with reads; only the model or the application opens writes. So the hint and the ungrounded
-nudge name only tools that read, and a stall's nudge pushes toward a write only when the
-application opts in (`nudge_writes=True`); the model may still call a write it has in view.
-A message that needs no tool (`hesitation.assist`) gets no hint and no ungrounded nudge, nor
-does a close call of pre-selection.
+draft is answered, not nudged). Fail closed on risk (`attention_scoping.risk`): code names and
+nudges toward declared reads only (`metadata={"risk": "read"}`, an MCP `readOnlyHint: true`, or
+a scope's `reads=`, passed here as `reads=`); a tool nobody classified may write. So the hint
+and the ungrounded nudge name only declared reads, and a stall's nudge pushes toward another
+tool only when the application opts in (`Nudging(writes=True)`); the model may still call a
+write it has in view. A message that needs no tool (`hesitation.assist`) gets no hint and no
+ungrounded nudge, nor does a close call of the selector.
 
 Two forms, one policy (the base class `HesitationPolicy`):
 
 - `HesitationMiddleware` retries inside `wrap_model_call`: the stalled message and the nudge
   never enter the graph state or its checkpoints, and the retry sees the tool list the outer
   middleware (scoping, gating) narrowed. Works in a hand-built graph through
-  `attention_scoping.scoping.nodes.make_model_node`.
+  `attention_scoping.graph.make_model_node`.
 - `HesitationNodeMiddleware` is the post-model node: its `after_model` hook removes the stalled
   message, adds the nudge turn to the state (marked so a UI can hide it) and jumps back to the
   model. `make_hesitation_node` is the same node for a hand-built graph.
@@ -35,8 +36,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,13 +53,13 @@ from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.adapters.hooks import AsyncModelHandler, ModelHandler
-from attention_scoping.common.blast_radius import may_open
+from attention_scoping.adapters.tools import tool_name
 from attention_scoping.common.messages import hit_output_limit, is_disclosure_call
-from attention_scoping.common.option_groups import DEPRECATED_PREFIX, regroup, resolve_moved
-from attention_scoping.common.options import check_at_least
 from attention_scoping.common.text import names_in_text
 from attention_scoping.disclosure.in_history import callable_tools
+from attention_scoping.graph import ScopedAgentState
 from attention_scoping.hesitation.assist import best_score, needs_tool, refers_back
+from attention_scoping.hesitation.errors import KitConfigError, KitTypeError, check_at_least
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS
 from attention_scoping.hesitation.options import (
     DEFAULT_GROUNDING,
@@ -67,7 +67,6 @@ from attention_scoping.hesitation.options import (
     DEFAULT_NUDGING,
     DEFAULT_RADAR,
     GROUNDING_PRESETS,
-    MOVED,
     Grounding,
     GroundingPreset,
     Nudging,
@@ -94,8 +93,8 @@ from attention_scoping.hesitation.texts import (
     nudge_text,
     ungrounded_text,
 )
-from attention_scoping.scoping.nodes import ScopedAgentState
-from attention_scoping.scoping.preselect import SELECTION_KEY
+from attention_scoping.scopes import ScopeCatalog
+from attention_scoping.select import SELECTION_KEY
 
 logger = logging.getLogger(__name__)
 
@@ -117,8 +116,9 @@ NAMED_NOT_CALLED = "named_not_called"
 announces or claims the call instead of making it."""
 
 
-HesitationGraphState = ScopedAgentState
-"""State for a hand-built graph (messages, active scope, gate keys, the nudge counter)."""
+class HesitationGraphState(ScopedAgentState, HesitationState[Any]):
+    """State for a hand-built graph: messages, the core's scoping keys (`active_context`,
+    `scope_opened`, `scope_selection`) and the nudge counter (`hesitation`)."""
 
 
 CUT_SHOWN = 400
@@ -206,14 +206,29 @@ def default_nudge(pending: Sequence[Pending], verdict: Hesitation) -> str:
     return nudge_text(pending, verdict.tools)
 
 
-def warn_approval_follows(owner: str) -> None:
-    """The deprecation warning of `approval_follows`, an option that changes nothing."""
-    msg = (
-        f"{DEPRECATED_PREFIX} of {owner}: approval_follows does nothing (an approval tier never "
-        "opens writes to nudges; a nudge reads approval from the tool's metadata): drop it "
-        "(it will be removed in the next release)"
-    )
-    warnings.warn(msg, DeprecationWarning, stacklevel=3)
+def _grounding(grounding: object) -> Grounding:
+    """`grounding` as a `Grounding` (a preset name resolved), or an error naming the valid ones."""
+    if isinstance(grounding, str):
+        if grounding not in GROUNDING_PRESETS:
+            valid = ", ".join(map(repr, GROUNDING_PRESETS))
+            msg = f"grounding={grounding!r} is not a preset; valid: {valid}"
+            raise KitConfigError(msg)
+        return GROUNDING_PRESETS[grounding]
+    if not isinstance(grounding, Grounding):
+        msg = f"grounding must be a Grounding or a preset name, not {grounding!r}"
+        raise KitTypeError(msg)
+    return grounding
+
+
+def _check_groups(radar: object, nudging: object, reads: object) -> None:
+    """Refuse an option group of the wrong type, and `reads` that is not a catalog or names."""
+    for option, value, kind in (("radar", radar, Radar), ("nudging", nudging, Nudging)):
+        if not isinstance(value, kind):
+            msg = f"{option} must be a {kind.__name__}, not {value!r}"
+            raise KitTypeError(msg)
+    if isinstance(reads, str) or not isinstance(reads, ScopeCatalog | Collection):
+        msg = f"reads must be a ScopeCatalog or a collection of tool names, not {reads!r}"
+        raise KitTypeError(msg)
 
 
 class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, ResponseT]):
@@ -226,53 +241,42 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         self,
         *,
         max_nudges: int = DEFAULT_MAX_NUDGES,
-        approval_follows: bool | None = None,
         radar: Radar = DEFAULT_RADAR,
         nudging: Nudging = DEFAULT_NUDGING,
         grounding: Grounding | GroundingPreset = DEFAULT_GROUNDING,
+        reads: ScopeCatalog | Collection[str] = (),
         emit_events: bool = True,
         name: str | None = None,
-        **deprecated: Any,
     ) -> None:
         """Configure the radar and the loop.
 
         Args:
-            max_nudges: Nudges per user turn before the model's answer stands (0 = never
-                nudge).
-            approval_follows: Deprecated, does nothing (a `DeprecationWarning` when given; to
-                be removed in the next release): an approval tier after this middleware does
-                not let code nudge toward a write (the blast-radius rule), and a nudge says
-                "asks the user for approval" from the tool's own metadata
-                (`core.tool.approval_required`), so there is nothing to tell it.
+            max_nudges: Nudges per user turn before the model's answer stands (default 2;
+                0 = never nudge).
             radar: What counts as a stall: `Radar(threshold=, markers=, watch_bound_tools=,
-                ignore_tools=, skip_when_user_asks=)` (see `hesitation.options`).
+                ignore_tools=, skip_when_user_asks=, gateway=)` (see `hesitation.options`).
             nudging: How a stall is nudged: `Nudging(role=, writes=, text=, give_up=)`; the
                 default sends a runtime note as a user message, never the user's consent, and
-                never pushes toward a tool that writes (`Nudging(writes=True)`: the application
-                opts in to stall nudges toward writes; never the hint or the ungrounded nudge).
+                never pushes toward a tool that is not a declared read (`Nudging(writes=True)`:
+                the application opts in for stall nudges; never the hint or the ungrounded
+                nudge).
             grounding: A first reply that answers without the tool the message needs:
                 `Grounding(expect_tool_call=, hint=)` or a preset, `"hint"` (default: name the
-                tools that scope pre-selection matched before the first reply, and nudge a
+                declared reads the core selector matched before the first reply, and nudge a
                 reply that skips them once), `"check"` (only the nudge) or `"off"`.
-            emit_events: Write think events to the custom stream.
+            reads: Tools declared reads beyond their own metadata: the scoping middleware's
+                catalog (`scoping.catalog`, so `Scope(..., reads=[...])` counts) or names.
+                Default none: only a tool's metadata or MCP annotations declare it a read.
+            emit_events: Write think events to the custom stream (default on).
             name: Middleware name, to add two instances to one agent.
-            **deprecated: The keyword options of 0.1 that moved into `radar` (`markers`,
-                `threshold`, `watch_bound_tools`, `ignore_tools`, `skip_when_user_asks`),
-                `nudging` (`nudge`, `give_up`, `nudge_writes`, `nudge_role`) and `grounding`
-                (`expect_tool_call`, `hint_expected`): accepted for one release with a
-                `DeprecationWarning` naming the new spelling.
 
         Raises:
-            ValueError: A bad count, preset or option value, or options that contradict.
-            TypeError: A keyword argument that does not exist.
+            KitConfigError: A bad count, preset or option value, or options that contradict.
+            KitTypeError: An option group of the wrong type.
         """
         super().__init__()
-        moved = regroup(type(self).__name__, deprecated, MOVED)
-        if approval_follows is not None:
-            warn_approval_follows(type(self).__name__)
-        radar = resolve_moved("radar", radar, Radar, {}, moved)
-        nudging = resolve_moved("nudging", nudging, Nudging, {}, moved)
-        expects = resolve_moved("grounding", grounding, Grounding, GROUNDING_PRESETS, moved)
+        expects = _grounding(grounding)
+        _check_groups(radar, nudging, reads)
         check_at_least("max_nudges", max_nudges)
         self.radar: Radar = radar
         """The radar options in force."""
@@ -284,7 +288,12 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         self.markers = radar.markers
         self.threshold = radar.threshold
         self.watch_bound_tools = radar.watch_bound_tools
-        self.ignore_tools = frozenset(radar.ignore_tools)
+        self.ignore_tools = radar.ignored
+        self.gateway = radar.gateway
+        self.reads: ScopeCatalog | frozenset[str] = (
+            reads if isinstance(reads, ScopeCatalog) else frozenset(reads)
+        )
+        """Tools declared reads beyond their metadata (a catalog's declared reads, or names)."""
         self.skip_when_user_asks = radar.skip_when_user_asks
         self.nudge = nudging.text or default_nudge
         self.give_up = nudging.give_up or honest_answer
@@ -303,17 +312,27 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
     # -- pure steps -------------------------------------------------------------------------
 
     def disclosed(self, messages: Sequence[BaseMessage], tools: Sequence[Any]) -> list[Pending]:
-        """Schemas a stall could be about (gateway first, then the bound `tools`; in a native
-        disclosure mode only those the model can call now: `disclosure.callable_tools`)."""
-        pending = gateway_disclosures(messages)
+        """Schemas a stall could be about (the gateway's first, with `Radar(gateway=)`; then the
+        bound `tools`; in a native disclosure mode only those the model can call now:
+        `disclosure.callable_tools`)."""
+        pending = [] if self.gateway is None else gateway_disclosures(messages, self.gateway)
         if self.watch_bound_tools:
             known = {p.name for p in pending}
             now = callable_tools(tools, messages)
+            listed = tools if now is None else now
+            names = {tool_name(t) for t in listed if not isinstance(t, Mapping)}
             bound = bound_disclosures(
-                tools if now is None else now, messages, ignore=self.ignore_tools
+                listed, messages, ignore=self.ignore_tools, reads=self.scope_reads(names)
             )
             pending += [p for p in bound if p.name not in known]
         return pending
+
+    def scope_reads(self, names: Collection[str]) -> frozenset[str]:
+        """Which of `names` `reads=` declares reads (a scope's `reads`, or names given)."""
+        if isinstance(self.reads, ScopeCatalog):
+            catalog = self.reads
+            return frozenset(n for n in names if n in catalog.declared_reads or n in catalog.reads)
+        return frozenset(n for n in names if n in self.reads)
 
     def turn_of(
         self, messages: Sequence[BaseMessage], state: Any, tools: Sequence[Any]
@@ -340,18 +359,19 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         pending: Sequence[Pending],
     ) -> list[str]:
         """The bound tools the user's message needs (`expect_tool_call`), best first, that code
-        may name: reading tools only (`core.blast_radius.may_open(tool, "code")`). When
-        pre-selection made this turn's expectation: none on its close call, and none when the
-        message needs no tool at all (`assist.needs_tool`: no content word shared with them and
-        a best score below `ASSIST_MIN_SCORE`, or it asks about the conversation before it)."""
+        may name: declared reads only (`Pending.read`: `attention_scoping.risk.declared_read`).
+        When the core selector made this turn's expectation: none on its close call, and none
+        when the message needs no tool at all (`assist.needs_tool`: no content word shared with
+        them and a best score below `ASSIST_MIN_SCORE`, or it asks about the conversation
+        before it)."""
         if self.expect_tool_call is None or not isinstance(state, Mapping):
             return []
         by_name = {p.name: p for p in pending}
         names = dict.fromkeys(self.expect_tool_call(state, messages))
         wanted = [by_name[t] for t in names if t in by_name]
-        reads = [p for p in wanted if may_open(p.metadata, "code")]
+        reads = [p for p in wanted if p.read]
         record = selection_of(state, messages)
-        if not reads or record is None:  # no pre-selection: the app's own expectation stands
+        if not reads or record is None:  # no selector record: the app's own expectation stands
             return [p.name for p in reads]
         if record.get("reason") == "close_call":
             return []
@@ -402,11 +422,11 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         )
 
     def may_nudge(self, pending: Pending) -> bool:
-        """Whether a stall's nudge may push the model toward `pending`: a tool that reads
-        (`core.blast_radius.may_open(tool, "code")`), or a write only when the application opted
-        in (`nudge_writes=True`). An approval tier does not open writes to nudges: code may
-        assist with reads; only the model or the application opens writes."""
-        return self.nudge_writes or may_open(pending.metadata, "code")
+        """Whether a stall's nudge may push the model toward `pending`: a declared read
+        (`Pending.read`), or any tool in view only when the application opted in
+        (`Nudging(writes=True)`). An approval tier does not open writes to nudges: code may
+        assist with declared reads; only the model or the application opens the rest."""
+        return self.nudge_writes or pending.read
 
     def hint_due(self, messages: Sequence[BaseMessage]) -> bool:
         """Whether this call may carry the hint: it is on, and no reply or nudge came yet in
@@ -427,7 +447,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         message that needs no tool: `expected_tools`), or a reply or a nudge came already."""
         if turn is None or not turn.expected or not self.hint_due(messages):
             return None
-        targets = [p for p in _in_order(turn.pending, turn.expected) if not p.writes]
+        targets = [p for p in _in_order(turn.pending, turn.expected) if p.read]
         if not targets:
             return None
         logger.info("hesitation: hint before the first reply: %s", [p.name for p in targets])
@@ -454,8 +474,8 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         if not promises and any(_same_text(message.text, seen) for seen in turn.stalled):
             return None  # asked again, the model keeps its answer: it stands
         concerned = _in_order(turn.pending, verdict.tools) or turn.pending
-        if UNGROUNDED in verdict.signals:  # pre-selection's guess: code names reads only
-            targets = [p for p in concerned if not p.writes]
+        if UNGROUNDED in verdict.signals:  # the selector's guess: code names declared reads only
+            targets = [p for p in concerned if p.read]
         else:
             targets = [p for p in concerned if self.may_nudge(p)]
         if not targets:
@@ -501,7 +521,7 @@ class HesitationPolicy(AgentMiddleware[HesitationState[ResponseT], ContextT, Res
         """A runtime note in the nudge role, marked synthetic (`NUDGE_MARK` holds `record`)."""
         mark: dict[str, Any] = {
             NUDGE_MARK: record,
-            "synthetic": True,  # not the user's turn (core.messages.is_user_turn)
+            "synthetic": True,  # not the user's turn (attention_scoping.messages.is_user_turn)
         }
         kind = SystemMessage if self.nudge_role == "system" else HumanMessage
         return kind(content=text, id=f"nudge-{uuid.uuid4().hex}", additional_kwargs=mark)
@@ -533,17 +553,22 @@ class HesitationMiddleware(HesitationPolicy[ResponseT, ContextT]):
     """Turn schema-parroting stalls into tool calls: think event, nudge, bounded retry, all
     inside the model call (nothing of it reaches the state or the checkpoints).
 
-    Place it after scoping and gating and before approval/HITL:
-    `[AttentionScopingMiddleware(...), <gating>, HesitationMiddleware(),
+    Place it after scoping and before approval/HITL:
+    `[AttentionScopingMiddleware(...), HesitationMiddleware(reads=scoping.catalog),
     ApprovalMiddleware(...)]` (or `HumanInTheLoopMiddleware(..., interrupt_mode="per_call")`).
+    Defaults: at most 2 nudges per turn, the English radar, nudges as user-role runtime notes
+    toward declared reads only, and the `"hint"` grounding (the selector's matched reads named
+    before the first reply).
 
     Example:
         ```python
         from langchain.agents import create_agent
-        from attention_scoping import HesitationMiddleware, ToolGateway
+        from attention_scoping.hesitation.middleware import HesitationMiddleware
+        from attention_scoping.middleware import AttentionScopingMiddleware
 
-        agent = create_agent(model, tools=gateway.tools,
-                             middleware=[HesitationMiddleware(max_nudges=2)])
+        scoping = AttentionScopingMiddleware(scopes)
+        agent = create_agent(model, tools=tools,
+                             middleware=[scoping, HesitationMiddleware(reads=scoping.catalog)])
         for mode, chunk in agent.stream(inputs, stream_mode=["custom", "updates"]):
             if mode == "custom" and chunk.get("type") == "think":
                 show_dimmed(chunk["content"])  # and hide the message chunk["message_id"]

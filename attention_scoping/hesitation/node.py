@@ -164,17 +164,20 @@ def make_hesitation_node(
     """The post-model node for a hand-built `StateGraph`: after the model, route to the tools,
     back to the model with a nudge, or to the end.
 
-    Pass the same `hesitation` to `make_model_node(..., middleware=[hesitation])` so the node
-    judges against the tools that call was shown; otherwise it judges against `tools`.
+    Pass the same `hesitation` to `attention_scoping.graph.make_model_node(...,
+    middleware=[hesitation])` so the node judges against the tools that call was shown;
+    otherwise it judges against `tools`.
 
     Example:
         ```python
         hesitation = HesitationNodeMiddleware()
-        graph = StateGraph(HesitationGraphState)
-        graph.add_node("model", make_model_node(llm, tools, middleware=[hesitation]))
+        state = HesitationGraphState  # from attention_scoping.hesitation.middleware
+        graph = StateGraph(state)
+        graph.add_node("model", make_model_node(llm, tools, middleware=[hesitation],
+                                                state_schema=state))
         graph.add_node("hesitation", make_hesitation_node(hesitation, tools),
                        destinations=("model", "tools", END))
-        graph.add_node("tools", make_tool_node(tools))
+        graph.add_node("tools", make_tool_node(tools, state_schema=state))
         graph.add_edge(START, "model")
         graph.add_edge("model", "hesitation")
         graph.add_edge("tools", "model")

@@ -1,8 +1,8 @@
 """`HesitationMiddleware`'s grouped options: what counts as a stall (`Radar`), how the model is
 nudged (`Nudging`), and when an answer without a tool call is nudged or hinted (`Grounding`).
 
-Every default lives here. A bad value, or a hint with nothing to hint at, raises `ValueError`
-when the group is built.
+Every default lives here. A bad value, or a hint with nothing to hint at, raises
+`KitConfigError` (an `AttentionScopingError` and a `ValueError`) when the group is built.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any, ClassVar, Literal, get_args
 
 from langchain_core.messages import BaseMessage
 
-from attention_scoping.common.option_groups import Moved, moved_into
-from attention_scoping.common.options import check_choice
+from attention_scoping.hesitation.errors import KitConfigError, KitTypeError
 from attention_scoping.hesitation.markers import ASKS_ABOUT_TOOLS, HesitationMarkers
-from attention_scoping.hesitation.pending import META_TOOLS, Pending
+from attention_scoping.hesitation.pending import NAVIGATION_TOOLS, GatewayTools, Pending
 from attention_scoping.hesitation.radar import DEFAULT_MARKERS, DEFAULT_THRESHOLD, Hesitation
-from attention_scoping.scoping.preselect import preselected_tools
+from attention_scoping.messages import current_turn
+from attention_scoping.select import SELECTION_KEY
 
 NudgeRole = Literal["user", "system"]
 """How the nudge is sent: a user message (every provider accepts it) or a system message."""
@@ -35,6 +35,28 @@ did not take after the last nudge."""
 DEFAULT_MAX_NUDGES = 2
 """Nudges per user turn before the model's answer stands."""
 
+MATCHED = frozenset({"confident", "close_call"})
+"""Selection reasons whose record names the declared reads the message matched."""
+
+
+def preselected_tools(state: Mapping[str, Any], messages: Sequence[BaseMessage]) -> list[str]:
+    """The declared reads the core selector matched to the user's current message, best first
+    (`attention_scoping.select.SELECTION_KEY`'s record, its `reads`). Empty when nothing
+    matched (`no_match`, `no_intent`) or the record is of an earlier turn.
+
+    `AttentionScopingMiddleware` writes the record at the first model call of each turn; place
+    the hesitation middleware after it."""
+    record = state.get(SELECTION_KEY)
+    if not isinstance(record, Mapping) or record.get("reason") not in MATCHED:
+        return []
+    if record.get("turn") != current_turn(messages)[1]:
+        return []
+    reads = record.get("reads")
+    if not isinstance(reads, list | tuple):
+        return []
+    return [name for name in reads if isinstance(name, str)]
+
+
 GroundingPreset = Literal["hint", "check", "off"]
 """`hint`: name the expected tools before the first reply and nudge an answer that skips them;
 `check`: only the nudge; `off`: neither."""
@@ -47,6 +69,7 @@ class Radar:
     Example:
         ```python
         Radar(threshold=3.0, skip_when_user_asks=None)
+        Radar(gateway=GatewayTools(schema_tool="get_tool_schema", execute_tool="execute_tool"))
         ```
     """
 
@@ -57,8 +80,13 @@ class Radar:
     watch_bound_tools: bool = True
     """Also treat the schemas bound to the call (promoted or visible tools) as disclosed, while
     no action tool has run in the turn."""
-    ignore_tools: Sequence[str] = tuple(sorted(META_TOOLS))
-    """Tools whose schemas never count (navigation and gateway tools)."""
+    ignore_tools: Sequence[str] = tuple(sorted(NAVIGATION_TOOLS))
+    """Tools whose schemas never count (default: the core's `load_context`; a gateway's own
+    tools are added from `gateway`)."""
+    gateway: GatewayTools | None = None
+    """A tool gateway's tool names, when the agent discloses schemas through one: its schema
+    results count as disclosures and its executor is the call a nudge asks for. None (default):
+    no gateway; the kit knows no gateway's names by itself."""
     skip_when_user_asks: re.Pattern[str] | None = ASKS_ABOUT_TOOLS
     """A user message matching it asks about tools (or forbids running them): its answers are
     not judged. None judges everything. Other user messages go to the radar as `request=`, so
@@ -68,11 +96,20 @@ class Radar:
         """Keep `ignore_tools` as a tuple (the group stays hashable); refuse a bad threshold."""
         if isinstance(self.ignore_tools, str):
             msg = f"ignore_tools must be a sequence of tool names, not {self.ignore_tools!r}"
-            raise TypeError(msg)
+            raise KitTypeError(msg)
         object.__setattr__(self, "ignore_tools", tuple(self.ignore_tools))
         if not isinstance(self.threshold, int | float) or self.threshold <= 0:
             msg = f"threshold must be a number above 0, not {self.threshold!r}"
-            raise ValueError(msg)
+            raise KitConfigError(msg)
+        if self.gateway is not None and not isinstance(self.gateway, GatewayTools):
+            msg = f"gateway must be a GatewayTools or None, not {self.gateway!r}"
+            raise KitTypeError(msg)
+
+    @property
+    def ignored(self) -> frozenset[str]:
+        """Tools whose schemas never count: `ignore_tools` and the gateway's own tools."""
+        own = self.gateway.names if self.gateway is not None else frozenset()
+        return frozenset(self.ignore_tools) | own
 
 
 @dataclass(frozen=True)
@@ -90,8 +127,9 @@ class Nudging:
     """Send the nudge as a `"user"` message (its text says it is a runtime note) or a
     `"system"` message (for providers that accept system messages mid-conversation)."""
     writes: bool = False
-    """Nudge toward side-effecting tools even when no approval tier asks the human first (by
-    default such a stall is left as the model's answer)."""
+    """The application opts in to stall nudges toward tools in view that are not declared
+    reads (by default such a stall is left as the model's answer). Never the hint or the
+    ungrounded nudge: those name declared reads only."""
     text: NudgeText | None = None
     """`(pending, verdict) -> text` of the nudge (None: `middleware.default_nudge`, a runtime
     note that is never the user's consent)."""
@@ -104,7 +142,10 @@ class Nudging:
 
     def __post_init__(self) -> None:
         """Refuse an unknown role."""
-        check_choice("role", self.role, self.CHOICES["role"])
+        if self.role not in self.CHOICES["role"]:
+            valid = " or ".join(map(repr, self.CHOICES["role"]))
+            msg = f"role must be {valid}, not {self.role!r}"
+            raise KitConfigError(msg)
 
 
 @dataclass(frozen=True)
@@ -121,9 +162,10 @@ class Grounding:
     expect_tool_call: ExpectToolCall | None = preselected_tools
     """`(state, messages) -> tool names` the current user message needs. When it names bound
     tools and the turn's first reply answers in text with no tool call, that answer is hidden
-    and nudged once toward them. The default, `preselected_tools`, reads the tools the intent
-    pre-selection of `AttentionScopingMiddleware` matched to this turn's message (place this
-    middleware after it). None turns the check (and the hint) off."""
+    and nudged once toward them. The default, `preselected_tools`, reads the declared reads the
+    core selector of `AttentionScopingMiddleware` matched to this turn's message (place this
+    middleware after it). Only declared reads are ever named or nudged toward, whatever this
+    returns. None turns the check (and the hint) off."""
     hint: bool | None = None
     """Before the turn's first reply, add a runtime note that names the expected tools and asks
     for a call to the one that answers the request (part of that model request only, never of
@@ -136,7 +178,7 @@ class Grounding:
                 "hint=True needs expect_tool_call (the hint names the tools it expects), but "
                 "expect_tool_call=None; valid: hint with an expect_tool_call, or hint=False"
             )
-            raise ValueError(msg)
+            raise KitConfigError(msg)
 
     @property
     def hints(self) -> bool:
@@ -162,14 +204,3 @@ DEFAULT_NUDGING = Nudging()
 """The nudging when `nudging=` is not given."""
 DEFAULT_GROUNDING: GroundingPreset = "hint"
 """The grounding when `grounding=` is not given."""
-
-MOVED: Mapping[str, Moved] = {
-    **moved_into(
-        "radar", Radar, "markers threshold watch_bound_tools ignore_tools skip_when_user_asks"
-    ),
-    **moved_into(
-        "nudging", Nudging, "give_up", nudge="text", nudge_writes="writes", nudge_role="role"
-    ),
-    **moved_into("grounding", Grounding, "expect_tool_call", hint_expected="hint"),
-}
-"""The keyword options of 0.1 that moved into a group (accepted with a DeprecationWarning)."""

@@ -8,11 +8,14 @@ not stop them; a tool result that carries the result they already have does. The
 a write tool from running twice when a model repeats it.
 
 What counts as "already answered": a call of the turn with the same tool and arguments that
-returned without error. A read is forgotten once a write ran after it (per
-`core.blast_radius.writes`; "read the file, fix the typo, read it again" reads again); a write
-is never forgotten. Calls are located by their position in the thread (which reply made them,
-and which tool messages follow that reply), never by ids alone: servers that number calls per
-reply give every first call `call_0`.
+returned without error. Fail closed (`attention_scoping.risk`): a tool is a read only when
+declared one (`metadata={"risk": "read"}`, an MCP `readOnlyHint: true`, or `reads=`); a call of
+any other tool counts as a write. A read is forgotten once a write ran after it ("read the
+file, fix the typo, read it again" reads again, whether or not the fixing tool was marked); a
+write is never forgotten. The core's `load_context` is never answered as a repeat: the model
+loading a scope itself is what opens its tools that may write. Calls are located by their
+position in the thread (which reply made them, and which tool messages follow that reply),
+never by ids alone: servers that number calls per reply give every first call `call_0`.
 
 `find_repeat` is the pure part: it reads the messages; the middleware only answers the call.
 """
@@ -37,12 +40,10 @@ from typing_extensions import override
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import tool_name
-from attention_scoping.common.blast_radius import writes
-from attention_scoping.common.errors import NOT_RUN_ERRORS, ErrorCode, Payload, refusal
 from attention_scoping.common.limits import clip_head
-from attention_scoping.common.messages import current_turn, text_of, tool_calls_of, tool_error_code
-from attention_scoping.common.tool import ToolSpec
-from attention_scoping.gateway.catalog import EXECUTE_TOOL
+from attention_scoping.common.messages import tool_error_code
+from attention_scoping.errors import NOT_RUN_ERRORS, ErrorCode, Payload, refusal
+from attention_scoping.hesitation.errors import KitConfigError, KitTypeError
 from attention_scoping.hesitation.texts import (
     REPEAT_ANSWERED_MESSAGE,
     REPEAT_ANSWERED_STEP,
@@ -50,6 +51,9 @@ from attention_scoping.hesitation.texts import (
     REPEAT_SAME_STEP_MESSAGE,
     REPEAT_SAME_STEP_STEP,
 )
+from attention_scoping.messages import current_turn, text_of, tool_calls_of
+from attention_scoping.risk import declared_read
+from attention_scoping.scopes import LOAD_CONTEXT, ScopeCatalog
 
 RESULT_CHARS = 2000
 """Characters of the earlier result the answer carries by default."""
@@ -228,22 +232,24 @@ class RepeatedCallMiddleware(
     The answer is the earlier result (cut at `result_chars`) followed by a one-line note to
     answer from it, with status `success` and `response_metadata["repeated_call"] = True`, so
     nothing is lost and the model has a result to answer from. Only a call that returned without
-    error counts: retrying a failed call runs it. A read is forgotten once a write ran after it
-    (`core.blast_radius.writes` on the tools the model was offered and those given as `tools`;
-    a tool it does not know, a gateway `execute_tool` call of one included, counts as a write);
-    a write is never run twice. A read whose MCP annotations say `idempotentHint: false` runs
-    again (only an idempotent read is answered from the earlier result). A new
-    user turn starts afresh, and two identical calls in one model reply run once (the second gets
-    a `repeated_call` error). Calls are matched by position in the thread, so servers that reuse
-    ids (`call_0` in every reply) are handled. Put it before `ApprovalMiddleware`, so a repeated
-    write is refused before anyone is asked to approve it again.
+    error counts: retrying a failed call runs it. Fail closed: a tool is a read only when it is
+    declared one (`attention_scoping.risk.declared_read` on the tools the model was offered and
+    those given as `tools`, plus `reads=`); any other call, a tool it does not know or a call
+    through `execute_tool=` of one included, counts as a write. A read is forgotten once a write
+    ran after it; a write is never run twice. A read whose MCP annotations say
+    `idempotentHint: false` runs again (only an idempotent read is answered from the earlier
+    result). `load_context` always runs. A new user turn starts afresh, and two identical calls
+    in one model reply run once (the second gets a `repeated_call` error). Calls are matched by
+    position in the thread, so servers that reuse ids (`call_0` in every reply) are handled.
+    Put it after the scoping middleware and before `ApprovalMiddleware`, so a repeated write is
+    refused before anyone is asked to approve it again.
 
     Example:
         ```python
-        from attention_scoping.hesitation import HesitationMiddleware, RepeatedCallMiddleware
+        from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 
-        repeats = RepeatedCallMiddleware(allow_repeat={"job_status"})  # a poll may repeat
-        agent = create_agent(model, tools, middleware=[HesitationMiddleware(), repeats])
+        repeats = RepeatedCallMiddleware(allow_repeat={"job_status"}, reads=scoping.catalog)
+        agent = create_agent(model, tools, middleware=[scoping, repeats])
         ```
     """
 
@@ -253,55 +259,75 @@ class RepeatedCallMiddleware(
         allow_repeat: Collection[str] = (),
         result_chars: int = RESULT_CHARS,
         tools: Iterable[Any] = (),
+        reads: ScopeCatalog | Collection[str] = (),
+        execute_tool: str | None = None,
     ) -> None:
         """Set up the guard.
 
         Args:
             allow_repeat: Tools that may run again with the same arguments (a status poll, a
                 clock, a random draw: tools whose answer changes between calls).
-            result_chars: Characters of the earlier result the answer carries.
-            tools: Tools (or `ToolSpec`s) to tell reads from writes beyond those offered to the
-                model: a gateway's catalog (`gateway.catalog.specs.values()`), whose tools run
-                inside `execute_tool`, so a read through the gateway is not taken for a write.
+            result_chars: Characters of the earlier result the answer carries (default 2000).
+            tools: Tools (objects with `name` and `metadata`) to tell reads from writes beyond
+                those offered to the model: a gateway's catalog tools, say, which run inside
+                its executor, so a declared read through the gateway is not taken for a write.
+            reads: Tools declared reads beyond their metadata: the scoping middleware's catalog
+                (`scoping.catalog`, so `Scope(..., reads=[...])` counts) or names.
+            execute_tool: A gateway's executor tool, whose calls are judged by the tool their
+                `tool_name` argument names (default None: a call is judged by its own name).
 
         Raises:
-            ValueError: `result_chars` below 1.
+            KitConfigError: `result_chars` below 1.
+            KitTypeError: `reads` that is neither a catalog nor names.
         """
         super().__init__()
         if result_chars < 1:
             msg = f"result_chars must be at least 1, got {result_chars}"
-            raise ValueError(msg)
+            raise KitConfigError(msg)
+        if isinstance(reads, str) or not isinstance(reads, ScopeCatalog | Collection):
+            msg = f"reads must be a ScopeCatalog or a collection of tool names, not {reads!r}"
+            raise KitTypeError(msg)
         self.allow_repeat = frozenset(allow_repeat)
         self.result_chars = result_chars
-        self._writes: dict[str, bool] = {}
-        """Which tools write, by name (given, and learned from the model calls' tool lists)."""
+        self.execute_tool = execute_tool
+        self.declared: frozenset[str] = (
+            reads.reads if isinstance(reads, ScopeCatalog) else frozenset(reads)
+        )
+        """Names declared reads by `reads=` (whatever their metadata lacks)."""
+        self._reads: dict[str, bool] = {}
+        """Which tools are declared reads, by name (given, and learned from the model calls'
+        tool lists); a tool not in it may write."""
         self._varying: set[str] = set()
         """Reads whose MCP annotations say `idempotentHint: false`: they run again."""
         self._learn(list(tools))
 
     def learn(self, tools: Iterable[Any]) -> None:
-        """Tell reads from writes for `tools` too (tools or `ToolSpec`s), as `tools=` does: for
-        a catalog built after the guard (an eval strategy's gateway, say)."""
+        """Tell reads from writes for `tools` too, as `tools=` does: for a catalog built after
+        the guard (an eval strategy's gateway, say)."""
         self._learn(list(tools))
 
     def _learn(self, tools: Sequence[Any]) -> None:
         for tool in tools:
-            if isinstance(tool, ToolSpec):
-                self._writes[tool.name] = writes(tool)
-            elif not isinstance(tool, Mapping):  # provider dicts carry no metadata
-                name = tool_name(tool)
-                self._writes[name] = writes(tool)
-                if not self._writes[name] and _not_idempotent(getattr(tool, "metadata", None)):
-                    self._varying.add(name)
+            if isinstance(tool, Mapping):  # provider dicts carry no metadata
+                continue
+            name = tool_name(tool)
+            # one guard may serve several agents: a name any of them may write with stays a write
+            read = declared_read(tool, name, self.declared) and self._reads.get(name, True)
+            self._reads[name] = read
+            if read and _not_idempotent(getattr(tool, "metadata", None)):
+                self._varying.add(name)
 
     def writes_call(self, call: Mapping[str, Any]) -> bool:
-        """Whether `call` may change something: its tool writes, or is not known to read."""
+        """Whether `call` may change something: any call but one of a declared read (a tool
+        the guard never saw, `load_context` included, counts as a write)."""
         name = call.get("name")
-        if name == EXECUTE_TOOL:
+        if self.execute_tool is not None and name == self.execute_tool:
             args = call.get("args")
             name = args.get("tool_name") if isinstance(args, Mapping) else None
-        known = self._writes.get(name) if isinstance(name, str) else None
-        return True if known is None else known
+        if not isinstance(name, str):
+            return True
+        known = self._reads.get(name)
+        return not known if known is not None else name not in self.declared
 
     @override
     def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
@@ -312,7 +338,7 @@ class RepeatedCallMiddleware(
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
         """The earlier result for a repeated call, or None to run it."""
         call = request.tool_call
-        if call["name"] in self.allow_repeat:
+        if call["name"] == LOAD_CONTEXT or call["name"] in self.allow_repeat:
             return None
         if request.tool is not None:
             self._learn([request.tool])

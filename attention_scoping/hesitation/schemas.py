@@ -12,6 +12,7 @@ from typing import Any
 
 from attention_scoping.common.text import split_identifier
 from attention_scoping.common.tool import is_critical
+from attention_scoping.hesitation.errors import KitTypeError
 
 __all__ = ["COMMON_WORDS", "ParamInfo", "SchemaInfo", "name_words", "parse_schemas"]
 
@@ -41,7 +42,7 @@ class ParamInfo:
     name: str
     tool: str
     critical: bool
-    """Only the user can give it (`core.tool.is_critical`: required, no default or suggested
+    """Only the user can give it (`common.tool.is_critical`: required, no default or suggested
     one, not nullable): the model cannot fill it in by itself."""
     default: Any = None
     """The schema's default or the gateway's suggested default, if any."""
@@ -86,7 +87,7 @@ def _tool_dict(schema: Any) -> Mapping[str, Any]:
             f"a disclosed schema must be a mapping or a SchemaInfo, not {type(schema).__name__}; "
             "convert a LangChain tool with attention_scoping.adapters.tools.to_provider_schema"
         )
-        raise TypeError(msg)
+        raise KitTypeError(msg)
     fn = schema.get("function")
     return fn if isinstance(fn, Mapping) else schema
 

@@ -1,6 +1,6 @@
 """The state key the hesitation middleware writes (both forms), declared apart from the
-middleware so `attention_scoping.scoping.nodes.ScopedAgentState` derives from it without an import
-cycle."""
+middleware so a graph's state (`middleware.HesitationGraphState`, or
+`attention_scoping.graph.agent_state(...)`) can take it without importing the middleware."""
 
 from __future__ import annotations
 

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from attention_scoping.common.signature import call_signature
-from attention_scoping.gateway.catalog import EXECUTE_TOOL
 
 if TYPE_CHECKING:
     from attention_scoping.hesitation.pending import Pending
@@ -64,7 +63,7 @@ REPEAT_ANSWERED_STEP = (
 """`repeated_call` (answered): what to do next."""
 
 OUTPUT_LIMIT_MARK = " [... cut: this reply reached the output limit]"
-"""End of a reply cut at the output cap when the retry shows it again. Not `core.limits.clip`'s
+"""End of a reply cut at the output cap when the retry shows it again. Not `common.limits.clip`'s
 mark on purpose: the model needs the reason (its own reply ran into the cap, so it should not
 write it out again), not the sizes."""
 
@@ -164,8 +163,9 @@ def hint_text(pending: Sequence[Pending]) -> str:
     focus = list(pending)[:3]
     names = ", ".join(f"`{p.name}`" for p in focus)
     how = "call that one now with values from the request"
-    if focus and all(p.via == "gateway" for p in focus):
-        how = f"call it now through `{EXECUTE_TOOL}` with values from the request"
+    executors = {p.executor for p in focus if p.via == "gateway"}
+    if focus and all(p.via == "gateway" for p in focus) and len(executors) == 1:
+        how = f"call it now through `{executors.pop()}` with values from the request"
     return "\n".join(
         [
             RUNTIME_NOTE,

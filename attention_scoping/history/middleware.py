@@ -9,8 +9,8 @@ from langchain_core.messages import AnyMessage, HumanMessage, SystemMessage
 
 from attention_scoping.adapters.model_calls import ModelCallHooks
 from attention_scoping.common.messages import current_turn, text_of
-from attention_scoping.common.options import check_at_least
 from attention_scoping.disclosure.in_history import history_mode
+from attention_scoping.hesitation.errors import KitConfigError, check_at_least
 from attention_scoping.history.digest import DIGEST_MAX_CHARS, digest_turns, earlier_lines
 
 __all__ = ["TurnDigestMiddleware", "digest_request_messages"]
@@ -68,8 +68,9 @@ class TurnDigestMiddleware(ModelCallHooks, AgentMiddleware[Any, ContextT, Respon
 
     def prepare_request(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request with the earlier turns folded into the current user message; a
-        `ValueError` when the request discloses tools through the history (a native
-        `disclosure=` mode), since the digest would drop those disclosures."""
+        `KitConfigError` (an `AttentionScopingError` and a `ValueError`) when the request
+        discloses tools through the history (a native `disclosure=` mode), since the digest
+        would drop those disclosures."""
         messages = list(request.messages)
         mode = history_mode(request.tools, messages)
         if mode is not None:
@@ -78,6 +79,6 @@ class TurnDigestMiddleware(ModelCallHooks, AgentMiddleware[Any, ContextT, Respon
                 "tools in earlier tool results, which the digest leaves out. Remove the digest, "
                 "or use disclosure='rewrite' (small local models)"
             )
-            raise ValueError(msg)
+            raise KitConfigError(msg)
         folded = digest_request_messages(messages, self.max_chars)
         return request if folded is messages else request.override(messages=folded)

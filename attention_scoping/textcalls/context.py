@@ -5,7 +5,7 @@ not one: the user's last message asks to see JSON or an example, or forbids runn
 ("show me the JSON for send_email, do not send it"), or the call is a copy of a call-shaped
 object a tool returned (a web page or an email body that carries
 `{"name": "send_email", ...}` is data, not an instruction). Messages are read through
-`core.messages`, so plain objects with `type` and `content` work as well as LangChain's.
+`common.messages`, so plain objects with `type` and `content` work as well as LangChain's.
 """
 
 from __future__ import annotations

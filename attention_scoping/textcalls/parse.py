@@ -20,6 +20,8 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from attention_scoping.errors import AttentionScopingError
+
 __all__ = [
     "LEAD_IN_CHARS",
     "MAX_JSON_DEPTH",
@@ -160,11 +162,16 @@ def _depth_ok(text: str) -> bool:
     return True
 
 
+class TooDeepError(AttentionScopingError, ValueError):
+    """JSON nested deeper than `MAX_JSON_DEPTH` (a `ValueError`, like `json.loads`'s own)."""
+
+
 def loads_bounded(text: str) -> Any:
-    """`json.loads(text)`, refusing text nested deeper than `MAX_JSON_DEPTH` (ValueError)."""
+    """`json.loads(text)`, refusing text nested deeper than `MAX_JSON_DEPTH` (`TooDeepError`;
+    invalid JSON raises `json.JSONDecodeError`, both `ValueError`s)."""
     if not _depth_ok(text):
         msg = f"JSON nested deeper than {MAX_JSON_DEPTH} levels"
-        raise ValueError(msg)
+        raise TooDeepError(msg)
     return json.loads(text)
 
 
