@@ -120,7 +120,7 @@ class SummaryPool:
                 f"budget_tokens={self.budget_tokens!r} is read only by mode='auto', not "
                 f"mode={self.mode!r}"
             )
-            raise ValueError(msg)
+            raise GateConfigError(msg)
 
     @property
     def budget(self) -> int:
