@@ -406,7 +406,8 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
         self,
         candidates: Sequence[str],
         pinned: Iterable[str] = (),
-        not_reads: Iterable[str] = (),
+        *,
+        not_reads: Iterable[str],
     ) -> tuple[str, int]:
         """The summary pool text for this call and its size in tokens ('' when off).
 
@@ -507,7 +508,7 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
         shown = set(held)
         rows = sorted([*facts.dict_rows, *(r for n in shown for r in facts.rows.get(n, ()))])
         tools = [request.tools[r] for r in rows]
-        text, tokens = self.pool(candidates, marked, facts.writes - self.reads)
+        text, tokens = self.pool(candidates, marked, not_reads=facts.writes - self.reads)
         overrides: dict[str, Any] = {"tools": tools}
         choice = visible_tool_choice(request.tool_choice, tools)
         if choice != request.tool_choice:

@@ -27,6 +27,7 @@ from attention_scoping.scopes import ScopeCatalog
 from attention_scoping.select import Selection, check_calibration, choose
 
 if TYPE_CHECKING:
+    from attention_scoping.gating.cache import VectorCache
     from attention_scoping.gating.catalog_ranker import CatalogRanker
     from attention_scoping.gating.encoders import Encoder
 
@@ -122,8 +123,10 @@ class EncoderSelector:
         margin: float = MARGIN,
         weight: float = LEXICAL_WEIGHT,
         encoder: Encoder | None = None,
+        cache: VectorCache | None = None,
     ) -> None:
-        """Set the calibration; nothing is loaded yet.
+        """Set the calibration; nothing is loaded yet (`cache`: where document vectors are
+        kept, default `~/.cache/attention-scoping`).
 
         Raises:
             ScopeConfigError: `min_score` or `margin` outside [0, 1] (NaN included).
@@ -138,6 +141,7 @@ class EncoderSelector:
         self.margin = margin
         self.weight = weight
         self._encoder = encoder
+        self._cache = cache
         self._ranker: CatalogRanker | None = None
         self._docs: dict[int, tuple[ScopeCatalog, tuple[_Document, ...], list[frozenset[str]]]] = {}
         self._lock = threading.Lock()
@@ -152,7 +156,7 @@ class EncoderSelector:
             if self._ranker is None:
                 from attention_scoping.gating.catalog_ranker import CatalogRanker
 
-                self._ranker = CatalogRanker("dense", encoder=self._encoder)
+                self._ranker = CatalogRanker("dense", cache=self._cache, encoder=self._encoder)
             return self._ranker
 
     def warm_up(self, catalog: ScopeCatalog | None = None) -> None:
