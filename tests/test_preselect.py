@@ -170,9 +170,12 @@ def test_a_scope_the_application_sets_is_kept() -> None:
     tools = toolbox(ran)
     model = ScriptedChatModel(script=[say("ok")])
     mw = AttentionScopingMiddleware(scopes_of(tools), selector=selector())
-    result = create_agent(model, tools=list(tools.values()), middleware=[mw]).invoke(
-        {"messages": [HumanMessage("shout this text in upper case")], "active_context": "math"}
-    )
+    given: dict[str, Any] = {
+        "messages": [HumanMessage("shout this text in upper case")],
+        "active_context": "math",
+    }
+    agent: Any = create_agent(model, tools=list(tools.values()), middleware=[mw])
+    result = agent.invoke(given)
     assert sorted(model.recorded[0]["tools"]) == ["add", "load_context", "multiply"]
     assert result["active_context"] == "math"
 

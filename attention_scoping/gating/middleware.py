@@ -782,9 +782,13 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
         record = record_of(reply, self.name) if reply is not None else None
         if record is None or not isinstance(record.get(SEARCHABLE), list):
             return None
-        disclosure = mode_class(str(record.get("disclosure"))).create(None)
-        if not disclosure.in_history:
+        try:
+            kind = mode_class(str(record.get("disclosure")))
+        except (KeyError, ImportError):  # a record this gate did not write
             return None
+        if not kind.in_history:
+            return None
+        disclosure = kind.create(None)
         args = call.get("args")
         query = str(args.get("query") or "") if isinstance(args, Mapping) else ""
         names = [n for n in record[SEARCHABLE] if self.index.spec(n) is not None]
