@@ -259,7 +259,7 @@ def test_summary_pool_modes_and_budget() -> None:
     assert model.recorded[0]["system"] is None  # over budget: left out
     g = gate(summary_pool="scope")
     g.warm_up(CATALOG)
-    text, tokens = g.pool([t.name for t in CATALOG])
+    text, tokens = g.pool([t.name for t in CATALOG], not_reads=())
     assert tokens > 50 and text.count("\n- ") == len(CATALOG)
 
 

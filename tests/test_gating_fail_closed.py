@@ -109,7 +109,7 @@ def test_the_catalog_pool_names_only_declared_reads() -> None:
     tools = toolset(ran)
     mw = gate(k=1, summary_pool="catalog", tools=tools)
     mw.warm_up()
-    text, _ = mw.pool([])
+    text, _ = mw.pool([], not_reads=())
     assert "get_invoice" in text and "list_orders" in text
     assert "refund" not in text
 
