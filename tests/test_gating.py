@@ -12,23 +12,30 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, tool
 
-from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.common.messages import intent_text
-from attention_scoping.gating import ToolAttentionMiddleware, explain
+from attention_scoping.errors import AttentionScopingError
+from attention_scoping.gating.errors import GateConfigError
 from attention_scoping.gating.gate import GateInputs, NameMatcher, decide
+from attention_scoping.gating.middleware import ToolAttentionMiddleware, explain
+from attention_scoping.gating.options import Promotion, SummaryPool
 from attention_scoping.gating.ranking import BM25Ranker
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 
 RAN: list[str] = []
 
 
 def make(name: str, description: str) -> BaseTool:
+    """A tool declared a read, so the gate's ranking may show it."""
+
     def run(query: str = "") -> str:
         RAN.append(name)
         return f"{name} ok"
 
-    return StructuredTool.from_function(run, name=name, description=description)
+    return StructuredTool.from_function(
+        run, name=name, description=description, metadata={"risk": "read"}
+    )
 
 
 CATALOG = [
@@ -75,7 +82,7 @@ def test_top_k_follows_the_intent() -> None:
 def test_threshold_cuts_weak_matches() -> None:
     # BM25 scores are raw: with a high threshold only strong matches survive, even below k.
     model = ScriptedChatModel(script=[say("ok"), say("ok")])
-    agent = agent_for(model, gate(k=5, threshold=1.0))
+    agent = agent_for(model, gate(k=5, promotion=Promotion(threshold=1.0)))
     agent.invoke({"messages": [HumanMessage("refund the payment")]})
     assert model.recorded[0]["tools"] == ["refund_payment"]
     agent.invoke({"messages": [HumanMessage("hello there")]})  # nothing matches at all
@@ -155,7 +162,7 @@ def test_sticky_promotion_keeps_tools_of_the_current_task() -> None:
             say("ok"),
         ]
     )
-    agent = agent_for(model, gate(k=1, sticky_turns=2), checkpointer=_saver())
+    agent = agent_for(model, gate(k=1, promotion=Promotion(sticky_turns=2)), checkpointer=_saver())
     config = {"configurable": {"thread_id": "s"}}
     agent.invoke({"messages": [HumanMessage("weather in Paris")]}, config)
     agent.invoke({"messages": [HumanMessage("and send an email about it")]}, config)
@@ -176,8 +183,12 @@ def test_intent_comes_from_user_turns_only() -> None:
         """Translate text into another language."""
         return "error: weather forecast service timeout, get weather failed"
 
+    noisy.metadata = {"risk": "read"}
+
     agent = create_agent(
-        model, tools=[*CATALOG[:-1], noisy], middleware=[gate(k=1, sticky_turns=0)]
+        model,
+        tools=[*CATALOG[:-1], noisy],
+        middleware=[gate(k=1, promotion=Promotion(sticky_turns=0))],
     )
     agent.invoke({"messages": [HumanMessage("translate hola to English")]})
     assert model.recorded[0]["tools"] == ["translate_text"]
@@ -242,13 +253,13 @@ def test_summary_pool_modes_and_budget() -> None:
     assert lines[0] == "- get_weather: Current weather and temperature for a city."
     assert len(lines) == len(CATALOG)  # stable catalog order, every candidate
     model = ScriptedChatModel(script=[say("ok")])
-    agent_for(model, gate(k=1, summary_pool="auto", pool_budget_tokens=10)).invoke(
+    agent_for(model, gate(k=1, summary_pool=SummaryPool("auto", budget_tokens=10))).invoke(
         {"messages": [HumanMessage("send email")]}
     )
     assert model.recorded[0]["system"] is None  # over budget: left out
     g = gate(summary_pool="scope")
     g.warm_up(CATALOG)
-    text, tokens = g.pool([t.name for t in CATALOG])
+    text, tokens = g.pool([t.name for t in CATALOG], not_reads=())
     assert tokens > 50 and text.count("\n- ") == len(CATALOG)
 
 
@@ -275,14 +286,14 @@ def test_composes_inside_scoping() -> None:
         script=[calls(tool_call("load_context", {"name": "money"}, "c1")), say("ok")]
     )
     stack: list[AgentMiddleware[Any, Any]] = [
-        AttentionScopingMiddleware(scopes, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(scopes, selector=None),
         gate(k=1),
     ]
-    create_agent(model, middleware=stack).invoke(
+    create_agent(model, tools=CATALOG, middleware=stack).invoke(
         {"messages": [HumanMessage("refund the payment please")]}
     )
     assert model.recorded[0]["tools"] == ["load_context"]  # gate sees only the scoped list
-    assert model.recorded[1]["tools"] == ["load_context", "refund_payment"]
+    assert sorted(model.recorded[1]["tools"]) == ["load_context", "refund_payment"]
 
 
 async def test_async_path() -> None:
@@ -297,14 +308,15 @@ async def test_async_path() -> None:
 
 
 def test_bad_configuration() -> None:
-    with pytest.raises(ValueError, match="k must be >= 0, not -1"):
+    with pytest.raises(GateConfigError, match="k must be an integer >= 1, not -1"):
         ToolAttentionMiddleware(k=-1, ranker="bm25")
-    with pytest.raises(ValueError, match="summary_pool"):
+    with pytest.raises(GateConfigError, match="summary_pool"):
         ToolAttentionMiddleware(summary_pool="sometimes", ranker="bm25")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="unknown ranker 'bm52'"):
+    with pytest.raises(GateConfigError, match="unknown ranker 'bm52'"):
         ToolAttentionMiddleware(ranker="bm52")
-    with pytest.raises(TypeError, match="precondition of 'x'"):
+    with pytest.raises(TypeError, match="precondition of 'x'") as raised:
         ToolAttentionMiddleware(ranker="bm25", preconditions={"x": 3})  # type: ignore[dict-item]
+    assert isinstance(raised.value, AttentionScopingError)
 
 
 def _saver() -> Any:
@@ -390,7 +402,7 @@ def test_decide_per_turn_keeps_the_tools_array_within_a_turn() -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
     model = ScriptedChatModel(script=_turn_script())
-    agent = agent_for(model, gate(k=2, decide_per="turn"), checkpointer=InMemorySaver())
+    agent = agent_for(model, gate(k=2, promotion="per_turn"), checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [HumanMessage("send an email to Bob about the invoice")]}, config)
     arrays = [r["tools"] for r in model.recorded]
@@ -404,5 +416,5 @@ def test_decide_per_turn_keeps_the_tools_array_within_a_turn() -> None:
 
 
 def test_decide_per_must_be_call_or_turn() -> None:
-    with pytest.raises(ValueError, match="decide_per must be 'call' or 'turn'"):
-        gate(decide_per="session")
+    with pytest.raises(GateConfigError, match="decide_per must be 'call' or 'turn'"):
+        Promotion(decide_per="session")  # type: ignore[arg-type]

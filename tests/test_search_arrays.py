@@ -4,9 +4,7 @@ decision through its per-tool-list facts against a fresh gate and the names-only
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -14,20 +12,12 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from attention_scoping.adapters.tools import specs_from_tools
-from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.catalog_ranker import CatalogRanker
 from attention_scoping.gating.encoders import HashingEncoder
 from attention_scoping.gating.gate import positions, withheld_writes
+from attention_scoping.gating.middleware import ToolAttentionMiddleware
 from attention_scoping.gating.ranking import BM25Ranker, DenseRanker
-from attention_scoping.scoping.catalog import Scope, ScopeCatalog
-from attention_scoping.scoping.preselect import (
-    ScoresDocuments,
-    preselect,
-    scope_documents,
-    top_tools,
-)
-from attention_scoping.scoping.start import document_words, lexical_rank
 
 DESCRIPTIONS = {
     "get_current_weather": "Current weather and temperature for a city.",
@@ -62,23 +52,9 @@ def make_tools() -> list[BaseTool]:
         return text
 
     return [
-        StructuredTool.from_function(run, name=name, description=text)
+        StructuredTool.from_function(run, name=name, description=text, metadata={"risk": "read"})
         for name, text in DESCRIPTIONS.items()
     ]
-
-
-def pairs_only(rank: CatalogRanker) -> Any:
-    """The same ranking seen only as (name, score) pairs: the simple path."""
-
-    def walk(query: str, documents: Sequence[Any]) -> list[tuple[str, float]]:
-        return rank(query, documents)
-
-    return walk
-
-
-@pytest.fixture
-def catalog() -> ScopeCatalog:
-    return ScopeCatalog([Scope(name, f"{name} tools", tools=t) for name, t in SCOPES.items()])
 
 
 @pytest.fixture(params=["dense", "bm25"])
@@ -88,55 +64,6 @@ def ranker(request: pytest.FixtureRequest, tmp_path: Path) -> CatalogRanker:
     return CatalogRanker(DenseRanker(HashingEncoder(), cache=VectorCache(tmp_path)))
 
 
-@pytest.mark.parametrize(
-    ("margin", "min_score"), [(0.03, 0.2), (0.0, 0.0), (0.5, 0.1), (0.01, 0.9)]
-)
-def test_preselection_over_arrays_matches_the_walk_over_pairs(
-    catalog: ScopeCatalog, ranker: CatalogRanker, margin: float, min_score: float
-) -> None:
-    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
-    assert isinstance(ranker, ScoresDocuments)
-    reasons = set()
-    for query in QUERIES:
-        fast = preselect(query, catalog, docs, ranker, margin=margin, min_score=min_score)
-        simple = preselect(
-            query, catalog, list(docs), pairs_only(ranker), margin=margin, min_score=min_score
-        )
-        assert fast == simple, query
-        reasons.add(fast.reason)
-    assert len(reasons) >= 2  # the catalogs exercise more than one outcome
-
-
-def test_the_exact_name_and_ties_come_out_the_same(
-    catalog: ScopeCatalog, ranker: CatalogRanker
-) -> None:
-    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
-    named = preselect("get current weather for Rome please", catalog, docs, ranker, margin=0.0)
-    assert named.tools[0] == "get_current_weather"
-    tie = top_tools("book a table at a restaurant", catalog, docs, ranker, 9)
-    assert tie.index("twin_a") < tie.index("twin_b")  # a tie keeps document order
-
-
-@pytest.mark.parametrize("allowed", [None, frozenset({"weather_forecast", "twin_b", "read_inbox"})])
-def test_the_top_start_over_arrays_matches_the_walk_over_pairs(
-    catalog: ScopeCatalog, ranker: CatalogRanker, allowed: frozenset[str] | None
-) -> None:
-    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
-    for query in QUERIES:
-        for k, min_score in ((3, 0.0), (9, 0.2)):
-            fast = top_tools(query, catalog, docs, ranker, k, min_score=min_score, allowed=allowed)
-            simple = top_tools(
-                query,
-                catalog,
-                list(docs),
-                pairs_only(ranker),
-                k,
-                min_score=min_score,
-                allowed=allowed,
-            )
-            assert fast == simple, (query, k)
-
-
 # -- the gate ---------------------------------------------------------------------------------
 
 
@@ -144,8 +71,8 @@ def gate_tools() -> list[BaseTool]:
     tools = make_tools()
     by_name = {t.name: t for t in tools}
     by_name["send_email"].metadata = {"risk": "write"}
-    by_name["read_inbox"].metadata = {"preconditions": {"authenticated": True}}
-    by_name["shared_search"].metadata = {"pinned": True}
+    by_name["read_inbox"].metadata = {"risk": "read", "preconditions": {"authenticated": True}}
+    by_name["shared_search"].metadata = {"pinned": True}  # not a declared read: shown as pinned
     return tools
 
 
@@ -199,21 +126,22 @@ def test_the_gate_keeps_candidate_order_for_writes_and_shown_tools() -> None:
     decision = new_gate().decide(state, list(reversed(tools)))
     rows = decision.as_trace()["verdicts"]  # fixed verdicts in the order they were decided
     writes = [row["name"] for row in rows if row["reason"] == "writes"]
-    expected = [t.name for t in reversed(tools) if (t.metadata or {}).get("risk") == "write"]
-    assert writes == expected
-    assert len(expected) == 5
+    expected = [t.name for t in reversed(tools) if (t.metadata or {}).get("risk") != "read"]
+    assert writes == [n for n in expected if n != "shared_search"]  # pinned: shown
+    assert len(writes) == 5
     order = [t.name for t in reversed(tools)]
     assert list(decision.shown) == sorted(decision.shown, key=order.index)
 
 
 def test_a_new_tool_list_replaces_the_gates_tool_objects() -> None:
-    """The gate takes a list's tool objects in once; a new list with a replaced tool (now a
-    write) is read again, and the next decision treats it as one."""
+    """The gate reads a list's tool objects once; a new list with a replaced tool (now a write,
+    or unclassified) is read again, and the next decision holds it back."""
     tools = gate_tools()
     gate = new_gate()
     state = {"messages": [HumanMessage("convert 10 dollars to euros")], "vip": True}
     assert "convert_currency" in gate.decide(state, tools).shown
     assert "convert_currency" in gate.decide(state, tools).shown  # same list, nothing re-read
+
     def convert(text: str) -> str:
         return text
 
@@ -225,10 +153,13 @@ def test_a_new_tool_list_replaces_the_gates_tool_objects() -> None:
     )
     second = [*tools[:2], replaced, *tools[3:]]
     decision = gate.decide(state, second)
-    assert gate._tools["convert_currency"] is replaced
     assert decision.verdicts["convert_currency"].reason == "writes"
     assert "convert_currency" in gate.decide(state, tools).shown  # back to the first list
-    assert gate._tools["convert_currency"] is tools[2]
+    unclassified = StructuredTool.from_function(
+        convert, name="convert_currency", description=tools[2].description
+    )
+    third = gate.decide(state, [*tools[:2], unclassified, *tools[3:]])
+    assert third.verdicts["convert_currency"].reason == "writes"  # nobody said it reads
 
 
 def test_the_write_verdicts_are_built_once_per_writes_and_candidates() -> None:
@@ -267,14 +198,3 @@ def test_dense_scores_gather_the_candidate_rows_once_with_the_same_result(
     np.testing.assert_array_equal(
         dense.similarities(vectors, rows[1:]), vectors @ dense._matrix[rows[1:]].T
     )
-
-
-def test_the_lexical_ranking_tokenizes_a_document_tuple_once_with_the_same_result(
-    catalog: ScopeCatalog,
-) -> None:
-    docs = tuple(scope_documents(catalog, specs_from_tools(make_tools())))
-    for query in QUERIES:
-        first = lexical_rank(query, docs)
-        assert lexical_rank(query, docs) == first == lexical_rank(query, list(docs))
-    assert document_words(docs) is document_words(docs)
-    assert document_words(list(docs)) is not document_words(list(docs))

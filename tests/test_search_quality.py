@@ -10,21 +10,16 @@ from langchain_core.tools import BaseTool, tool
 
 from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gateway import ToolGateway
-from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.gating.cache import VectorCache
 from attention_scoping.gating.catalog_ranker import CatalogRanker
 from attention_scoping.gating.encoders import HashingEncoder
 from attention_scoping.gating.exact import ExactNames
+from attention_scoping.gating.middleware import ToolAttentionMiddleware
+from attention_scoping.gating.options import Promotion
 from attention_scoping.gating.order import Ranking, top_rows
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker, minmax
-from attention_scoping.scoping.catalog import Scope, ScopeCatalog
-from attention_scoping.scoping.preselect import (
-    choose,
-    preselect,
-    scope_documents,
-    scope_scores,
-    within_reach,
-)
+from attention_scoping.gating.selectors import EncoderSelector
+from attention_scoping.scopes import Scope, ScopeCatalog
 
 
 def _hybrid() -> HybridRanker:
@@ -35,6 +30,9 @@ def _hybrid() -> HybridRanker:
 def get_current_weather(city: str) -> str:
     """Station readings."""
     return city
+
+
+get_current_weather.metadata = {"risk": "read"}
 
 
 def _distractors() -> list[BaseTool]:
@@ -48,6 +46,7 @@ def _distractors() -> list[BaseTool]:
         def forecast(city: str) -> str:
             return city
 
+        forecast.metadata = {"risk": "read"}
         out.append(forecast)
     return out
 
@@ -66,7 +65,10 @@ def test_the_gate_shows_a_tool_named_exactly_whatever_k_and_threshold(
 ) -> None:
     tools = [*_distractors(), get_current_weather]
     gate = ToolAttentionMiddleware(
-        ranker=_hybrid(), k=k, threshold=threshold, detect_names=False, summary_pool="off"
+        ranker=_hybrid(),
+        k=k,
+        promotion=Promotion(threshold=threshold, detect_names=False),
+        summary_pool="off",
     )
     decision = gate.decide({"messages": [HumanMessage(request_text)]}, tools)
     assert "get_current_weather" in decision.shown
@@ -144,22 +146,18 @@ def test_the_gateway_search_keeps_a_named_tool_the_caller_may_not_see_hidden() -
     assert "get_current_weather" not in [c["name"] for c in found["candidates"]]
 
 
-def test_scope_preselection_picks_the_scope_of_a_tool_named_exactly() -> None:
+def test_the_encoder_selector_picks_the_scope_of_a_tool_named_exactly() -> None:
     tools = [*_distractors(), get_current_weather]
     catalog = ScopeCatalog(
         [
-            Scope("forecasts", "weather forecasts", tools=[t.name for t in tools[:-1]]),
-            Scope("conditions", "live readings", tools=["get_current_weather"]),
+            Scope("forecasts", "weather forecasts", tools=tools[:-1]),
+            Scope("conditions", "live readings", tools=[get_current_weather]),
         ]
     )
-    specs = [
-        ToolSpec(t.name, t.name, t.description, {"type": "object", "properties": {}}) for t in tools
-    ]
-    docs = scope_documents(catalog, specs)
-    rank = CatalogRanker("dense", cache=VectorCache(persist=False), encoder=HashingEncoder())
-    choice = preselect(REQUESTS[1], catalog, docs, rank, margin=0.03, min_score=0.2)
+    selector = EncoderSelector(encoder=HashingEncoder())
+    choice = selector.select(REQUESTS[1], catalog)
     assert choice.scope == "conditions"
-    assert choice.tools[0] == "get_current_weather"
+    assert choice.reads[0] == "get_current_weather"
 
 
 @pytest.mark.parametrize("k", [1, 3, 10, 40, 200])
@@ -181,17 +179,3 @@ def test_a_ranking_reads_like_the_full_sorted_list() -> None:
     assert ranking[:40] == full[:40]
     assert list(ranking) == full
     assert len(ranking) == 500
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_preselection_chooses_alike_on_the_documents_within_reach(seed: int) -> None:
-    rng = np.random.default_rng(seed)
-    scopes = [Scope(f"s{i}", f"scope {i}", tools=[f"t{i}_{j}" for j in range(5)]) for i in range(8)]
-    catalog = ScopeCatalog(scopes)
-    values = rng.uniform(-0.1, 0.4, size=40)
-    ranked = sorted(
-        ((f"t{i // 5}_{i % 5}", float(v)) for i, v in enumerate(values)), key=lambda p: -p[1]
-    )
-    full = choose(scope_scores(ranked, catalog), margin=0.03, min_score=0.2)
-    near = choose(scope_scores(within_reach(ranked, 0.17), catalog), margin=0.03, min_score=0.2)
-    assert (near.scope, near.reason) == (full.scope, full.reason)

@@ -1,14 +1,15 @@
 """Tool Attention gating: intent ranking, preconditions, two-phase schema disclosure, a hard gate.
 
-Pure parts (`gate`, `text`, `bm25`, `preconditions`, `disclosure`) work anywhere; `encoders`,
-`cache` and `ranking` need numpy (the `gate` extra adds the default MiniLM ONNX encoder).
+An add-on over the core (`attention_scoping.middleware` and its public modules). Names here
+load on first use, so importing the package costs nothing; `encoders`, `cache` and `ranking`
+need numpy (the `gate` extra adds the default MiniLM ONNX encoder). `selectors.EncoderSelector`
+is the core's scope selector on the same encoder.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from attention_scoping._lazy import lazy_exports
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from attention_scoping.gating.catalog_ranker import CatalogRanker, default_ranker
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
         MiniLMOnnxEncoder,
         SentenceTransformerEncoder,
     )
+    from attention_scoping.gating.errors import GateConfigError
     from attention_scoping.gating.gate import Decision, Verdict
     from attention_scoping.gating.middleware import ToolAttentionMiddleware, explain
     from attention_scoping.gating.options import Promotion, SummaryPool
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
         Ranker,
         build_ranker,
     )
+    from attention_scoping.gating.selectors import EncoderSelector
     from attention_scoping.gating.state import GateState
 
 _EXPORTS = {
@@ -40,8 +43,10 @@ _EXPORTS = {
     "default_ranker": "catalog_ranker",
     "DenseRanker": "ranking",
     "Encoder": "encoders",
+    "EncoderSelector": "selectors",
     "EncoderUnavailableError": "encoders",
     "explain": "middleware",
+    "GateConfigError": "errors",
     "GateState": "state",
     "HashingEncoder": "encoders",
     "HybridRanker": "ranking",
@@ -61,7 +66,9 @@ __all__ = [
     "Decision",
     "DenseRanker",
     "Encoder",
+    "EncoderSelector",
     "EncoderUnavailableError",
+    "GateConfigError",
     "GateState",
     "HashingEncoder",
     "HybridRanker",
@@ -78,4 +85,16 @@ __all__ = [
     "explain",
 ]
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+def __getattr__(name: str) -> Any:
+    """Import an exported name's module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        msg = f"module {__name__!r} has no attribute {name!r}"
+        raise AttributeError(msg)
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+def __dir__() -> list[str]:
+    """The exported names."""
+    return sorted(__all__)

@@ -5,12 +5,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from attention_scoping.common.errors import ErrorCode, ErrorPayload, refusal, unknown_tool
+from attention_scoping.common.errors import unknown_tool
 from attention_scoping.common.tool import summary_lines
+from attention_scoping.errors import ErrorCode, refusal
+from attention_scoping.errors import Payload as ErrorPayload
 from attention_scoping.gating.gate import NOT_AVAILABLE
 from attention_scoping.gating.texts import (
     NOT_LOADED_MESSAGE,
     NOT_LOADED_STEP,
+    NOT_READ_MESSAGE,
+    NOT_READ_STEP,
     POOL_HEADER,
     PRECONDITION_STEP,
     UNKNOWN_TOOL_STEP,
@@ -35,6 +39,18 @@ def not_available_payload(name: str, summary: str, exposed: Sequence[str]) -> Er
         summary=summary,
         available=exposed,
         next_step=NOT_LOADED_STEP.format(name=name),
+    )
+
+
+def not_read_payload(name: str, exposed: Sequence[str]) -> ErrorPayload:
+    """Refusal of a call to a tool the gate never shows on its own (not a declared read, not
+    pinned): nothing names it, nothing promises its schema."""
+    return refusal(
+        NOT_AVAILABLE,
+        NOT_READ_MESSAGE.format(name=repr(name)),
+        tool=name,
+        available=exposed,
+        next_step=NOT_READ_STEP,
     )
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from attention_scoping.common.extras import GATE_EXTRA_HINT, install_hint
+from attention_scoping.errors import AttentionScopingError
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -37,7 +38,7 @@ MAX_TOKENS = 256
 """all-MiniLM-L6-v2's configured maximum sequence length."""
 
 
-class EncoderUnavailableError(RuntimeError):
+class EncoderUnavailableError(AttentionScopingError, RuntimeError):
     """An encoder's packages or model files are missing; the message says what to install."""
 
 

@@ -1,10 +1,10 @@
 """What the gate reads from the tool objects of a request, read once per list of tools.
 
-A tool's name, its `pinned` mark, whether it writes (`core.blast_radius`) and the precondition
-in its metadata depend only on the tool object; reading them on every model call was most of a
-decision over thousands of tools. They are kept per list of tool objects and of their metadata
-objects, so a new or replaced tool, or a tool given a new metadata dict (`mark_pinned` does
-that), is read afresh.
+A tool's name, its `pinned` mark, whether it is a declared read (`attention_scoping.risk`) and
+the precondition in its metadata depend only on the tool object; reading them on every model
+call was most of a decision over thousands of tools. They are kept per list of tool objects and
+of their metadata objects, so a new or replaced tool, or a tool given a new metadata dict
+(`mark_pinned` does that), is read afresh.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from attention_scoping.adapters.tools import is_pinned, tool_name
-from attention_scoping.common.blast_radius import may_open
 from attention_scoping.gating.preconditions import Precondition
+from attention_scoping.risk import declared_read
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,8 @@ class ToolFacts:
     marked: list[str]
     """Names of the tools whose metadata marks them pinned, in request order."""
     writes: frozenset[str]
-    """Names of the tools code may not put in view (they write)."""
+    """Names of the tools code may not put in view: every tool that is not a declared read
+    (`attention_scoping.risk.declared_read`; an unclassified tool may write)."""
     metadata_checks: tuple[tuple[str, Precondition | None], ...]
     """(name, the precondition its metadata holds or None when unusable) for every tool whose
     metadata has a `preconditions` key, in request order."""
@@ -73,7 +74,7 @@ def read_facts(tools: Sequence[Any], *, objects_only: bool) -> ToolFacts:
         names=names,
         present=frozenset(names),
         marked=[n for t, n in zip(objects, names, strict=True) if is_pinned(t)],
-        writes=frozenset(n for t, n in zip(objects, names, strict=True) if not may_open(t, "code")),
+        writes=frozenset(n for t, n in zip(objects, names, strict=True) if not declared_read(t, n)),
         metadata_checks=tuple(checks),
         rows={name: tuple(found) for name, found in rows.items()},
         dict_rows=tuple(dict_rows),

@@ -6,10 +6,11 @@ slots first) > similarity ranking above the threshold for the remaining of the k
 of those, tools the model was refused this turn (it retries with their schema) and tools used in
 the current task (sticky), at most k of each.
 
-The blast-radius rule (`core.blast_radius`): the gate promotes on its own (ranking, a name in the
-user's message, every candidate fitting within k) only tools that read. A tool that writes is
-shown when the application pinned it or the model asked for it: it called the tool (listed in
-the summary pool) and was refused this turn, or it used the tool earlier in the task.
+Fail closed (`attention_scoping.risk`): the gate is code deciding for the model, so every way it
+puts a tool in view on its own (ranking, a name in the user's message, every candidate fitting
+within k, a refused call retried, a tool used earlier in the task) takes declared reads only. A
+tool that is not a declared read (a declared write, or one nobody classified) is shown only when
+the application pins it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any, Literal
 
 import numpy as np
 
-from attention_scoping.common.errors import ErrorCode
 from attention_scoping.common.messages import (
     MessageLike,
     tool_calls_of,
@@ -30,6 +30,7 @@ from attention_scoping.common.messages import (
     user_turn_starts,
 )
 from attention_scoping.common.text import identifier_tokens, split_identifier
+from attention_scoping.errors import ErrorCode
 from attention_scoping.gating.order import Ranking
 from attention_scoping.gating.preconditions import Precondition, unmet
 
@@ -76,8 +77,8 @@ class Verdict:
             "beyond_k": f"{rank} > k={k} ({score})",
             "precondition": self.detail,
             "writes": (
-                "it writes, and the gate promotes only reading tools on its own; it is shown "
-                "when the model calls it (it is in the summary pool) or the application pins it"
+                "it is not a declared read, and the gate shows only declared reads on its own; "
+                "it is shown when the application pins it"
             ),
         }[self.reason]
         return f"{self.name!r} was {'shown' if self.shown else 'hidden'}: {text}."
@@ -123,8 +124,8 @@ class Decision:
 
     @property
     def withheld_writes(self) -> list[str]:
-        """Candidates hidden because they write and nobody asked for them (reason `writes`):
-        the summary pool lists them so the model can ask."""
+        """Candidates hidden because they are not declared reads (reason `writes`); the gate
+        never names them (not in the summary pool, not loaded by a search)."""
         return [n for n, v in self._fixed.items() if v.reason == "writes"]
 
     def _ranked_verdicts(self, limit: int | None = None) -> list[Verdict]:
@@ -373,20 +374,27 @@ class GateInputs:
     preconditions: Mapping[str, Precondition] = field(default_factory=dict)
     state: Mapping[str, Any] = field(default_factory=dict)
     writes: frozenset[str] = frozenset()
-    """Candidates that write (`core.blast_radius.writes`): shown only when pinned, requested or
-    sticky, never by ranking, a name in the user's message, or all fitting within k."""
+    """Candidates that are not declared reads (`attention_scoping.risk.declared_read`): shown
+    only when pinned, never by ranking, a name in the user's message, all fitting within k, a
+    retry or stickiness."""
 
 
 def _asked(
     inputs: GateInputs, fixed: dict[str, Verdict], k: int, candidates: Mapping[str, int]
 ) -> None:
-    """Promote the tools the model asked for: refused this turn (requested) or used in the task
-    (sticky). They come on top of the ranked ones (at most k of each), so a retry or a
-    follow-up does not push the best match for the intent out; a write may come this way."""
+    """Promote the declared reads the model asked for: refused this turn (requested) or used in
+    the task (sticky). They come on top of the ranked ones (at most k of each), so a retry or a
+    follow-up does not push the best match for the intent out. Not a way in for a tool that is
+    not a declared read: the gate would be putting it in view for the model."""
     for source, reason in ((inputs.requested, "requested"), (inputs.sticky, "sticky")):
         budget = k
         for name in source:
-            if name in candidates and name not in fixed and budget > 0:
+            if (
+                name in candidates
+                and name not in fixed
+                and name not in inputs.writes
+                and budget > 0
+            ):
                 fixed[name] = Verdict(name, True, reason)  # type: ignore[arg-type]
                 budget -= 1
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain.agents.middleware.types import (
@@ -13,22 +13,18 @@ from langchain.agents.middleware.types import (
     ContextT,
     ExtendedModelResponse,
     ModelRequest,
+    ModelResponse,
     ResponseT,
     ToolCallRequest,
 )
-from langchain_core.messages import BaseMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.adapters import hooks
-from attention_scoping.adapters.hygiene import repair_response, thread_call_ids
-from attention_scoping.adapters.refusals import RefusesToolCalls, refusal_message
 from attention_scoping.adapters.tools import is_pinned, tool_name, visible_tool_choice
-from attention_scoping.common.blast_radius import may_open
 from attention_scoping.common.messages import intent_text, is_user_turn
-from attention_scoping.common.option_groups import regroup, resolve_moved
-from attention_scoping.common.options import check_at_least
 from attention_scoping.common.tokens import get_counter
 from attention_scoping.common.tool import summarize
 from attention_scoping.disclosure.base import (
@@ -36,6 +32,7 @@ from attention_scoping.disclosure.base import (
     VISIBLE_KEY,
     Disclosure,
     DisclosureSetting,
+    mode_class,
 )
 from attention_scoping.disclosure.tail import (
     make_search_tool,
@@ -46,13 +43,25 @@ from attention_scoping.disclosure.tail import (
     turn_disclosed,
     with_pair,
 )
+from attention_scoping.errors import ErrorCode, Payload, refusal, render_payload
+from attention_scoping.gate import (
+    INVALID_ARGUMENTS_KEY,
+    Record,
+    clipped,
+    record_of,
+    repaired,
+    stamp,
+    thread_call_ids,
+)
 from attention_scoping.gating.disclosure import (
     PoolMode,
     not_available_payload,
+    not_read_payload,
     pool_text,
     precondition_payload,
     unknown_tool_payload,
 )
+from attention_scoping.gating.errors import GateConfigError, check_count
 from attention_scoping.gating.facts import FactsMemo, ToolFacts
 from attention_scoping.gating.gate import (
     Decision,
@@ -69,7 +78,6 @@ from attention_scoping.gating.options import DEFAULT_POOL_BUDGET as DEFAULT_POOL
 from attention_scoping.gating.options import (
     DEFAULT_PROMOTION,
     DEFAULT_SUMMARY_POOL,
-    MOVED,
     POOL_PRESETS,
     PROMOTION_PRESETS,
     PoolPreset,
@@ -83,7 +91,9 @@ from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
 from attention_scoping.gating.search import search_payload, search_tools
 from attention_scoping.gating.state import GateState
-from attention_scoping.scoping.catalog import LOAD_CONTEXT
+from attention_scoping.messages import reply_with_call
+from attention_scoping.risk import declared_read
+from attention_scoping.scopes import LOAD_CONTEXT
 
 if TYPE_CHECKING:
     from attention_scoping.gating.cache import VectorCache
@@ -91,7 +101,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 SEARCHABLE = "searchable"
-"""Key of `gate_trace` holding, in a native mode with the search tool, what it may load."""
+"""Key of a reply's record holding, in a native mode with the search tool, what it may load
+(declared reads among the call's candidates whose preconditions held)."""
 
 TRACE_DEPTH = 3
 """The stored trace keeps every shown tool and hidden ones ranked up to TRACE_DEPTH x k."""
@@ -111,29 +122,77 @@ def _upstream(view: object) -> tuple[frozenset[str], frozenset[str]] | None:
     return frozenset(view.get("visible") or ()) | loaded, loaded
 
 
-class ToolAttentionMiddleware(
-    RefusesToolCalls, AgentMiddleware[GateState[ResponseT], ContextT, ResponseT]
-):
+def _resolve(option: str, value: object, kind: type, presets: Mapping[str, Any]) -> Any:
+    """An option group given as its object or a preset name."""
+    if isinstance(value, kind):
+        return value
+    if isinstance(value, str) and value in presets:
+        return presets[value]
+    valid = ", ".join(repr(p) for p in presets)
+    msg = f"{option} must be a {kind.__name__} or one of {valid}, not {value!r}"
+    raise GateConfigError(msg)
+
+
+def _names(option: str, value: object) -> frozenset[str]:
+    """A collection of tool names, refused when it is a string or holds a non-string."""
+    if isinstance(value, str | bytes) or not isinstance(value, Iterable):
+        msg = f"{option} must be a collection of tool names, not {value!r}"
+        raise GateConfigError(msg)
+    items = list(value)
+    bad = next((v for v in items if not isinstance(v, str)), None)
+    if bad is not None:
+        msg = f"{option} must hold tool names (strings), not {bad!r}"
+        raise GateConfigError(msg)
+    return frozenset(items)
+
+
+def _invalid_arguments(call: Mapping[str, Any]) -> Payload | None:
+    """The refusal of a call whose arguments the core's repair marked invalid, else None."""
+    args = call.get("args")
+    if not isinstance(args, Mapping) or INVALID_ARGUMENTS_KEY not in args:
+        return None
+    name = str(call.get("name") or "the tool")
+    return refusal(
+        ErrorCode.INVALID_ARGUMENTS,
+        f"{name} was not run: its arguments are not a valid JSON object.",
+        tool=name,
+        next_step=f"Call {name} again with arguments written as one JSON object.",
+    )
+
+
+class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, ResponseT]):
     """Rank tools by the user's intent and send full schemas only for the top ones.
 
     Per model call: candidates are the tools in the request (after scoping, if the scoping
-    middleware is listed before this one). Tools whose preconditions fail are hidden; pinned tools
-    (`load_context` at least) are always kept; tools the user names, tools the model asked for
-    this turn, and tools used in the current task are promoted; the rest are ranked by similarity
-    of their text to the user's latest message, and the top `k` above `threshold` are sent. A
-    call to a tool that was not sent is refused with a structured error and never runs; if the
-    tool is known, its summary is returned and its schema is sent on the next step.
+    middleware is listed before this one). Tools whose preconditions fail are hidden; pinned
+    tools (`load_context` at least) are always kept; declared reads the user names, the model
+    was refused this turn, or the model used in the current task are promoted; the remaining
+    declared reads are ranked by similarity of their text to the user's latest message, and the
+    top `k` above `threshold` are sent. Defaults: `k=5`, the MiniLM + BM25 hybrid ranker
+    (threshold 0.5; BM25 alone with a warning without the `gate` extra), decisions per call,
+    the `auto` summary pool (within 2,500 tokens), `rewrite` disclosure unless the chat model
+    asks for its native one (`SummaryPool(disclosure=...)`).
 
-    Blast radius (`core.blast_radius`): what the gate promotes on its own (ranking, a name in
-    the user's message, all candidates fitting within k) is only tools that read. A tool that
-    writes is sent when pinned, or once the model asked for it: it calls the tool (the summary
-    pool lists it), is refused, and gets its schema on the next step; a write it used earlier in
-    the task stays (sticky).
+    Fail closed (`attention_scoping.risk`): the gate is code deciding for the model, so it shows
+    a tool that is not a declared read (a declared write, or a tool nobody classified) only when
+    the application pins it: `pinned=[...]`, or `metadata={"pinned": True}` on the tool.
+    Ranking, a name in the user's message, every candidate fitting within `k`, a refused call
+    retried, stickiness, the summary pool, the `catalog` pool and the search tool of the native
+    modes all take declared reads only, so an unmarked `refund` is never put in view, named or
+    promised by the gate. Declare reads with `metadata={"risk": "read"}`, MCP
+    `readOnlyHint: true`, or `reads=` here (say `reads=scoping.catalog.declared_reads` for the
+    reads your `Scope(..., reads=[...])` declare).
+
+    What a call may run is what its reply was shown: each reply `AIMessage` is stamped with the
+    tools sent for it (`attention_scoping.gate.stamp`, keyed by this middleware's `name`), and
+    the tool hook decides from that record alone (`record_of`). No record: refused as
+    `not_shown`, never run. Nothing per request lives on the instance, so one instance serves
+    many threads and chat models at once.
 
     Example:
         ```python
         from langchain.agents import create_agent
-        from attention_scoping import AttentionScopingMiddleware, ToolAttentionMiddleware
+        from attention_scoping.gating.middleware import ToolAttentionMiddleware
 
         gate = ToolAttentionMiddleware(k=5, preconditions={"logout": {"authenticated": True}})
         agent = create_agent(model, tools=many_tools, middleware=[gate])
@@ -151,12 +210,12 @@ class ToolAttentionMiddleware(
         promotion: Promotion | PromotionPreset = DEFAULT_PROMOTION,
         summary_pool: SummaryPool | PoolPreset = DEFAULT_SUMMARY_POOL,
         pinned: Iterable[str] = (),
+        reads: Iterable[str] = (),
         preconditions: Mapping[str, Precondition] | None = None,
         tools: Iterable[BaseTool] | None = None,
         cache: VectorCache | None = None,
         emit_events: bool = True,
         name: str | None = None,
-        **deprecated: Any,
     ) -> None:
         """Configure the gate.
 
@@ -164,38 +223,41 @@ class ToolAttentionMiddleware(
             ranker: `"default"` (MiniLM + BM25 hybrid; BM25 alone with a warning when the `gate`
                 extra is missing), `"hybrid"`, `"dense"`, `"bm25"`, an `Encoder`, a LangChain
                 `Embeddings`, or any `Ranker`.
-            k: Similarity-ranked tools per call (named and requested tools take slots first).
+            k: Similarity-ranked tools per call, an integer >= 1 (named and requested tools take
+                slots first).
             promotion: What else is promoted and how often the gate decides: a
                 `Promotion(threshold=, intent_turns=, sticky_turns=, detect_names=,
                 decide_per=)` or a preset, `"per_call"` (default) or `"per_turn"` (decide once
                 per user turn, so a provider's prompt cache keeps the turn's prefix).
-            summary_pool: One-line summaries of the tools held back: a
-                `SummaryPool(mode, budget_tokens=)` or a mode, `"auto"` (this call's
-                candidates, if within the budget; default), `"scope"`, `"catalog"` (every tool
-                the gate knows) or `"off"`.
+            summary_pool: One-line summaries of the declared reads held back: a
+                `SummaryPool(mode, budget_tokens=, disclosure=)` or a mode, `"auto"` (this
+                call's candidates, if within the budget; default), `"scope"`, `"catalog"` or
+                `"off"`.
             pinned: Tools always sent, besides `load_context` and tools whose metadata says
-                `pinned=True` (the scoping middleware marks its always-on tools so).
+                `pinned=True`; the only way a tool that is not a declared read is shown.
+            reads: Tool names declared reads besides their own metadata.
             preconditions: `{tool: callable(state) -> bool | {"state_key": value}}`; a tool's
                 `metadata["preconditions"]` works too.
             tools: Tools to index up front (also the `catalog` pool before they are seen).
             cache: Where tool vectors are cached (default `~/.cache/attention-scoping`).
             emit_events: Write a `{"type": "gate", ...}` custom stream event per model call.
-            name: Middleware name, to use two gates in one agent.
-            **deprecated: The keyword options of 0.1 that moved into `promotion`
-                (`threshold`, `intent_turns`, `sticky_turns`, `detect_names`, `decide_per`) and
-                `summary_pool` (`pool_budget_tokens`): accepted for one release with a
-                `DeprecationWarning` naming the new spelling.
+            name: Middleware name (and the key of its records), to use two gates in one agent.
 
         Raises:
-            ValueError: a bad `k`, preset, option value, ranker or precondition, or options
-                that contradict each other.
-            TypeError: A keyword argument that does not exist.
+            GateConfigError: (a `ValueError`) `k` below 1 or not an integer, a threshold that is
+                not a finite number, an unknown preset, ranker or disclosure, a bad
+                precondition, or options that contradict each other.
         """
         super().__init__()
-        moved = regroup(type(self).__name__, deprecated, MOVED)
-        promo = resolve_moved("promotion", promotion, Promotion, PROMOTION_PRESETS, moved)
-        pool = resolve_moved("summary_pool", summary_pool, SummaryPool, POOL_PRESETS, moved)
-        check_at_least("k", k)
+        check_count("k", k, 1)
+        promo = _resolve("promotion", promotion, Promotion, PROMOTION_PRESETS)
+        pool = _resolve("summary_pool", summary_pool, SummaryPool, POOL_PRESETS)
+        if not isinstance(emit_events, bool):
+            msg = f"emit_events must be True or False, not {emit_events!r}"
+            raise GateConfigError(msg)
+        if name is not None and (not isinstance(name, str) or not name):
+            msg = f"name must be a non-empty string or None, not {name!r}"
+            raise GateConfigError(msg)
         self.promotion: Promotion = promo
         """The promotion options in force (preset resolved)."""
         self.pool_options: SummaryPool = pool
@@ -208,7 +270,9 @@ class ToolAttentionMiddleware(
         if threshold is None:
             threshold = getattr(self.index.ranker, "default_threshold", 0.0)
         self.threshold = float(threshold)
-        self.pinned = frozenset(pinned) | {LOAD_CONTEXT}
+        self.pinned = _names("pinned", pinned) | {LOAD_CONTEXT}
+        self.reads = _names("reads", reads)
+        """Tool names declared reads by the application (besides their metadata)."""
         self.preconditions = validate(preconditions or {})
         self.intent_turns = promo.intent_turns
         self.sticky_turns = promo.sticky_turns
@@ -222,22 +286,28 @@ class ToolAttentionMiddleware(
         self._facts = FactsMemo()
         self._counter = get_counter()
         self._eager = list(tools) if tools is not None else []
-        self.disclosure = DisclosureSetting(
-            pool.disclosure,
-            type(self).__name__,
-            deferred=len({tool_name(t) for t in self._eager if not is_pinned(t)} - self.pinned),
-        )
-        """The `disclosure=` option (`summary_pool=SummaryPool(disclosure=...)`), resolved per
-        chat model at its first call."""
+        try:
+            self.disclosure = DisclosureSetting(
+                pool.disclosure,
+                type(self).__name__,
+                deferred=len({tool_name(t) for t in self._eager if not is_pinned(t)} - self.pinned),
+            )
+            """The `disclosure=` option (`summary_pool=SummaryPool(disclosure=...)`), resolved
+            per chat model at its first call."""
+        except ValueError as exc:
+            raise GateConfigError(str(exc)) from exc
         self.search_tool = make_search_tool()
         """The client-side search tool sent in the native modes that disclose in the history;
         this middleware answers its calls (`search`)."""
-        self._tools: dict[str, Any] = {}
-        self._tools_from: ToolFacts | None = None
-        """The facts whose tool objects `_tools` last took in (the same list adds nothing)."""
-        self._eager_writes = frozenset(tool_name(t) for t in self._eager if not may_open(t, "code"))
-        """Tools given at construction that write (the catalog pool leaves them out unless
-        this call's candidates hold them)."""
+        self._eager_reads = tuple(
+            tool_name(t) for t in self._eager if self._is_read(t, tool_name(t))
+        )
+        """Declared reads given at construction (the `catalog` pool names only them beyond
+        this call's candidates)."""
+
+    def _is_read(self, tool: object, name: str) -> bool:
+        """Whether `tool` is a declared read (its metadata, or `reads=`)."""
+        return declared_read(tool, name, self.reads)
 
     @property
     def name(self) -> str:
@@ -266,22 +336,13 @@ class ToolAttentionMiddleware(
         self,
         state: Mapping[str, Any],
         tools: Sequence[BaseTool | dict[str, Any]],
-        *,
-        opened: Collection[str] = (),
     ) -> Decision:
-        """The gate's decision for `state` over candidate `tools` (no model call made);
-        `opened`: tools that write which the model or the application already opened (a scope
-        it loaded): they rank like tools that read."""
+        """The gate's decision for `state` over candidate `tools` (no model call made)."""
         facts = self._facts.facts(tools, objects_only=True)
         if self._eager:
             self.index.update(self._eager)
         self.index.update(facts.objects, signature=facts.ids)
-        if facts is not self._tools_from:  # a Python step per tool only for a new list
-            if len(self._tools) > 4 * len(facts.objects) + 1024:
-                self._tools.clear()
-            self._tools.update((t.name, t) for t in facts.objects)
-            self._tools_from = facts
-        return self._decide(state, facts.names, facts, opened=opened)
+        return self._decide(state, facts.names, facts)
 
     def decide_names(
         self,
@@ -289,16 +350,14 @@ class ToolAttentionMiddleware(
         names: Sequence[str],
         tools: Sequence[Any] | None = None,
         asked: Sequence[str] = (),
-        opened: Collection[str] = (),
     ) -> Decision:
         """The decision over already indexed tools named `names` (benchmarks and audits index a
-        catalog once with `index.fit_catalog` and call this per query). The blast-radius rule
+        catalog once with `index.fit_catalog` and call this per query). The fail-closed rule
         reads the tool objects: pass `tools` for it (`decide` does); over names alone, the
         decision measures the ranking only. `asked`: tools the model asked for besides the
-        ones refused this turn (promoted as requested); `opened`: writes already opened by the
-        model or the application (they rank like reads)."""
+        ones refused this turn (promoted as requested)."""
         facts = self._facts.facts(tools, objects_only=False) if tools else None
-        return self._decide(state, names, facts, asked=asked, opened=opened)
+        return self._decide(state, names, facts, asked=asked)
 
     def _decide(
         self,
@@ -307,7 +366,6 @@ class ToolAttentionMiddleware(
         facts: ToolFacts | None,
         *,
         asked: Sequence[str] = (),
-        opened: Collection[str] = (),
     ) -> Decision:
         """The decision over `names`, with what the tool objects say (`facts`) when known."""
         messages = list(state.get("messages", []))
@@ -321,6 +379,7 @@ class ToolAttentionMiddleware(
         writes: frozenset[str] = frozenset()
         if facts is not None:
             writes = facts.writes if present is facts.present else facts.writes & present
+            writes -= self.reads
         inputs = GateInputs(
             intent=intent,
             candidates=names,
@@ -330,7 +389,7 @@ class ToolAttentionMiddleware(
             sticky=used_tools(messages, self.sticky_turns),
             preconditions=checks,
             state=state,
-            writes=writes - frozenset(opened),
+            writes=writes,
         )
         return decide(inputs, self.index.scores, k=self.k, threshold=self.threshold)
 
@@ -344,21 +403,25 @@ class ToolAttentionMiddleware(
         return matcher
 
     def pool(
-        self, candidates: Sequence[str], pinned: Iterable[str] = (), withheld: Iterable[str] = ()
+        self,
+        candidates: Sequence[str],
+        pinned: Iterable[str] = (),
+        *,
+        not_reads: Iterable[str],
     ) -> tuple[str, int]:
         """The summary pool text for this call and its size in tokens ('' when off).
 
-        Pinned tools (`pinned=` here and of the gate) are left out (they always come with their
-        schema), and so is a scope pool whose tools all fit within k (all are always sent)
-        unless some are `withheld` (writes nobody asked for: the pool is how the model asks).
+        Only declared reads are listed: `not_reads` (this call's candidates that are not) are
+        left out, so the gate never names a tool it would not show. Pinned tools are left out
+        too (they always come with their schema), and so is a scope pool whose tools all fit
+        within k (all are sent).
         """
         if self.summary_pool == "off":
             return "", 0
         source = self._catalog(candidates) if self.summary_pool == "catalog" else candidates
-        skip = self.pinned | frozenset(pinned)
+        skip = self.pinned | frozenset(pinned) | frozenset(not_reads)
         names = tuple(n for n in source if n not in skip)
-        asked = set(withheld) & set(names)
-        if self.summary_pool != "catalog" and len(names) <= self.k and not asked:
+        if self.summary_pool != "catalog" and len(names) <= self.k:
             return "", 0
         cached = self._pools.get(names)
         if cached is None:
@@ -377,16 +440,11 @@ class ToolAttentionMiddleware(
         return text, tokens
 
     def _catalog(self, candidates: Sequence[str]) -> list[str]:
-        """Every tool the gate knows, less the writes outside this call's `candidates`: a tool
-        that writes in a scope nobody opened is not named by the gate (`core.blast_radius`);
-        the candidates are what the application or the model put in view."""
+        """The `catalog` pool: this call's candidates, then the declared reads given at
+        construction (`tools=`) that are not among them (a tool seen only in another request is
+        not named: whether it reads is known from its object alone)."""
         present = set(candidates)
-        return [
-            n
-            for n in self.index.names
-            if n in present
-            or (n not in self._eager_writes and may_open(self._tools.get(n, {}), "code"))
-        ]
+        return [*candidates, *(n for n in self._eager_reads if n not in present)]
 
     def held_tools(
         self, state: Mapping[str, Any], decision: Decision, candidates: Sequence[str]
@@ -450,9 +508,7 @@ class ToolAttentionMiddleware(
         shown = set(held)
         rows = sorted([*facts.dict_rows, *(r for n in shown for r in facts.rows.get(n, ()))])
         tools = [request.tools[r] for r in rows]
-        text, tokens = self.pool(
-            candidates, marked, [n for n in decision.withheld_writes if n not in shown]
-        )
+        text, tokens = self.pool(candidates, marked, not_reads=facts.writes - self.reads)
         overrides: dict[str, Any] = {"tools": tools}
         choice = visible_tool_choice(request.tool_choice, tools)
         if choice != request.tool_choice:
@@ -505,10 +561,18 @@ class ToolAttentionMiddleware(
         pool = [t for t in named if upstream is None or t.name in upstream[0]]
         asked = turn_disclosed(disclosure, request.messages)
         candidates = [t.name for t in pool]
-        # what a scoping middleware before this one shows was opened within the blast-radius rule
-        decision = self.decide(state, pool, opened=upstream[0] if upstream is not None else ())
+        objects = {t.name: t for t in pool}
+        decision = self.decide(state, pool)
         held = self.held_tools(state, decision, candidates)
-        held += [n for n in candidates if n in asked and n not in held and self._runs(n, state)]
+        pinned = self.pinned | {n for n, t in objects.items() if is_pinned(t)}
+        held += [
+            n
+            for n in candidates
+            if n in asked
+            and n not in held
+            and (n in pinned or self._is_read(objects[n], n))
+            and self._runs(n, objects[n], state)
+        ]
         loaded = set(self.pinned) | {t.name for t in named if is_pinned(t)}
         loaded |= upstream[1] if upstream is not None else set()
         messages = request.messages
@@ -531,7 +595,7 @@ class ToolAttentionMiddleware(
             new,
             tool=SEARCH_TOOL,
             args={"query": decision.intent},
-            text=search_payload(decision.intent, new, []),
+            text=search_payload(decision.intent, new),
             call_id=pair_id(request.messages, SEARCH_TOOL + ":" + ",".join(new)),
         )
         shown = [n for n in candidates if n in set(held)]
@@ -539,23 +603,27 @@ class ToolAttentionMiddleware(
         overrides: dict[str, Any] = {"tools": shaped.tools, "tool_choice": shaped.tool_choice}
         if pair:
             overrides["messages"] = [*request.messages, *pair]
-        searchable = candidates if disclosure.in_history else None
+        searchable = None
+        if disclosure.in_history:  # what the search tool may load: declared reads that run now
+            searchable = [
+                n
+                for n in candidates
+                if n not in pinned
+                and self._is_read(objects[n], n)
+                and self._runs(n, objects[n], state)
+            ]
         return request.override(**overrides), decision, held, pair, searchable
 
-    def _runs(self, name: str, state: Mapping[str, Any]) -> bool:
+    def _runs(self, name: str, tool: Any, state: Mapping[str, Any]) -> bool:
         """Whether `name`'s precondition (if any) holds in `state`."""
-        return unmet(self._precondition(name, self._tools.get(name)), state) is None
+        return unmet(self._precondition(name, tool), state) is None
 
-    def _command(
-        self,
-        request: ModelRequest[Any],
-        decision: Decision,
-        shown: list[str],
-        searchable: list[str] | None = None,
+    def _update(
+        self, request: ModelRequest[Any], decision: Decision, shown: list[str]
     ) -> Command[Any]:
+        """The state update of a call: what it showed and why (for observers; the tool hook
+        reads the reply's record, never these keys)."""
         trace = decision.as_trace(max_rank=TRACE_DEPTH * max(self.k, 1))
-        if searchable is not None:  # what the search tool may load (the call's candidates)
-            trace = {**trace, SEARCHABLE: searchable}
         update: dict[str, Any] = {"gate_exposed": shown, "gate_trace": trace}
         if self.decide_per == "turn":
             messages: list[Any] = list(request.state.get("messages", []))
@@ -566,22 +634,86 @@ class ToolAttentionMiddleware(
             }
         return Command(update=update)
 
+    def _stamped(
+        self,
+        request: ModelRequest[Any],
+        response: Any,
+        shown: list[str],
+        mode: str,
+        searchable: list[str] | None,
+    ) -> ModelResponse[Any]:
+        """The model's reply, repaired (unique call ids, invalid arguments marked) and stamped
+        with what it could call: the tools sent (and the search tool, with what it may load,
+        in a mode that sends it)."""
+        inner = response.model_response if isinstance(response, ExtendedModelResponse) else response
+        if isinstance(inner, AIMessage):
+            inner = ModelResponse(result=[inner])
+        tools = sorted({*shown, *((SEARCH_TOOL,) if searchable is not None else ())})
+        record: Record = {"tools": tools, "scope": None, "opened_by": "code", "disclosure": mode}
+        extra = {} if searchable is None else {SEARCHABLE: list(searchable)}
+        taken = thread_call_ids(request.messages)
+        result = [
+            stamp(repaired(m, taken), self.name, {**record, **extra})  # type: ignore[typeddict-item]
+            if isinstance(m, AIMessage)
+            else m
+            for m in inner.result
+        ]
+        return ModelResponse(result=result, structured_response=inner.structured_response)
+
+    def _finish(
+        self, request: ModelRequest[Any], response: Any, prepared: tuple[Any, ...], mode: Disclosure
+    ) -> ExtendedModelResponse[Any]:
+        _, decision, shown, pair, searchable = prepared
+        command = response.command if isinstance(response, ExtendedModelResponse) else None
+        reply = self._stamped(request, read_reply(mode, response), shown, mode.mode, searchable)
+        update = self._update(request, decision, shown)
+        if command is not None and isinstance(command.update, dict):
+            update = Command(update={**update.update, **command.update})  # type: ignore[dict-item]
+        return ExtendedModelResponse(model_response=with_pair(reply, pair), command=update)
+
     def review_tool_call(self, request: ToolCallRequest) -> ToolMessage | None:
-        """A refusal when the call's tool was not sent or its precondition fails, else None."""
+        """A refusal unless the record of the reply that made the call names the tool and its
+        precondition holds, else None. No record: `not_shown`."""
         call = request.tool_call
-        name = call["name"]
+        name = str(call.get("name") or "")
         state = request.state if isinstance(request.state, Mapping) else {}
-        exposed = list(state.get("gate_exposed") or [])
-        problem = unmet(self._precondition(name, request.tool), state)
-        if problem is not None:
-            payload = precondition_payload(name, problem, exposed)
-        elif name in exposed:
-            return None
-        elif request.tool is None:
-            payload = unknown_tool_payload(name, exposed)
+        messages = list(state.get("messages") or [])
+        reply = reply_with_call(messages, call.get("id"))
+        record = record_of(reply, self.name) if reply is not None else None
+        if record is None:
+            payload: Payload | None = refusal(
+                ErrorCode.NOT_SHOWN,
+                f"{name!r} was not run: no record shows it was offered with the reply that "
+                "called it.",
+                tool=name,
+                next_step="Call only tools you were given in this step.",
+            )
         else:
-            payload = not_available_payload(name, summarize(request.tool.description), exposed)
-        return refusal_message(call, payload)
+            payload = _invalid_arguments(call) or self._review(name, request.tool, record, state)
+        if payload is None:
+            return None
+        return ToolMessage(
+            render_payload(payload),
+            tool_call_id=str(call.get("id") or ""),
+            name=name,
+            status="error",
+        )
+
+    def _review(
+        self, name: str, tool: Any, record: Mapping[str, Any], state: Mapping[str, Any]
+    ) -> Payload | None:
+        """The refusal of a call of `name` under its reply's `record`, else None."""
+        exposed = [n for n in record["tools"] if n != SEARCH_TOOL]
+        problem = unmet(self._precondition(name, tool), state)
+        if problem is not None:
+            return precondition_payload(name, problem, exposed)
+        if name in record["tools"]:
+            return None
+        if tool is None:
+            return unknown_tool_payload(name, exposed)
+        if name not in self.pinned and not is_pinned(tool) and not self._is_read(tool, name):
+            return not_read_payload(name, exposed)
+        return not_available_payload(name, summarize(tool.description), exposed)
 
     # -- LangChain hooks ---------------------------------------------------------------------
 
@@ -589,15 +721,11 @@ class ToolAttentionMiddleware(
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: hooks.ModelHandler[ContextT, ResponseT]
     ) -> ExtendedModelResponse[ResponseT]:
-        """Call the model with the promoted tools; record what was exposed."""
-        narrowed, decision, shown, pair, searchable = self._prepare_all(request)
+        """Call the model with the promoted tools; stamp the reply with what it was shown."""
+        prepared = self._prepare_all(request)
         mode = self.disclosure_for(request)
-        reply = read_reply(mode, handler(on_wire(mode, narrowed)))
-        response = repair_response(reply, thread_call_ids(request.messages))
-        return ExtendedModelResponse(
-            model_response=with_pair(response, pair),
-            command=self._command(request, decision, shown, searchable),
-        )
+        response = handler(on_wire(mode, prepared[0]))
+        return self._finish(request, response, prepared, mode)
 
     @override
     async def awrap_model_call(
@@ -605,22 +733,24 @@ class ToolAttentionMiddleware(
     ) -> ExtendedModelResponse[ResponseT]:
         """Async form; the ranking runs in a worker thread so the event loop stays free."""
         prepared = await asyncio.to_thread(self._prepare_all, request)
-        narrowed, decision, shown, pair, searchable = prepared
         mode = self.disclosure_for(request)
-        reply = read_reply(mode, await handler(on_wire(mode, narrowed)))
-        response = repair_response(reply, thread_call_ids(request.messages))
-        return ExtendedModelResponse(
-            model_response=with_pair(response, pair),
-            command=self._command(request, decision, shown, searchable),
-        )
+        response = await handler(on_wire(mode, prepared[0]))
+        return self._finish(request, response, prepared, mode)
 
     @override
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: hooks.ToolHandler
     ) -> hooks.ToolResult:
-        """Answer a search call here; review and run any other call."""
+        """Answer a search call here; run any other call only when its reply's record allows
+        it (a result longer than the core's limit is cut, the cut marked)."""
         found = self.search(request)
-        return found if found is not None else super().wrap_tool_call(request, handler)
+        if found is not None:
+            return found
+        refused = self.review_tool_call(request)
+        if refused is not None:
+            return refused
+        result = handler(request)
+        return clipped(result) if isinstance(result, ToolMessage) else result
 
     @override
     async def awrap_tool_call(
@@ -631,42 +761,44 @@ class ToolAttentionMiddleware(
             found = await asyncio.to_thread(self.search, request)
             if found is not None:
                 return found
-        return await super().awrap_tool_call(request, handler)
+        refused = self.review_tool_call(request)
+        if refused is not None:
+            return refused
+        result = await handler(request)
+        return clipped(result) if isinstance(result, ToolMessage) else result
 
     def search(self, request: ToolCallRequest) -> ToolMessage | None:
-        """The result of a call to the search tool, in a mode that sends it: the best matches
-        among this turn's candidates for the query (tools named exactly first), preconditions
-        applied, disclosed in the mode's form. Tools that write are loaded only when the query
-        names them exactly; others are listed. Tools the history already disclosed are not
-        referenced again. None for any other call."""
+        """The result of a call to the search tool, when the record of the reply that made it
+        says the search tool was sent (a native mode that discloses in the history): the best
+        matches for the query among the declared reads that reply's call could load (tools
+        named exactly first), disclosed in the mode's form. Tools the history already
+        disclosed are not referenced again. None for any other call."""
         call = request.tool_call
-        disclosure = self.disclosure.last
-        if call["name"] != SEARCH_TOOL or disclosure is None or not disclosure.in_history:
+        if call["name"] != SEARCH_TOOL:
             return None
         state = request.state if isinstance(request.state, Mapping) else {}
+        messages = list(state.get("messages") or [])
+        reply = reply_with_call(messages, call.get("id"))
+        record = record_of(reply, self.name) if reply is not None else None
+        if record is None or not isinstance(record.get(SEARCHABLE), list):
+            return None
+        try:
+            kind = mode_class(str(record.get("disclosure")))
+        except (KeyError, ImportError):  # a record this gate did not write
+            return None
+        if not kind.in_history:
+            return None
+        disclosure = kind.create(None)
         args = call.get("args")
         query = str(args.get("query") or "") if isinstance(args, Mapping) else ""
-        trace = state.get("gate_trace")
-        names = list((trace or {}).get(SEARCHABLE) or self.index.names)
-        names = [n for n in names if n not in self.pinned and self._runs(n, state)]
-        found, held_back = search_tools(
-            self.index,
-            query,
-            names,
-            k=max(self.k, 1),
-            threshold=self.threshold,
-            writes=frozenset(n for n in names if not may_open(self._tool(n), "code")),
-        )
+        names = [n for n in record[SEARCHABLE] if self.index.spec(n) is not None]
+        found = search_tools(self.index, query, names, k=max(self.k, 1), threshold=self.threshold)
         # a definition already expanded stays in the conversation: referencing it again would
         # bill it again on every later call
-        seen = disclosure.disclosed(state.get("messages", [])) or frozenset()
+        seen = disclosure.disclosed(messages) or frozenset()
         found = [n for n in found if n not in seen]
-        content = disclosure.content(found, search_payload(query, found, held_back))
+        content = disclosure.content(found, search_payload(query, found))
         return ToolMessage(content, tool_call_id=call["id"], name=SEARCH_TOOL)
-
-    def _tool(self, name: str) -> Any:
-        """The tool object (or its indexed spec) of `name`, for the blast-radius rule."""
-        return self._tools.get(name) or self.index.spec(name) or {}
 
 
 def explain(trace: Mapping[str, Any] | None, name: str) -> str:

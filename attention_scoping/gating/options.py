@@ -2,7 +2,8 @@
 summary pool of the tools held back (`SummaryPool`), with named presets.
 
 Every default lives here. A bad value, or an option that another makes unused (a pool budget
-without the `auto` pool), raises `ValueError` when the group is built.
+without the `auto` pool), raises `GateConfigError` (a `ValueError`) when the group is built,
+naming the valid range.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
-from attention_scoping.common.option_groups import Moved, moved_into
-from attention_scoping.common.options import check_at_least, check_choice
+from attention_scoping.common.options import check_choice
 from attention_scoping.disclosure.base import DEFAULT_DISCLOSURE, DISCLOSURE_MODES, DisclosureMode
 from attention_scoping.gating.disclosure import PoolMode
+from attention_scoping.gating.errors import GateConfigError, check_count, check_finite
 
 DecidePer = Literal["call", "turn"]
 """How often the gate decides: before every model call, or once per user turn (cache-stable:
@@ -67,14 +68,16 @@ class Promotion:
     CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"decide_per": get_args(DecidePer)}
 
     def __post_init__(self) -> None:
-        """Refuse an unknown `decide_per` or a count out of range."""
-        check_choice("decide_per", self.decide_per, self.CHOICES["decide_per"])
-        if self.intent_turns < 1 or self.sticky_turns < 0:
-            msg = (
-                "need intent_turns >= 1 and sticky_turns >= 0; got "
-                f"intent_turns={self.intent_turns!r}, sticky_turns={self.sticky_turns!r}"
-            )
-            raise ValueError(msg)
+        """Refuse an unknown `decide_per`, a count out of range, or a threshold that is not a
+        finite number (NaN would hide every ranked tool without saying so)."""
+        check_choice("decide_per", self.decide_per, self.CHOICES["decide_per"], GateConfigError)
+        check_count("intent_turns", self.intent_turns, 1)
+        check_count("sticky_turns", self.sticky_turns, 0)
+        if self.threshold is not None:
+            check_finite("threshold", self.threshold)
+        if not isinstance(self.detect_names, bool):
+            msg = f"detect_names must be True or False, not {self.detect_names!r}"
+            raise GateConfigError(msg)
 
 
 @dataclass(frozen=True)
@@ -107,17 +110,17 @@ class SummaryPool:
 
     def __post_init__(self) -> None:
         """Refuse an unknown mode or disclosure, a negative budget, or a budget no pool reads."""
-        check_choice("mode", self.mode, self.CHOICES["mode"])
-        check_choice("disclosure", self.disclosure, self.CHOICES["disclosure"])
+        check_choice("mode", self.mode, self.CHOICES["mode"], GateConfigError)
+        check_choice("disclosure", self.disclosure, self.CHOICES["disclosure"], GateConfigError)
         if self.budget_tokens is None:
             return
-        check_at_least("budget_tokens", self.budget_tokens)
+        check_count("budget_tokens", self.budget_tokens, 0)
         if self.mode != "auto":
             msg = (
                 f"budget_tokens={self.budget_tokens!r} is read only by mode='auto', not "
                 f"mode={self.mode!r}"
             )
-            raise ValueError(msg)
+            raise GateConfigError(msg)
 
     @property
     def budget(self) -> int:
@@ -153,11 +156,3 @@ DEFAULT_PROMOTION: PromotionPreset = "per_call"
 """The promotion when `promotion=` is not given."""
 DEFAULT_SUMMARY_POOL: PoolPreset = "auto"
 """The summary pool when `summary_pool=` is not given."""
-
-MOVED: Mapping[str, Moved] = {
-    **moved_into(
-        "promotion", Promotion, "threshold intent_turns sticky_turns detect_names decide_per"
-    ),
-    **moved_into("summary_pool", SummaryPool, pool_budget_tokens="budget_tokens"),
-}
-"""The keyword options of 0.1 that moved into a group (accepted with a DeprecationWarning)."""

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from attention_scoping.common.failures import exception_line
+from attention_scoping.gating.errors import PreconditionTypeError
 
 Precondition: TypeAlias = Callable[[Mapping[str, Any]], bool] | Mapping[str, Any]
 """`callable(state) -> bool`, or `{"authenticated": True, "user.role": "admin"}`: every key
@@ -84,7 +85,7 @@ def validate(preconditions: Mapping[str, Precondition]) -> dict[str, Preconditio
     """Check the shape of a `{tool name: precondition}` map at construction.
 
     Raises:
-        TypeError: a precondition that is neither callable nor a mapping.
+        PreconditionTypeError: (a TypeError) a precondition that is neither callable nor a mapping.
     """
     out: dict[str, Precondition] = {}
     for name, check in preconditions.items():
@@ -93,6 +94,6 @@ def validate(preconditions: Mapping[str, Precondition]) -> dict[str, Preconditio
                 f"precondition of {name!r} must be a callable(state) -> bool or a mapping, "
                 f"not {type(check).__name__}"
             )
-            raise TypeError(msg)
+            raise PreconditionTypeError(msg)
         out[str(name)] = check
     return out

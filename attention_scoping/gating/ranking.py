@@ -28,6 +28,7 @@ from attention_scoping.gating.encoders import (
     LangChainEncoder,
     shared_minilm,
 )
+from attention_scoping.gating.errors import GateConfigError
 from attention_scoping.gating.exact import ExactNames, exact_mask
 from attention_scoping.gating.intents import split_intents
 from attention_scoping.gating.order import top_rows as top_rows  # re-exported
@@ -161,7 +162,7 @@ class BM25Ranker:
         """The fitted index."""
         if self._index is None:
             msg = "BM25Ranker.fit() must be called before scores()"
-            raise RuntimeError(msg)
+            raise GateConfigError(msg)
         return self._index
 
     def all_scores(self, text: str) -> tuple[np.ndarray, float]:
@@ -309,7 +310,7 @@ class HybridRanker:
         """
         if not 0.0 <= alpha <= 1.0 or not 0.0 <= part_weight <= 1.0:
             msg = f"alpha and part_weight must be within [0, 1], not {alpha}, {part_weight}"
-            raise ValueError(msg)
+            raise GateConfigError(msg)
         self.dense = dense
         self.lexical = lexical if lexical is not None else BM25Ranker(dense.representation)
         self.alpha = alpha
@@ -467,7 +468,7 @@ def build_ranker(
             dense = DenseRanker(encoder, cache=cache)
             return dense if spec == "dense" else HybridRanker(dense)
         msg = f"unknown ranker {spec!r}; valid: {', '.join(RANKER_NAMES)}"
-        raise ValueError(msg)
+        raise GateConfigError(msg)
     if isinstance(spec, Ranker):
         return spec
     if isinstance(spec, Encoder):
@@ -475,4 +476,4 @@ def build_ranker(
     if hasattr(spec, "embed_query") and hasattr(spec, "embed_documents"):
         return HybridRanker(DenseRanker(LangChainEncoder(spec), cache=cache))
     msg = f"ranker must be a name ({', '.join(RANKER_NAMES)}), a Ranker, an Encoder or Embeddings"
-    raise ValueError(msg)
+    raise GateConfigError(msg)

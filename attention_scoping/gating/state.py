@@ -1,5 +1,5 @@
 """The state keys `ToolAttentionMiddleware` writes, declared apart from the middleware so a
-hand-built graph's state (`attention_scoping.scoping.nodes.ScopedAgentState`) holds them without the
+hand-built graph's state (`agent_state(ScopingState, GateState)`) holds them without the
 `gate` extra."""
 
 from __future__ import annotations

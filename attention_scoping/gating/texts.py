@@ -22,6 +22,15 @@ NOT_LOADED_MESSAGE = (
 NOT_LOADED_STEP = "Call {name} again using the schema you now have."
 """`tool_not_available`: what to do next."""
 
+NOT_READ_MESSAGE = (
+    "{name} was not loaded for this step, so it was not run. This agent loads it only when "
+    "the application makes it always available."
+)
+"""`tool_not_available` for a tool that is not a declared read and not pinned: no schema follows."""
+
+NOT_READ_STEP = "Use one of the loaded tools, or tell the user what you would need to do."
+"""`tool_not_available` of a tool the gate never loads: what to do next."""
+
 UNKNOWN_TOOL_STEP = "Call one of the loaded tools, or answer without a tool."
 """`unknown_tool`: what to do next."""
 
