@@ -2,8 +2,8 @@
 
 A server controls its `instructions` and its tools' descriptions. None of it goes into the system
 prompt: a scope's line in the capability index comes from the configuration (the `description`
-the user wrote) or from the server's name and the names of its tools that read (those that write
-are counted), and the scope's module is that line.
+the user wrote) or from the server's name and the names of its declared reads (the others, which
+may write, are counted), and the scope's module is that line.
 The instructions travel fenced and labelled in the result of the `load_context` call that loads
 the server's scope (`server_text_block`), and the tool descriptions where every tool's
 description goes (the tools array). `server_text="drop"` sends neither. Framework-free.
@@ -53,8 +53,8 @@ def index_line(
 ) -> str:
     """The scope's line in the capability index: the configured `description`, else the
     server's configured name and the names of its tools that read, with how many of them (in
-    `writing`) change data (never the server's own text; never a write's name, as code
-    wrote the line: `core.blast_radius`)."""
+    `writing`) change data (never the server's own text; never the name of a tool that may
+    write, as code wrote the line: `attention_scoping.risk`)."""
     if server.description:
         return server.description
     shown = tool_listing(tool_names, writing, limit=6)

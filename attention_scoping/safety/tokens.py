@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from attention_scoping.errors import AttentionScopingError
 from attention_scoping.safety.canonical import (
     canonical_json,
     intent_hash,
@@ -94,7 +95,7 @@ _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.-]{1,16384}$")
 """Everything a token of this package can contain (ASCII, URL-safe base64), bounded."""
 
 
-class TokenError(ValueError):
+class TokenError(AttentionScopingError, ValueError):
     """A token or confirmation code was refused; `reason` says why in one word."""
 
     reason: ClassVar[str] = "invalid"

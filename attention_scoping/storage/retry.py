@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from attention_scoping.errors import AttentionScopingError
+
 __all__ = ["Backoff", "DatabaseUnavailableError", "RetryPolicy", "is_transient"]
 
 logger = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ _SQLITE_TRANSIENT_TEXT = (
 _PG_PERMANENT_CLASSES = frozenset({"28", "3D", "3F"})
 
 
-class DatabaseUnavailableError(RuntimeError):
+class DatabaseUnavailableError(AttentionScopingError, RuntimeError):
     """The database stayed unreachable (or locked, or full) for the whole retry budget."""
 
 
