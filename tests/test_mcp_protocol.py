@@ -24,9 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from mcp import types as mcp_types
 
-from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
-from attention_scoping.common.blast_radius import writes
-from attention_scoping.common.tool import approval_required
+from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware, asks_approval
 from attention_scoping.hesitation.repeats import REPEAT_MARK, RepeatedCallMiddleware
 from attention_scoping.mcp import (
     McpConnectMiddleware,
@@ -42,6 +40,7 @@ from attention_scoping.mcp.faults import exception_text
 from attention_scoping.mcp.tools import as_content, make_tool, tool_metadata
 from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.prompt import Layout
+from attention_scoping.risk import declared_read
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.mcp_support import child_pids, python_server, wait_for
@@ -230,9 +229,9 @@ def test_annotations_set_the_risk(
     if annotations is not None:
         record["annotations"] = annotations
     metadata = tool_metadata("s", record)
-    assert metadata["risk"] == risk and approval_required(metadata) is approval
+    assert metadata["risk"] == risk and asks_approval(metadata) is approval
     tool = _fake_tool("t", annotations, [])
-    assert writes(tool) is (risk == "write")
+    assert declared_read(tool) is (risk == "read")
 
 
 def _fake_tool(name: str, annotations: dict[str, Any] | None, runs: list[str]) -> McpTool:

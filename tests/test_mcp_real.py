@@ -26,7 +26,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from packaging.requirements import Requirement
 
-from attention_scoping.common.tool import approval_required
+from attention_scoping.approval.middleware import asks_approval
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.observe.tax import get_counter
@@ -255,7 +255,7 @@ def test_a_real_server_offering_discover_is_indexed_without_a_session(
 
 def test_the_real_servers_annotations_decide_reads_and_approvals(hub: McpServers) -> None:
     risk = {t.name: t.metadata["risk"] for t in hub.tools if t.metadata}
-    approval = {t.name for t in hub.tools if approval_required(t.metadata)}
+    approval = {t.name for t in hub.tools if asks_approval(t)}
     assert risk["get_current_time"] == risk["git_status"] == risk["git_log"] == "read"
     assert "git_reset" in approval and "git_commit" in approval  # readOnlyHint: false
     assert not {"get_current_time", "convert_time", "git_status", "git_diff"} & approval

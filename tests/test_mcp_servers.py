@@ -20,13 +20,14 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import ToolException
 
-from attention_scoping.common.tool import approval_required
+from attention_scoping.approval.middleware import asks_approval
 from attention_scoping.gateway import ToolGateway
 from attention_scoping.gateway.catalog import GatewayConfigError
 from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
 from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.mcp_support import SERVERS_DIR, child_pids, python_server, wait_for
 
@@ -91,6 +92,10 @@ def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
         # unannotated, only counted); the server's text is not a prompt
         line = "MCP server calc; tools: add, multiply and 2 tools that change data"
         assert (servers.scopes[0].description, servers.scopes[0].prompt) == (line, "")
+        # a core Scope whose declared reads are the readOnlyHint tools: a selector opening
+        # it shows those only, and the unannotated ones load through the model's own call
+        assert isinstance(servers.scopes[0], Scope)
+        assert servers.scopes[0].reads == {"add", "multiply"}
         instructions = servers.listings["calc"].instructions or ""
         assert instructions.startswith("Exact integer arithmetic and a small notebook.")
         cache = ToolListCache(cache_dir)
@@ -385,7 +390,7 @@ def test_the_gateway_searches_describes_and_executes_mcp_tools(calc: McpServers)
 
     with pytest.raises(GatewayConfigError, match="require approval"):
         ToolGateway(calc.tools, ranker=ranker)  # unannotated MCP tools may write
-    reads = [t for t in calc.tools if not approval_required(t.metadata)]
+    reads = [t for t in calc.tools if not asks_approval(t)]
     gateway = ToolGateway(reads, ranker=ranker)
     starts = calc.connections["raw"].starts
     found = gateway.search("multiply two integers")
