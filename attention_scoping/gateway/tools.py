@@ -233,7 +233,7 @@ class ToolGateway:
             raise GatewayConfigError(msg)
         if limit < 1:
             msg = f"limit must be at least 1, not {limit}"
-            raise ValueError(msg)
+            raise GatewayConfigError(msg)
         self.entries: dict[str, CatalogEntry] = {e.spec.name: e for e in entries}
         """Registered tools by name: each spec with the LangChain tool that runs it."""
         self.approval = approval

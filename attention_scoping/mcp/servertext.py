@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from attention_scoping.common.blast_radius import tool_listing
 from attention_scoping.common.limits import clip
-from attention_scoping.mcp.config import ServerConfig
+from attention_scoping.mcp.config import McpConfigError, ServerConfig
 
 ServerText = Literal["fenced", "drop"]
 """`"fenced"`: a server's instructions travel fenced in `load_context`'s result and its tool
@@ -44,7 +44,7 @@ def check_server_text(value: object) -> ServerText:
     """
     if value not in SERVER_TEXTS:
         msg = f"server_text must be one of {', '.join(map(repr, SERVER_TEXTS))}, not {value!r}"
-        raise ValueError(msg)
+        raise McpConfigError(msg)
     return value
 
 

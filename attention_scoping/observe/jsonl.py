@@ -60,7 +60,7 @@ class JsonLine:
     value: Any
 
 
-class _Cut(AttentionScopingError, ValueError):
+class _Cut(JsonLinesError):
     """The text ends where more was expected (a line an interrupted write cut short)."""
 
 
@@ -68,7 +68,7 @@ def parse_json(text: str, limits: JsonLimits = FILE_LIMITS) -> Any:
     """`text` as JSON within `limits`.
 
     Raises:
-        ValueError: what is wrong, as a phrase (`not JSON (...)`, `too large: ...`,
+        JsonLinesError: what is wrong, as a phrase (`not JSON (...)`, `too large: ...`,
             `not valid text: ...`); a subclass when the text is not JSON at all, as a line cut
             short is not.
     """
@@ -82,15 +82,15 @@ def parse_json(text: str, limits: JsonLimits = FILE_LIMITS) -> Any:
             msg = f"too large: an integer has too many digits (limit {limits.max_digits:,})"
         else:
             msg = f"not JSON ({' '.join(str(exc).split())[:200]})"
-        raise ValueError(msg) from None
+        raise JsonLinesError(msg) from None
     if exceeded is not None:
         msg = f"too large: {exceeded.message}"
-        raise ValueError(msg)
+        raise JsonLinesError(msg)
     try:  # `json` decodes a lone "\ud800" escape into a string no file or wire can carry
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         msg = "not valid text: a string holds a lone surrogate (an invalid \\u escape)"
-        raise ValueError(msg) from None
+        raise JsonLinesError(msg) from None
     return value
 
 
@@ -102,7 +102,7 @@ def _decode(raw: bytes) -> str:
             msg = f"not UTF-8 (cut inside a character at byte {exc.start + 1})"
             raise _Cut(msg) from None
         msg = f"not UTF-8 (byte {exc.start + 1}: {exc.reason})"
-        raise ValueError(msg) from None
+        raise JsonLinesError(msg) from None
 
 
 def parse_lines(

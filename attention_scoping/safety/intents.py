@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attention_scoping.common.failures import exception_line
-from attention_scoping.errors import AttentionScopingError
+from attention_scoping.errors import AttentionScopingError, ScopeConfigError
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal
@@ -199,7 +199,7 @@ class IntentGuard:
         """Keep the collaborators and policies."""
         if code_ttl <= 0 or duplicate_window < 0:
             msg = "code_ttl must be positive and duplicate_window non-negative"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         self.issuer = issuer
         self.journal: IntentJournal = journal if journal is not None else MemoryIntentJournal()
         self.code_ttl = code_ttl

@@ -49,7 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from attention_scoping.errors import AttentionScopingError
+from attention_scoping.errors import AttentionScopingError, ScopeConfigError
 from attention_scoping.safety.canonical import (
     canonical_json,
     intent_hash,
@@ -231,7 +231,7 @@ class TokenIssuer:
         """Resolve the key and keep the store."""
         if ttl <= 0:
             msg = f"ttl must be positive, not {ttl!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         self._key = resolve_secret(secret, env=env)
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.clock = clock
@@ -247,7 +247,7 @@ class TokenIssuer:
     def _check_kind(kind: str) -> None:
         if not isinstance(kind, str) or not _KIND.match(kind):
             msg = f"token kind must be 2-12 lower-case letters or digits, not {kind!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
 
     def issue(
         self,

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from attention_scoping.errors import AttentionScopingError
+from attention_scoping.errors import AttentionScopingError, ScopeConfigError
 
 __all__ = ["Backoff", "DatabaseUnavailableError", "RetryPolicy", "is_transient"]
 
@@ -118,10 +118,10 @@ class RetryPolicy:
                 "RetryPolicy needs 0 < base <= cap and deadline >= 0, got "
                 f"base={self.base}, cap={self.cap}, deadline={self.deadline}"
             )
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         if self.max_attempts is not None and self.max_attempts < 1:
             msg = f"max_attempts must be at least 1 (or None), not {self.max_attempts}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
 
     def delay(self, retry: int) -> float:
         """The pause before retry number `retry` (0-based), jitter included."""
