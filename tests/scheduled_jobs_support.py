@@ -75,7 +75,9 @@ def make_scheduled_jobs(runs: list[dict[str, Any]]) -> BaseTool:
 
 
 def other_tools() -> list[BaseTool]:
-    """Three unrelated tools that share the gateway's catalog with scheduled_jobs."""
+    """Three unrelated tools that share the gateway's catalog with scheduled_jobs: two
+    declared reads (`get_weather`, `list_jobs`) and `create_invoice`, which nobody classified
+    (so it may write: code never names it, and approval does not ask for it)."""
 
     @tool
     def get_weather(city: str) -> str:
@@ -92,6 +94,8 @@ def other_tools() -> list[BaseTool]:
         """List the scheduled jobs of a folder."""
         return "[]"
 
+    get_weather.metadata = {"risk": "read"}
+    list_jobs.metadata = {"risk": "read"}
     return [get_weather, create_invoice, list_jobs]
 
 

@@ -13,7 +13,12 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware, write_tool_names
+from attention_scoping.approval.middleware import (
+    ApprovalGate,
+    ApprovalMiddleware,
+    asks_approval,
+    write_tool_names,
+)
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.scheduled_jobs_support import ARGS, SECRET, FakeClock, make_gateway
@@ -254,3 +259,30 @@ def test_approval_middleware_for_bound_write_tools() -> None:
     messages = agent.get_state(config).values["messages"]
     refusal = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "s1")
     assert refusal.status == "error" and json.loads(refusal.text)["reason"] == "tampered"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "asked"),
+    [
+        (None, False),  # nobody classified it: code never opens it, a human is not asked
+        ({"risk": "read"}, False),
+        ({"risk": "write"}, True),
+        ({"risk": "write", "requires_approval": False}, False),  # declared write, not asked
+        ({"requires_approval": True}, True),
+        ({"mutation": True}, True),
+        ({"annotations": {"destructiveHint": True}}, True),
+        ({"annotations": {"readOnlyHint": False}}, True),
+        ({"annotations": {"readOnlyHint": True}}, False),
+    ],
+)
+def test_approval_asks_for_declared_writes_only(
+    metadata: dict[str, Any] | None, asked: bool
+) -> None:
+    @tool
+    def act(target: str) -> str:
+        """Do something to a target."""
+        return "done"
+
+    act.metadata = metadata
+    assert asks_approval(act) is asked
+    assert write_tool_names([act]) == (["act"] if asked else [])

@@ -25,7 +25,7 @@ from langchain_core.tools import ToolException
 from mcp import types as mcp_types
 from pydantic import ValidationError
 
-from attention_scoping import textcalls
+import attention_scoping.textcalls as textcalls
 from attention_scoping.common.errors import render_payload
 from attention_scoping.mcp.faults import FaultCode, McpFault, exception_text, fault_payload
 from attention_scoping.mcp.tools import as_content, fault_exception

@@ -372,23 +372,55 @@ def test_prompt_with_pool_lists_only_the_tools_the_caller_may_see(
     gateway = ToolGateway(
         list(base.entries.values()),
         approval=base.approval,
-        allow=lambda entry, state: entry.name != "create_invoice" or state.get("role") == "admin",
+        allow=lambda entry, state: entry.name != "list_jobs" or state.get("role") == "admin",
     )
     assert gateway.prompt() == GATEWAY_PROMPT
     plain = gateway.prompt(pool=True, signatures=False, state={})
     assert plain.startswith(GATEWAY_PROMPT + "\n\n" + GATEWAY_POOL_HEADER + "\n- ")
     weather = gateway.entries["get_weather"].spec
     assert f"- get_weather: {weather.summary}" in plain.splitlines()
-    assert "create_invoice" not in plain
+    assert "list_jobs" not in plain
     admin = gateway.prompt(pool=True, signatures=False, state={"role": "admin"})
-    assert "- create_invoice: " in admin
+    assert "- list_jobs: " in admin
     assert gateway.prompt(pool=True, signatures=False, state={}) == plain  # stable, cacheable
     # The default pool shows each tool's required arguments, under its own instructions.
     signed = gateway.prompt(pool=True, state={})
     assert signed.startswith(GATEWAY_SIGNATURES_PROMPT + "\n- ")
     assert f"- get_weather(city): {weather.summary}" in signed.splitlines()
-    assert "create_invoice" not in signed
-    assert "- create_invoice(customer_id, amount: number): " in gateway.prompt(
-        pool=True, state={"role": "admin"}
-    )
+    assert "list_jobs" not in signed
+    assert "- list_jobs(" in gateway.prompt(pool=True, state={"role": "admin"})
     assert gateway.prompt(pool=True, state={}) == signed
+
+
+def test_the_pool_names_declared_reads_only(runs: list[dict[str, Any]]) -> None:
+    """The pool is code's choice: a write (`scheduled_jobs`) and a tool nobody classified
+    (`create_invoice`, which may write) are never in it, whoever asks; they stay findable
+    through search, and approval asks only for the declared write."""
+    gateway = make_gateway(runs, FakeClock())
+    assert gateway.reads == {"get_weather", "list_jobs"}
+    for state in ({}, {"role": "admin"}):
+        for pool in (
+            gateway.prompt(pool=True, state=state),
+            gateway.prompt(pool=True, signatures=False, state=state),
+        ):
+            assert "create_invoice" not in pool and "scheduled_jobs" not in pool
+    assert gateway.catalog.needing_approval() == ["scheduled_jobs"]
+    names = [c["name"] for c in gateway.search("create an invoice for a customer")["candidates"]]
+    assert "create_invoice" in names
+
+
+def test_a_declared_read_is_one_someone_said() -> None:
+    @tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return key
+
+    @tool
+    def annotated(key: str) -> str:
+        """Read a key (an MCP-style annotation)."""
+        return key
+
+    annotated.metadata = {"annotations": {"readOnlyHint": True}}
+    gateway = ToolGateway([CatalogEntry.from_tool(lookup, risk="read"), annotated], approval=None)
+    assert gateway.reads == {"lookup", "annotated"}
+    assert ToolGateway([lookup]).reads == frozenset()

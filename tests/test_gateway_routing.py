@@ -66,19 +66,40 @@ def test_routed_calls_keep_the_gateway_checks() -> None:
     gateway = ToolGateway(
         list(base.entries.values()),
         approval=base.approval,
-        allow=lambda entry, state: entry.name != "create_invoice",
+        allow=lambda entry, state: entry.name != "list_jobs",
     )
     _model, agent = _agent(
         gateway,
         [
             calls(tool_call("get_weather", {"town": "Oslo"}, "a")),
-            calls(tool_call("create_invoice", {"customer_id": "c", "amount": 1}, "b")),
+            calls(tool_call("list_jobs", {}, "b")),
             say("Done."),
         ],
     )
     bad, refused = _tool_bodies(agent.invoke({"messages": [HumanMessage("go")]}))
     assert bad["error"] == "invalid_arguments" and "parameters" in bad
     assert refused["error"] == "unauthorized"
+
+
+def test_only_declared_reads_are_routed() -> None:
+    """Routing is code deciding for the model, so it names declared reads only: a call of
+    `create_invoice` (nobody classified it: it may write) or `scheduled_jobs` (a write) by
+    name is left as the model wrote it; the model runs them through execute_tool itself."""
+    gateway = make_gateway([], FakeClock())
+    assert gateway.reads == {"get_weather", "list_jobs"}
+    reply = calls(
+        tool_call("create_invoice", {"customer_id": "c", "amount": 1}, "a"),
+        tool_call("scheduled_jobs", {"action": "list"}, "b"),
+        tool_call("list_jobs", {}, "c"),
+    )
+    routing = GatewayRoutingMiddleware(gateway)
+    routed = routing.rewrite(reply, set(gateway.tool_names))
+    assert isinstance(routed, AIMessage)
+    assert [c["name"] for c in routed.tool_calls] == [
+        "create_invoice",
+        "scheduled_jobs",
+        "execute_tool",
+    ]
 
 
 def test_route_calls_leaves_other_calls_and_messages_alone() -> None:

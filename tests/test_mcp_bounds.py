@@ -14,7 +14,6 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 
-from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
 from attention_scoping.mcp.bounds import (
     DESCRIPTION_MAX_CHARS,
@@ -23,8 +22,8 @@ from attention_scoping.mcp.bounds import (
     bound_record,
 )
 from attention_scoping.mcp.cache import ToolListCache
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_servers.oversized_server import tools as listed_tools
 from tests.mcp_support import python_server
 
@@ -126,7 +125,7 @@ def test_the_first_turn_over_an_oversized_listing_sends_only_bounded_tools(
         ]
     )
     middleware: list[Any] = [
-        AttentionScopingMiddleware(big.scopes, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(big.scopes, selector=None),
         McpConnectMiddleware(big),
     ]
     agent: Any = create_agent(model, tools=big.tools, middleware=middleware)

@@ -24,10 +24,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from mcp import types as mcp_types
 
-from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
-from attention_scoping.common.blast_radius import writes
-from attention_scoping.common.tool import approval_required
+from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware, asks_approval
 from attention_scoping.hesitation.repeats import REPEAT_MARK, RepeatedCallMiddleware
 from attention_scoping.mcp import (
     McpConnectMiddleware,
@@ -41,10 +38,11 @@ from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
 from attention_scoping.mcp.faults import exception_text
 from attention_scoping.mcp.tools import as_content, make_tool, tool_metadata
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.prompt import Layout
+from attention_scoping.risk import declared_read
 from attention_scoping.safety.tokens import TokenIssuer
-from attention_scoping.scoping.options import LayoutPreset
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import child_pids, python_server, wait_for
 
 CALC = python_server("fastmcp_server.py")
@@ -137,10 +135,12 @@ def test_a_list_change_reaches_the_next_turn_never_the_middle(changing: McpServe
     ]
     model = ScriptedChatModel(script=script)
     middleware: list[Any] = [
-        AttentionScopingMiddleware(changing.scopes, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(changing.scopes, selector=None),
         McpConnectMiddleware(changing),
     ]
-    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, tools=changing.tools, middleware=middleware, checkpointer=InMemorySaver()
+    )
     config: RunnableConfig = {"configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
     during = model.recorded[2:4]  # the model calls after `retire` ran, in the same turn
@@ -162,7 +162,7 @@ def test_a_list_change_reaches_the_next_turn_never_the_middle(changing: McpServe
 
 
 def _retiring_agent(
-    changing: McpServers, layout: LayoutPreset
+    changing: McpServers, layout: Layout
 ) -> tuple[ScriptedChatModel, Any, RunnableConfig]:
     """An agent over the changing server whose first turn loads it and calls `retire` (the
     server then withdraws `lookup`), and whose second turn answers at once."""
@@ -174,10 +174,12 @@ def _retiring_agent(
     ]
     model = ScriptedChatModel(script=script)
     middleware: list[Any] = [
-        AttentionScopingMiddleware(changing.scopes, layout=layout, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(changing.scopes, layout=layout, selector=None),
         McpConnectMiddleware(changing),
     ]
-    agent = create_agent(model, middleware=middleware, checkpointer=InMemorySaver())
+    agent = create_agent(
+        model, tools=changing.tools, middleware=middleware, checkpointer=InMemorySaver()
+    )
     return model, agent, {"configurable": {"thread_id": "t"}}
 
 
@@ -197,28 +199,6 @@ def test_the_index_line_follows_a_list_change_at_the_next_turn(changing: McpServ
     assert f"- changing: {new}" in system and old not in system  # the index and the module
     assert changing.index_lines["changing"] == new
     assert [s.description for s in changing.scopes] == [new]  # an agent built now gets it
-
-
-def test_the_compact_load_context_follows_a_list_change_at_the_next_turn(
-    changing: McpServers,
-) -> None:
-    """Under the compact layout the index is `load_context`'s scope descriptions: they follow a
-    list change (lookup withdrawn) at the next turn's first model call, like the index line."""
-    model, agent, config = _retiring_agent(changing, "compact")
-    old = "changing (MCP server changing; tools: echo, lookup and 1 tool that changes data)"
-    new = "changing (MCP server changing; tools: echo and 1 tool that changes data)"
-
-    def described(recorded: dict[str, Any]) -> str:
-        schema = _schema(recorded, "load_context")
-        assert schema is not None
-        return str(schema["function"]["parameters"]["properties"]["name"]["description"])
-
-    agent.invoke({"messages": [HumanMessage("retire lookup")]}, config)
-    for recorded in model.recorded[:3]:  # before and after `retire` ran, in the same turn
-        assert old in described(recorded)
-    agent.invoke({"messages": [HumanMessage("and now?")]}, config)
-    assert new in described(model.recorded[3]) and old not in described(model.recorded[3])
-    assert "lookup" not in (model.recorded[3]["system"] or "")
 
 
 def test_a_withdrawn_tool_answers_tool_withdrawn(changing: McpServers) -> None:
@@ -249,9 +229,9 @@ def test_annotations_set_the_risk(
     if annotations is not None:
         record["annotations"] = annotations
     metadata = tool_metadata("s", record)
-    assert metadata["risk"] == risk and approval_required(metadata) is approval
+    assert metadata["risk"] == risk and asks_approval(metadata) is approval
     tool = _fake_tool("t", annotations, [])
-    assert writes(tool) is (risk == "write")
+    assert declared_read(tool) is (risk == "read")
 
 
 def _fake_tool(name: str, annotations: dict[str, Any] | None, runs: list[str]) -> McpTool:
@@ -398,10 +378,10 @@ def test_a_server_offering_discover_is_indexed_without_a_session(tmp_path: Path)
 
         model = ScriptedChatModel(script=[first, after_load, say("HI")])
         middleware: list[Any] = [
-            AttentionScopingMiddleware(servers.scopes, **NAVIGATION_ONLY),
+            AttentionScopingMiddleware(servers.scopes, selector=None),
             McpConnectMiddleware(servers),
         ]
-        result = create_agent(model, middleware=middleware).invoke(
+        result = create_agent(model, tools=servers.tools, middleware=middleware).invoke(
             {"messages": [HumanMessage("shout hi")]}
         )
         assert seen == [0, 1]

@@ -26,14 +26,13 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from packaging.requirements import Requirement
 
-from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.common.tool import approval_required
+from attention_scoping.approval.middleware import asks_approval
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.observe.tax import get_counter
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from attention_scoping_lab.audit import audit, load_target
 from attention_scoping_lab.cli import main
-from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import (
     ROOT,
     beside_commands,
@@ -112,10 +111,10 @@ def hub(five: dict[str, Any], warm_cache: Path, tmp_path: Path) -> Iterator[McpS
 def agent_over(hub: McpServers, model: ScriptedChatModel) -> Any:
     """An agent over the hub's scopes that navigates with `load_context` only."""
     middleware: list[Any] = [
-        AttentionScopingMiddleware(hub.scopes, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(hub.scopes, selector=None),
         McpConnectMiddleware(hub),
     ]
-    return create_agent(model, middleware=middleware)
+    return create_agent(model, tools=hub.tools, middleware=middleware)
 
 
 def tool_messages(result: dict[str, Any]) -> list[ToolMessage]:
@@ -256,7 +255,7 @@ def test_a_real_server_offering_discover_is_indexed_without_a_session(
 
 def test_the_real_servers_annotations_decide_reads_and_approvals(hub: McpServers) -> None:
     risk = {t.name: t.metadata["risk"] for t in hub.tools if t.metadata}
-    approval = {t.name for t in hub.tools if approval_required(t.metadata)}
+    approval = {t.name for t in hub.tools if asks_approval(t)}
     assert risk["get_current_time"] == risk["git_status"] == risk["git_log"] == "read"
     assert "git_reset" in approval and "git_commit" in approval  # readOnlyHint: false
     assert not {"get_current_time", "convert_time", "git_status", "git_diff"} & approval

@@ -20,14 +20,15 @@ from langchain.agents import create_agent
 from langchain_core.messages import BaseMessage, ToolMessage
 from langchain_core.tools import ToolException
 
-from attention_scoping import AttentionScopingMiddleware, ToolGateway
-from attention_scoping.common.tool import approval_required
+from attention_scoping.approval.middleware import asks_approval
+from attention_scoping.gateway import ToolGateway
 from attention_scoping.gateway.catalog import GatewayConfigError
 from attention_scoping.mcp import McpConnectMiddleware, McpServers, McpTool
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import SERVERS_DIR, child_pids, python_server, wait_for
 
 CALC = python_server("fastmcp_server.py")
@@ -73,10 +74,10 @@ def agent_for(servers: McpServers, script: list[Any]) -> tuple[Any, ScriptedChat
     layout: the index lines are in the system prompt)."""
     model = ScriptedChatModel(script=script)
     middleware: list[Any] = [
-        AttentionScopingMiddleware(servers.scopes, layout="layered", **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(servers.scopes, layout="layered", selector=None),
         McpConnectMiddleware(servers),
     ]
-    return create_agent(model, middleware=middleware), model
+    return create_agent(model, tools=servers.tools, middleware=middleware), model
 
 
 def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
@@ -91,6 +92,10 @@ def test_discovery_lists_caches_and_stops_the_servers(cache_dir: str) -> None:
         # unannotated, only counted); the server's text is not a prompt
         line = "MCP server calc; tools: add, multiply and 2 tools that change data"
         assert (servers.scopes[0].description, servers.scopes[0].prompt) == (line, "")
+        # a core Scope whose declared reads are the readOnlyHint tools: a selector opening
+        # it shows those only, and the unannotated ones load through the model's own call
+        assert isinstance(servers.scopes[0], Scope)
+        assert servers.scopes[0].reads == {"add", "multiply"}
         instructions = servers.listings["calc"].instructions or ""
         assert instructions.startswith("Exact integer arithmetic and a small notebook.")
         cache = ToolListCache(cache_dir)
@@ -385,7 +390,7 @@ def test_the_gateway_searches_describes_and_executes_mcp_tools(calc: McpServers)
 
     with pytest.raises(GatewayConfigError, match="require approval"):
         ToolGateway(calc.tools, ranker=ranker)  # unannotated MCP tools may write
-    reads = [t for t in calc.tools if not approval_required(t.metadata)]
+    reads = [t for t in calc.tools if not asks_approval(t)]
     gateway = ToolGateway(reads, ranker=ranker)
     starts = calc.connections["raw"].starts
     found = gateway.search("multiply two integers")
@@ -521,12 +526,12 @@ def test_servers_shown_without_load_context_start_before_the_first_call(
 
     model = ScriptedChatModel(script=[shown, say("3")])
     middleware: list[Any] = [
-        AttentionScopingMiddleware(calc.scopes, preselect="off", start="all"),
+        AttentionScopingMiddleware(calc.scopes, selector=None, always_on=calc.tools),
         McpConnectMiddleware(calc, max_servers=2),
     ]
-    agent: Any = create_agent(model, middleware=middleware)
+    agent: Any = create_agent(model, tools=calc.tools, middleware=middleware)
     result = agent.invoke({"messages": [("user", "1 + 2")]})
-    assert seen == [["calc", "raw"]]  # unscoped start="all" shows both; neither was loaded
+    assert seen == [["calc", "raw"]]  # always-on: both shown, neither loaded
     assert tool_messages(result)[-1].content == "3"
 
 

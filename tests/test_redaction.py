@@ -17,7 +17,6 @@ from langchain_core.messages import ToolMessage
 from langchain_core.tools import ToolException
 from mcp import types as mcp_types
 
-from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.common.redact import (
     MASK,
     Redactor,
@@ -30,8 +29,8 @@ from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
 from attention_scoping.mcp.connection import StderrTail
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import python_server
 
 CANARY = "canary-7f3a9c2e-s3cret"
@@ -134,10 +133,12 @@ def test_stderr_lines_are_redacted_capped_and_logged_redacted(
 
 def agent_over(servers: McpServers, script: list[Any]) -> Any:
     middleware: list[Any] = [
-        AttentionScopingMiddleware(servers.scopes, **NAVIGATION_ONLY),
+        AttentionScopingMiddleware(servers.scopes, selector=None),
         McpConnectMiddleware(servers),
     ]
-    return create_agent(ScriptedChatModel(script=script), middleware=middleware)
+    return create_agent(
+        ScriptedChatModel(script=script), tools=servers.tools, middleware=middleware
+    )
 
 
 def test_a_failing_stdio_server_leaks_nothing_anywhere(

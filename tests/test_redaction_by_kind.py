@@ -18,12 +18,11 @@ import pytest
 from langchain.agents import create_agent
 from langchain_core.messages import ToolMessage
 
-from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.common.redact import Redactor, credential_name, url_secrets
 from attention_scoping.mcp import McpConnectMiddleware, McpServers
 from attention_scoping.mcp.config import McpConfigError, load_config
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 from tests.mcp_support import python_server
 
 TOKEN = "caltok-5e1f0a9b7c3d"
@@ -57,10 +56,10 @@ def test_the_issue_case_ordinary_values_stay_and_the_token_is_marked(
             ]
         )
         middleware: list[Any] = [
-            AttentionScopingMiddleware(servers.scopes, **NAVIGATION_ONLY),
+            AttentionScopingMiddleware(servers.scopes, selector=None),
             McpConnectMiddleware(servers),
         ]
-        agent: Any = create_agent(model, middleware=middleware)
+        agent: Any = create_agent(model, tools=servers.tools, middleware=middleware)
         out = agent.invoke({"messages": [("user", "When do I meet alice?")]})
         result = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
         assert result.content == f"{MEETING}; signed with [redacted CAL_TOKEN]."

@@ -1,6 +1,6 @@
-"""Every tool result is bounded on every path, by the one limit of `core.limits` (issue 25): stacks
-with neither scoping nor gating (approval alone, gateway routing, text calls, the repeat guard,
-capability manifests) cut a plain tool's result too, and a stack of several cuts it once."""
+"""Every tool result is bounded on every path, by the one limit of `common.limits` (issue 25):
+stacks with neither scoping nor gating (approval alone, gateway routing, text calls, the repeat
+guard, capability manifests) cut a plain tool's result too, and a stack of several cuts it once."""
 
 from __future__ import annotations
 
@@ -17,13 +17,14 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.approval.middleware import ApprovalGate, ApprovalMiddleware
 from attention_scoping.common.limits import RESULT_MAX_CHARS
 from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
 from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.safety import Capability, CapabilityManifest, ManifestMiddleware
 from attention_scoping.safety.tokens import TokenIssuer
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from attention_scoping.textcalls import TextToolCallMiddleware
 from tests.safety_support import SECRET, FakeClock, make_guard
@@ -106,7 +107,7 @@ def test_several_bounding_middleware_cut_once() -> None:
         approvals(),
         TextToolCallMiddleware(),
     ]
-    [text] = tool_texts(stack, [], calls(DUMP))
+    [text] = tool_texts(stack, [dump_text], calls(DUMP))
     assert_cut_once(text)
 
 

@@ -1,6 +1,6 @@
-"""Every tool result is bounded by one limit (`core.limits.clip`): an MCP tool, a plain tool under
-the scoping or gating middleware, and the gateway, each with the cut marked and the full size
-reported."""
+"""Every tool result is bounded at 100,000 characters with the cut marked: an MCP tool, a plain
+tool under the gating middleware and the gateway (`common.limits.clip`, the full size reported),
+and a plain tool under the core scoping middleware (`attention_scoping.gate.clipped`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from langchain_core.tools import tool
 from langgraph.types import Command
 from mcp import types as mcp_types
 
-from attention_scoping import AttentionScopingMiddleware, ToolAttentionMiddleware, ToolGateway
 from attention_scoping.adapters.refusals import bounded_result
 from attention_scoping.common.limits import (
     PREVIEW_CHARS,
@@ -25,10 +24,14 @@ from attention_scoping.common.limits import (
     clip,
     clip_content,
 )
+from attention_scoping.gate import MAX_RESULT_CHARS
+from attention_scoping.gateway import ToolGateway
+from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.mcp import McpServers
 from attention_scoping.mcp.cache import ToolListCache, listing_from_tools
 from attention_scoping.mcp.config import load_config
-from attention_scoping.scoping.catalog import Scope
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 HUGE = 50_000_000
@@ -137,10 +140,12 @@ def test_plain_tools_are_cut_under_the_scoping_middleware() -> None:
     )
     texts = tool_texts(
         [scoping],
-        [],
+        [dump_text, small_text],
         [calls(tool_call("dump_text", {"n": 300_000}), tool_call("small_text"))],
     )
-    assert_cut(texts[0], RESULT_MAX_CHARS, 300_000)
+    mark = "\n[result cut: 200,000 of 300,000 characters not shown]"
+    assert MAX_RESULT_CHARS == RESULT_MAX_CHARS
+    assert texts[0] == "q" * MAX_RESULT_CHARS + mark
     assert texts[1] == "small"
 
 

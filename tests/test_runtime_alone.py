@@ -36,9 +36,10 @@ from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 
-from attention_scoping import (
-    AttentionScopingMiddleware, HesitationMiddleware, Scope, ToolAttentionMiddleware,
-)
+from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.hesitation.middleware import HesitationMiddleware
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.observe import RequestLogMiddleware, tool_tokens
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
@@ -61,10 +62,10 @@ model = ScriptedChatModel(script=[
     say("3901"),
 ])
 log = Path(sys.argv[2])
-agent = create_agent(model, middleware=[
+agent = create_agent(model, tools=[multiply, shout], middleware=[
     AttentionScopingMiddleware(
         [Scope("math", "arithmetic", tools=[multiply]), Scope("text", "text", tools=[shout])],
-        preselect="off", start="index",
+        selector=None,
     ),
     ToolAttentionMiddleware(ranker="bm25"),
     HesitationMiddleware(),

@@ -11,7 +11,7 @@ from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from attention_scoping import AttentionScopingMiddleware
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.safety import (
     Capability,
     CapabilityManifest,
@@ -24,7 +24,6 @@ from attention_scoping.safety import (
     manifest_tools,
 )
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
-from tests.conftest import NAVIGATION_ONLY
 from tests.manifest_agent_support import bodies, last_body, two_phase
 from tests.safety_support import (
     COMMENT_SCHEMA,
@@ -330,8 +329,8 @@ def test_manifests_as_scopes_with_attention_scoping(tracker: Tracker, guard: Int
     agent = create_agent(
         model,
         middleware=[
-            AttentionScopingMiddleware(  # type: ignore[list-item]
-                [manifest_scope(repo), manifest_scope(deploy)], **NAVIGATION_ONLY
+            AttentionScopingMiddleware(
+                [manifest_scope(repo), manifest_scope(deploy)], selector=None
             ),
             ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
         ],
@@ -361,8 +360,8 @@ def test_scoping_gate_still_refuses_other_scopes_tools(
     agent = create_agent(
         model,
         middleware=[
-            AttentionScopingMiddleware(  # type: ignore[list-item]
-                [manifest_scope(repo), manifest_scope(deploy)], default_scope="repo"
+            AttentionScopingMiddleware(
+                [manifest_scope(repo), manifest_scope(deploy)], default_scope="repo", selector=None
             ),
             ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
         ],
@@ -391,13 +390,15 @@ def test_hand_built_graph_with_the_same_middleware(tracker: Tracker, guard: Inte
     from langgraph.graph import START, StateGraph
     from langgraph.prebuilt import tools_condition
 
-    from attention_scoping.scoping.nodes import ScopedAgentState, make_model_node, make_tool_node
+    from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 
     binding = ManifestMiddleware([repo_manifest(tracker)], guard=guard)
     model = ScriptedChatModel(policy=two_phase("repo__add_label", {"issue": 1, "label": "bug"}))
     graph = StateGraph(ScopedAgentState)
-    graph.add_node("model", make_model_node(model, middleware=[binding]))
-    graph.add_node("tools", make_tool_node(middleware=[binding]))
+    graph.add_node(
+        "model", make_model_node(model, middleware=[binding], state_schema=ScopedAgentState)
+    )
+    graph.add_node("tools", make_tool_node(middleware=[binding], state_schema=ScopedAgentState))
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")

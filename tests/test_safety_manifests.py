@@ -8,10 +8,12 @@ import re
 from typing import Any
 
 import pytest
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import HumanMessage, ToolMessage
 from langchain_core.tools import tool
 
-from attention_scoping import Scope
+from attention_scoping.approval.middleware import asks_approval
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.risk import declared_read, declared_write
 from attention_scoping.safety import (
     MAX_NAME_LENGTH,
     SEPARATOR,
@@ -28,6 +30,8 @@ from attention_scoping.safety import (
     manifest_tools,
 )
 from attention_scoping.safety.manifests import PROVIDER_SAFE_NAME
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import Selection
 from tests.safety_support import Tracker, deploy_manifest, repo_manifest
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -228,6 +232,34 @@ def test_manifest_is_a_scope(repo: CapabilityManifest) -> None:
     assert scope.name == "repo" and scope.description == "issues of the acme/web repository"
     assert scope.tools == repo.qualified_names
     assert list(scope.tool_objects) == manifest_tools(repo)
+    assert scope.reads == {"repo__get_issue"}
+
+
+def test_manifest_tools_declare_their_risk(repo: CapabilityManifest) -> None:
+    tools = {t.name: t for t in manifest_tools(repo)}
+    assert declared_read(tools["repo__get_issue"])
+    for name in ("repo__add_label", "repo__comment"):
+        # a write: code never opens it; its guard is the two-phase code, not a human
+        assert declared_write(tools[name]) and not declared_read(tools[name])
+        assert not asks_approval(tools[name])
+
+
+class _Picks:
+    """A selector that always chooses one scope (code opening it for the model)."""
+
+    def __init__(self, scope: str) -> None:
+        self.scope = scope
+
+    def select(self, text: str, catalog: ScopeCatalog) -> Selection:
+        return Selection(self.scope, "confident")
+
+
+def test_a_manifest_scope_code_opens_shows_its_reads_only(tracker: Tracker) -> None:
+    repo = repo_manifest(tracker)
+    scoping = AttentionScopingMiddleware([manifest_scope(repo)], selector=_Picks("repo"))
+    state = {"messages": [HumanMessage("label issue 1 as docs")]}
+    plan = scoping.plan(state, manifest_tools(repo) + scoping.tools)
+    assert plan.opened_by == "code" and plan.tools == ("repo__get_issue", "load_context")
 
 
 def test_manifest_prompt_lists_namespaces_and_the_two_step_rule(tracker: Tracker) -> None:

@@ -204,8 +204,9 @@ def test_a_converted_write_call_needs_the_packages_approval() -> None:
 
 
 def test_gateway_text_calls_follow_the_same_rule() -> None:
-    """Under `GatewayRoutingMiddleware(parse_text_calls=True)`, an example is not executed and
-    a write reached through a text call still asks for approval inside `execute_tool`."""
+    """Under `GatewayRoutingMiddleware(parse_text_calls=True)`, an example is not executed, and
+    a text call naming a write is not converted (routing names declared reads only): nothing
+    runs and nothing is asked; the model reaches a write through `execute_tool` itself."""
     gateway = make_gateway([], FakeClock())
     example = (
         'Here is an example call:\n```json\n{"name": "get_weather", "arguments": '
@@ -230,9 +231,11 @@ def test_gateway_text_calls_follow_the_same_rule() -> None:
         checkpointer=InMemorySaver(),
     )
     config: RunnableConfig = {"configurable": {"thread_id": "gw"}}
-    agent.invoke({"messages": [HumanMessage("remind me about PR 482 in 30 minutes")]}, config)
-    (pending,) = agent.get_state(config).interrupts
-    assert pending.value["name"] == "scheduled_jobs" and runs == []
+    out = agent.invoke(
+        {"messages": [HumanMessage("remind me about PR 482 in 30 minutes")]}, config
+    )
+    assert agent.get_state(config).interrupts == () and runs == []
+    assert not any(isinstance(m, ToolMessage) for m in out["messages"])
 
 
 # -- the parser: bounded depth, linear work ------------------------------------------------

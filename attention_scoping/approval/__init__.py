@@ -16,6 +16,7 @@ if TYPE_CHECKING:
         ApprovalGate,
         ApprovalMiddleware,
         Validate,
+        asks_approval,
         write_tool_names,
     )
 
@@ -26,6 +27,7 @@ _EXPORTS = {
     "ApprovalGate": "middleware",
     "ApprovalMiddleware": "middleware",
     "Validate": "middleware",
+    "asks_approval": "middleware",
     "write_tool_names": "middleware",
 }
 
@@ -36,6 +38,7 @@ __all__ = [
     "ApprovalGate",
     "ApprovalMiddleware",
     "Validate",
+    "asks_approval",
     "write_tool_names",
 ]
 

@@ -38,10 +38,11 @@ from typing_extensions import override
 
 from attention_scoping.adapters.hooks import AsyncToolHandler, ToolHandler, ToolResult
 from attention_scoping.adapters.refusals import bounded_result, refusal_message
-from attention_scoping.adapters.tools import needs_approval, tool_name
+from attention_scoping.adapters.tools import tool_name
 from attention_scoping.common.errors import ErrorCode, refusal
 from attention_scoping.common.limits import RESULT_MAX_CHARS
 from attention_scoping.common.options import check_at_least
+from attention_scoping.risk import declared_write, metadata_of
 from attention_scoping.safety.canonical import CanonicalJSONError, tool_call_hash
 from attention_scoping.safety.tokens import TokenError, TokenIssuer
 from attention_scoping.storage.retry import DatabaseUnavailableError
@@ -57,6 +58,8 @@ __all__ = [
     "Approval",
     "ApprovalGate",
     "ApprovalMiddleware",
+    "asks_approval",
+    "write_tool_names",
 ]
 
 APPROVAL_KIND = "appr"
@@ -69,8 +72,8 @@ by themselves when you call them. So call them directly with complete arguments:
 user "should I proceed?", do not list their parameters in text, and do not wait for a \
 confirmation. Use sensible defaults for details the user did not give. If the user rejects a \
 call, do not retry it unless they ask."""
-"""Core-prompt text for agents with write tools: add it to your core (e.g.
-`AttentionScopingMiddleware(..., core_prompt=DEFAULT_CORE + "\\n\\n" + WRITE_TOOLS_PROMPT)`)."""
+"""System-prompt text for agents with write tools: add it to your own system prompt (e.g.
+`create_agent(..., system_prompt=my_prompt + "\\n\\n" + WRITE_TOOLS_PROMPT)`)."""
 
 Validate = Callable[[Mapping[str, Any]], "dict[str, Any] | None"]
 """Edited arguments -> an error payload, or None when they are valid."""
@@ -432,7 +435,7 @@ class ApprovalMiddleware(AgentMiddleware):
     model calls by name (a scope's tools, say). Place it last, after scoping and gating, so a
     refused call never reaches a human. It plays the role of
     `HumanInTheLoopMiddleware(interrupt_mode="per_call")` with the same interrupt shape, plus
-    the token. Every result it passes on is bounded by `core.limits.RESULT_MAX_CHARS` (the
+    the token. Every result it passes on is bounded by `common.limits.RESULT_MAX_CHARS` (the
     package's one limit, cut marked; `result_max_chars` on the instance, None leaves it whole),
     so a stack with approval alone bounds results as scoping and gating do.
 
@@ -454,8 +457,9 @@ class ApprovalMiddleware(AgentMiddleware):
     ) -> None:
         """Args:
         gate: The approval gate (default `ApprovalGate()`).
-        tools: Tools (or names) needing approval; default: every tool whose `metadata` says
-            `risk="write"` (unless `requires_approval=False`) or `requires_approval=True`.
+        tools: Tools (or names) needing approval; default: every declared write
+            (`asks_approval`: `risk="write"` unless `requires_approval=False`,
+            `requires_approval=True`, a mutation flag or an MCP write hint).
         name: Middleware name, to add two instances to one agent.
         """
         super().__init__()
@@ -468,7 +472,7 @@ class ApprovalMiddleware(AgentMiddleware):
         self._name = name
 
     result_max_chars: int | None = RESULT_MAX_CHARS
-    """The bound of every tool result this middleware passes on (`core.limits`)."""
+    """The bound of every tool result this middleware passes on (`common.limits`)."""
 
     @property
     def name(self) -> str:
@@ -480,7 +484,7 @@ class ApprovalMiddleware(AgentMiddleware):
         call_name = request.tool_call["name"]
         if self.write_tools is not None:
             return call_name in self.write_tools
-        return needs_approval(request.tool)
+        return asks_approval(request.tool)
 
     def _resolve(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
         call = request.tool_call
@@ -518,7 +522,18 @@ class ApprovalMiddleware(AgentMiddleware):
         return bounded_result(result, self.result_max_chars)
 
 
+def asks_approval(tool: object) -> bool:
+    """Whether a human must approve a call of `tool`: it is a declared write
+    (`attention_scoping.risk.declared_write`: `risk="write"`, `requires_approval=True`, a
+    mutation flag, MCP `destructiveHint: true` or `readOnlyHint: false`) and its metadata does
+    not say `requires_approval=False`.
+
+    A tool nobody classified is not asked for: it may write, so code never opens or names it
+    (`attention_scoping.risk.declared_read`), but only a declared write goes to a human.
+    """
+    return declared_write(tool) and metadata_of(tool).get("requires_approval") is not False
+
+
 def write_tool_names(tools: Sequence[ToolLike]) -> list[str]:
-    """Names of tools whose metadata says they need approval (`risk="write"` unless
-    `requires_approval=False`, or `requires_approval=True`); for HITL `interrupt_on` too."""
-    return [tool_name(tool) for tool in tools if needs_approval(tool)]
+    """Names of the tools approval asks for (`asks_approval`); for HITL `interrupt_on` too."""
+    return [tool_name(tool) for tool in tools if asks_approval(tool)]

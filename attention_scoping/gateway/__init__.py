@@ -3,7 +3,7 @@ any size, every answer ending with a `next_step` breadcrumb.
 
 Modules, one job each: `catalog` (the tools' `ToolSpec`s, who may see them, the gateway's own
 names), `search` (ranking and its lexical fallback), `payloads` (what each tool answers),
-`execute` (checking and running a call, within `core.limits`), `tools` (`ToolGateway`, the
+`execute` (checking and running a call, within `common.limits`), `tools` (`ToolGateway`, the
 choice of ranker and the three LangChain tools) and `routing` (`GatewayRoutingMiddleware`: a
 catalog tool called by its own name runs through `execute_tool`). `tools` and `routing` import
 LangChain; the others do not.

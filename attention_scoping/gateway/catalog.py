@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from attention_scoping.common.tool import Risk, ToolSpec
+from attention_scoping.errors import AttentionScopingError
 
 __all__ = [
     "EXECUTE_TOOL",
@@ -63,14 +64,14 @@ cannot be inferred."""
 """The gateway's instructions with the signature pool (`ToolGateway.prompt(pool=True)`, in
 place of `GATEWAY_PROMPT`): the model calls `execute_tool` straight from a line; the gateway
 checks the arguments against the full schema and answers an invalid call with the schema. The
-pool names reading tools only (the blast-radius rule, `core.blast_radius`): a write is found
-through `search_tool_catalog`, by the model."""
+pool names declared reads only (`ToolGateway.reads`, `attention_scoping.risk`): any other tool,
+which may write, is found through `search_tool_catalog`, by the model."""
 
 Allow = Callable[[ToolSpec, Mapping[str, Any]], bool]
 """(tool, graph state) -> whether this caller may see and run the tool."""
 
 
-class GatewayConfigError(ValueError):
+class GatewayConfigError(AttentionScopingError, ValueError):
     """A gateway configuration names something twice, or a write tool has no approval gate."""
 
 

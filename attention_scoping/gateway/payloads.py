@@ -8,10 +8,9 @@ asks for approval"), not the schema.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from attention_scoping.common.blast_radius import writes
 from attention_scoping.common.errors import ErrorCode, ErrorPayload, Payload, refusal, unknown_tool
 from attention_scoping.common.failures import exception_text
 from attention_scoping.common.limits import ECHO_MAX_CHARS, LimitExceeded, shorten
@@ -36,7 +35,7 @@ __all__ = [
 
 
 def clip(value: object, limit: int = ECHO_MAX_CHARS) -> str:
-    """`value` as text for a payload (a non-string: its type's name), `core.limits.shorten`ed."""
+    """`value` as text for a payload (a non-string: its type's name), `common.limits.shorten`ed."""
     return shorten(value if isinstance(value, str) else type(value).__name__, limit)
 
 
@@ -62,15 +61,18 @@ def disclosure(spec: ToolSpec) -> dict[str, Any]:
     }
 
 
-def search_payload(query: str, ranked: Sequence[tuple[ToolSpec, float]]) -> Payload:
-    """Ranked candidates for `query`, with a `next_step` naming the schema call: of the best
-    candidate when it reads; the model picks a tool that writes itself (the breadcrumb never
-    points at a write, `core.blast_radius`)."""
+def search_payload(
+    query: str, ranked: Sequence[tuple[ToolSpec, float]], reads: Collection[str] = ()
+) -> Payload:
+    """Ranked candidates for `query`, with a `next_step` naming the schema call of the best
+    candidate when it is a declared read (in `reads`); the model picks any other tool itself,
+    as one that is not a declared read may write (the breadcrumb never points at it,
+    `attention_scoping.risk`)."""
     candidates = [
         {"name": spec.name, "summary": spec.summary, "risk": spec.risk, "score": round(score, 4)}
         for spec, score in ranked
     ]
-    if ranked and not writes(ranked[0][0]):
+    if ranked and ranked[0][0].name in reads:
         best = ranked[0][0].name
         step = (
             f"Call {call_text(GET_TOOL_SCHEMA, tool_names=[best])} now to get its full schema "

@@ -77,10 +77,11 @@ def route_calls(
 class GatewayRoutingMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
     """Run catalog tools the model calls by name through the gateway's `execute_tool`.
 
-    Only calls made while `execute_tool` is offered are routed, and only to names in the
-    gateway's catalog that are not themselves offered; the gateway's `allow` rule, argument
-    check and approvals apply as for any `execute_tool` call. Put it last in the middleware
-    list (innermost), so outer middleware see the routed call.
+    Only calls made while `execute_tool` is offered are routed, and only to the gateway's
+    declared reads (`ToolGateway.reads`) that are not themselves offered: a tool that may
+    write runs only when the model calls `execute_tool` for it itself. The gateway's `allow`
+    rule, argument check and approvals apply as for any `execute_tool` call. Put it last in
+    the middleware list (innermost), so outer middleware see the routed call.
 
     Example:
         ```python
@@ -105,8 +106,9 @@ class GatewayRoutingMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
 
         Args:
             gateway: The gateway whose catalog names are routed.
-            parse_text_calls: Also convert tool calls written as text that name a catalog (or
-                an offered) tool, as `TextToolCallMiddleware` does for offered tools.
+            parse_text_calls: Also convert tool calls written as text that name a declared-read
+                catalog tool (or an offered one), as `TextToolCallMiddleware` does for offered
+                tools.
             name: Middleware name, to use two instances in one agent.
         """
         super().__init__(name=name)
@@ -116,10 +118,10 @@ class GatewayRoutingMiddleware(ReplyRewriteMiddleware[ContextT, ResponseT]):
     def rewrite(
         self, message: BaseMessage, offered: set[str], thread: Sequence[BaseMessage] = ()
     ) -> BaseMessage:
-        """`message` with its calls of catalog tools routed through `execute_tool` (only
-        while `execute_tool` is offered)."""
+        """`message` with its calls of declared-read catalog tools routed through
+        `execute_tool` (only while `execute_tool` is offered)."""
         if EXECUTE_TOOL not in offered:
             return message
-        routable = set(self.gateway.catalog.specs) - offered
+        routable = set(self.gateway.reads) - offered
         text = routable | offered if self.parse_text_calls else set()
         return route_calls(message, routable, also_text=text, thread=thread)

@@ -16,7 +16,7 @@ from attention_scoping.common.tool import RankTools, ToolSpec
 __all__ = ["RankTools", "Ranker", "lexical_ranker"]
 
 Ranker = RankTools
-"""Kept for old imports: the same type as `core.tool.RankTools`, `(query, tools) ->
+"""Kept for old imports: the same type as `common.tool.RankTools`, `(query, tools) ->
 [(tool name, score)]`, best first; scores > 0 count as matches."""
 
 

@@ -8,7 +8,7 @@ arguments (`attention_scoping.approval.middleware`).
 
 The parts, one job each: `catalog` (the `ToolSpec`s and who may see them), `search` (ranking),
 `payloads` (what each tool answers), `execute` (checks and runs, within the size and depth
-bounds of `core.limits`); this module binds them to LangChain tools.
+bounds of `common.limits`); this module binds them to LangChain tools.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import Field, WithJsonSchema
 
 from attention_scoping.adapters.tools import ToolLike, as_base_tool, spec_from_tool
-from attention_scoping.common.blast_radius import may_open
 from attention_scoping.common.errors import Payload, render_payload
 from attention_scoping.common.limits import RESULT_MAX_CHARS, JsonLimits
 from attention_scoping.common.text import did_you_mean
@@ -55,6 +54,7 @@ from attention_scoping.gateway.payloads import (
     success_payload,
 )
 from attention_scoping.gateway.search import Ranker, lexical_ranker
+from attention_scoping.risk import declared_read
 
 if TYPE_CHECKING:
     from attention_scoping.approval.middleware import ApprovalGate
@@ -107,6 +107,10 @@ class CatalogEntry:
 
     The spec is the one record of the tool (risk, approval, suggested defaults included);
     attributes of the spec (`name`, `risk`, `critical()`, ...) read through the entry too.
+    `read` says whether someone declared the tool a read (`risk="read"` given here or in its
+    metadata, or an MCP `readOnlyHint: true`): only such tools are named by code (the prompt
+    pool, a search's `next_step`, routing). A tool nobody classified may write; approval still
+    asks only for declared writes.
 
     Example:
         ```python
@@ -117,6 +121,7 @@ class CatalogEntry:
 
     spec: ToolSpec
     tool: BaseTool = field(hash=False, compare=False, repr=False)
+    read: bool = field(default=False, compare=False)
 
     @classmethod
     def from_tool(
@@ -128,7 +133,8 @@ class CatalogEntry:
         defaults: Mapping[str, Any] | None = None,
     ) -> CatalogEntry:
         """Register `tool`; unset options are read from `tool.metadata` (`risk`,
-        `requires_approval`, `defaults`), then default to a read tool without approval.
+        `requires_approval`, `defaults`); without them the tool needs no approval and is not a
+        declared read (`read=False`: code never names it).
 
         A write tool requires approval unless `requires_approval=False` is explicit.
 
@@ -142,11 +148,12 @@ class CatalogEntry:
             )
         except ValueError as exc:
             raise GatewayConfigError(str(exc)) from None
-        return cls(spec, base)
+        said = risk == "read" or (risk is None and declared_read(base))
+        return cls(spec, base, read=said and spec.risk == "read" and not spec.requires_approval)
 
     def __getattr__(self, name: str) -> Any:
         """Attributes of the spec (`name`, `risk`, `requires_approval`, `critical`, ...)."""
-        if name.startswith("__") or name in ("spec", "tool"):
+        if name.startswith("__") or name in ("spec", "tool", "read"):
             raise AttributeError(name)
         return getattr(self.spec, name)
 
@@ -164,7 +171,8 @@ class ToolGateway:
         ```python
         from langchain.agents import create_agent
         from langgraph.checkpoint.memory import InMemorySaver
-        from attention_scoping import ToolGateway, HesitationMiddleware
+        from attention_scoping.gateway import ToolGateway
+        from attention_scoping.hesitation.middleware import HesitationMiddleware
         from attention_scoping.approval.middleware import ApprovalGate
         from attention_scoping.gateway import CatalogEntry, GATEWAY_PROMPT
 
@@ -207,7 +215,7 @@ class ToolGateway:
                 64 levels, 1,000,000 characters); larger ones are refused as invalid.
             result_limits: The same for a tool's result (default: `RESULT_MAX_CHARS`,
                 100,000 characters, the bound of every tool result); a larger one is reported
-                as `result_too_large` with a preview of text results, cut by `core.limits.clip`.
+                as `result_too_large` with a preview of text results, cut by `common.limits.clip`.
 
         Raises:
             GatewayConfigError: two tools with one name, a gateway tool name in the catalog,
@@ -225,7 +233,7 @@ class ToolGateway:
             raise GatewayConfigError(msg)
         if limit < 1:
             msg = f"limit must be at least 1, not {limit}"
-            raise ValueError(msg)
+            raise GatewayConfigError(msg)
         self.entries: dict[str, CatalogEntry] = {e.spec.name: e for e in entries}
         """Registered tools by name: each spec with the LangChain tool that runs it."""
         self.approval = approval
@@ -252,6 +260,11 @@ class ToolGateway:
         return self.checker.reject_unknown_arguments
 
     @property
+    def reads(self) -> frozenset[str]:
+        """Catalog tools declared reads (`CatalogEntry.read`): the only ones code names."""
+        return frozenset(n for n, e in self.entries.items() if e.read)
+
+    @property
     def tool_names(self) -> tuple[str, str, str]:
         """Names of the three gateway tools."""
         return GATEWAY_TOOL_NAMES
@@ -265,8 +278,8 @@ class ToolGateway:
     ) -> str:
         """The gateway's instructions for your system prompt. With `pool`, one line per tool
         that reads and the caller may see (`state` for an `allow` rule), so the model needs no
-        search for it (the pool is code's choice, so it names no write: `core.blast_radius`;
-        writes stay findable through `search_tool_catalog`): with
+        search for it (the pool is code's choice, so it names declared reads only,
+        `ToolGateway.reads`; any other tool stays findable through `search_tool_catalog`): with
         `signatures` (the default) `GATEWAY_SIGNATURES_PROMPT` and each tool's required
         arguments (`ToolSpec.signature`), so it calls `execute_tool` at once; without,
         `GATEWAY_PROMPT` and names only, so it fetches a schema first. Put it in a system
@@ -274,7 +287,7 @@ class ToolGateway:
         prompt caching (docs/cost.md)."""
         if not pool:
             return GATEWAY_PROMPT
-        specs = [s for s in self.catalog.visible(state) if may_open(s, "code")]
+        specs = [s for s in self.catalog.visible(state) if s.name in self.reads]
         if signatures:
             lines = [(s.signature(), s.summary) for s in specs]
             return summary_lines(GATEWAY_SIGNATURES_PROMPT, lines) or GATEWAY_PROMPT
@@ -295,7 +308,7 @@ class ToolGateway:
             for n, s in self.ranker(text[:MAX_QUERY_CHARS], pool)
             if n in allowed and s > 0
         ]
-        return search_payload(text, ranked[: limit or self.limit])
+        return search_payload(text, ranked[: limit or self.limit], self.reads)
 
     def schema(
         self, tool_names: Sequence[str], *, state: Mapping[str, Any] | None = None

@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from attention_scoping.errors import ScopeConfigError
+
 __all__ = ["MAX_DELAY_SECONDS", "MAX_LEASE_SECONDS", "check_delay", "check_lease"]
 
 MAX_LEASE_SECONDS = 7 * 24 * 3600.0
@@ -33,7 +35,7 @@ def _seconds(value: Any, name: str, *, positive: bool, maximum: float, label: st
     low_ok = value > 0 if positive else value >= 0
     if not (math.isfinite(value) and low_ok and value <= maximum):
         msg = f"{name} must be {valid}, not {value!r}"
-        raise ValueError(msg)
+        raise ScopeConfigError(msg)
     return float(value)
 
 

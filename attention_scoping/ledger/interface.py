@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from attention_scoping.errors import AttentionScopingError
+
 __all__ = [
     "AlreadyCompletedError",
     "EventKind",
@@ -54,7 +56,7 @@ class EventKind(StrEnum):
     EXPIRED = "expired"
 
 
-class LedgerError(Exception):
+class LedgerError(AttentionScopingError):
     """Base of the ledger's refusals."""
 
 

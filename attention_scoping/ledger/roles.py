@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from attention_scoping.common.failures import exception_line
+from attention_scoping.errors import ScopeConfigError
 from attention_scoping.ledger.bounds import check_lease
 from attention_scoping.ledger.interface import (
     Lease,
@@ -86,10 +87,10 @@ class Coordinator:
         """
         if math.isnan(timeout) or timeout < 0:
             msg = f"timeout must be a number of seconds >= 0 (inf: no limit), not {timeout!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         if not (math.isfinite(poll) and poll > 0):
             msg = f"poll must be a finite number of seconds > 0, not {poll!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         deadline = clock() + timeout
         while True:
             found = {r.task_id: r for r in self._ledger.receipts(task_ids=task_ids)}

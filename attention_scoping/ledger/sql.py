@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
+from attention_scoping.errors import ScopeConfigError
 from attention_scoping.ledger.bounds import check_delay, check_lease
 from attention_scoping.ledger.interface import (
     AlreadyCompletedError,
@@ -120,7 +121,7 @@ class SqlLedger(TaskLedger):
         """Keep the clock, the attempt limit, the table-name prefix and the retry policy."""
         if max_attempts is not None and max_attempts < 1:
             msg = f"max_attempts must be at least 1 (or None), not {max_attempts}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         self.clock = clock
         self.max_attempts = max_attempts
         self.retry = retry if retry is not None else RetryPolicy()
@@ -190,7 +191,7 @@ class SqlLedger(TaskLedger):
     ) -> str:
         if not isinstance(tid, str) or not tid or len(tid) > 200:
             msg = f"task_id must be a non-empty string of at most 200 characters, not {tid!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         body = json.dumps(dict(payload), sort_keys=True)
         limit = max_attempts if max_attempts is not None else self.max_attempts
         seq = self._event(tx, tid, EventKind.CREATED, now, data={"kind": kind})
@@ -510,7 +511,7 @@ class SqlLedger(TaskLedger):
         """Finish the task with a `completed` receipt."""
         if output is not None and content_sha256 is not None:
             msg = "pass output or content_sha256, not both"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         sha = content_sha256 if output is None else hash_output(output)
         affected = [str(i) for i in affected_ids]
 

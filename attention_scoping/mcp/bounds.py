@@ -2,7 +2,7 @@
 
 A server writes its tools' descriptions and input schemas, and both reach every model call of
 its scope, the cache on disk and the pre-selection's reading. A description past
-`DESCRIPTION_MAX_CHARS` is cut (`core.limits.clip`: the cut marked, the full size reported); an
+`DESCRIPTION_MAX_CHARS` is cut (`common.limits.clip`: the cut marked, the full size reported); an
 input schema larger than `SCHEMA_MAX_CHARS` or nesting deeper than `SCHEMA_MAX_DEPTH` is
 replaced by its top-level arguments alone (their type, a short description and a small enum:
 the tool stays callable, the server still checks what it gets), and the description says so in
@@ -150,7 +150,7 @@ def bound_annotations(annotations: Any) -> dict[str, Any]:
 
 
 def bound_text(text: str, limit: int, redact: Callable[[str], str] | None = None) -> str:
-    """`text` redacted and cut to `limit` characters (`core.limits.clip`, the mark reporting
+    """`text` redacted and cut to `limit` characters (`common.limits.clip`, the mark reporting
     the full size); only its head is redacted when it is far too long."""
     head = limit + REDACT_SLACK
     shown = redact(text[:head]) if redact is not None else text[:head]

@@ -29,6 +29,7 @@ from attention_scoping.common.redact import (
     token_shaped,
     url_secrets,
 )
+from attention_scoping.errors import AttentionScopingError
 
 Transport = Literal["stdio", "streamable_http", "sse"]
 """How the client reaches a server."""
@@ -49,7 +50,7 @@ _KNOWN_KEYS = {
 _SCHEMES = ("bearer ", "basic ", "token ", "digest ")
 
 
-class McpConfigError(ValueError):
+class McpConfigError(AttentionScopingError, ValueError):
     """The MCP configuration is malformed; the message names the server and the field."""
 
 

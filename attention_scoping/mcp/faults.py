@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from attention_scoping.common.errors import ErrorCode
+from attention_scoping.errors import AttentionScopingError
 
 FaultCode = Literal[
     "server_unavailable",
@@ -54,7 +55,7 @@ _NEXT_STEP: dict[str, str] = {
 }
 
 
-class McpFault(Exception):
+class McpFault(AttentionScopingError):
     """A failed MCP request, classified: the code says what the model should do next."""
 
     def __init__(

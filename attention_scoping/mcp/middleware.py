@@ -18,18 +18,16 @@ from langchain.agents.middleware.types import (
     ToolCallRequest,
 )
 from langchain_core.messages import SystemMessage, ToolMessage
-from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import override
 
 from attention_scoping.adapters import hooks
 from attention_scoping.common.errors import render_payload
+from attention_scoping.errors import ScopeConfigError
 from attention_scoping.mcp.servers import McpServers
 from attention_scoping.mcp.tools import McpTool
-from attention_scoping.scoping.breadcrumbs import STATE_KEY
-from attention_scoping.scoping.catalog import LOAD_CONTEXT
-from attention_scoping.scoping.navigation import name_text, with_name_text
+from attention_scoping.scopes import LOAD_CONTEXT, STATE_KEY
 
 SERVER_TEXT_KEY = "server_text"
 """The key of `load_context`'s result that carries the loaded server's instructions."""
@@ -89,31 +87,6 @@ def with_index(servers: McpServers, message: SystemMessage | None) -> SystemMess
     return message if blocks == content else message.model_copy(update={"content": blocks})
 
 
-def with_load_context_text(
-    servers: McpServers, tools: Sequence[Any], copies: dict[tuple[int, str], BaseTool]
-) -> list[Any] | None:
-    """`tools` with the `load_context` tool's scope descriptions (the compact layout's index)
-    naming the MCP scopes' lines as of this turn (`McpServers.index_text`), or None when
-    nothing changed. `copies` keeps one copy per tool and text, so the request is the same
-    object on every call of a turn."""
-    out = list(tools)
-    changed = False
-    for i, tool in enumerate(out):
-        if not isinstance(tool, BaseTool) or tool.name != LOAD_CONTEXT:
-            continue
-        text = name_text(tool)
-        now = servers.index_text(text)
-        if now == text:
-            continue
-        key = (id(tool), now)
-        if key not in copies:
-            if len(copies) > 64:
-                copies.clear()
-            copies[key] = with_name_text(tool, now)
-        out[i], changed = copies[key], True
-    return out if changed else None
-
-
 class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, ResponseT]):
     """Open the session of the MCP server whose tools this model call shows, in the background;
     let tool-list changes reach the model at the start of the next user turn, never mid-turn.
@@ -128,10 +101,12 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
 
     At the start of each user turn (`before_agent`) it calls `McpServers.begin_turn`: servers
     that announced a list change (or whose listing's `ttlMs` ran out) are listed again, and the
-    changes since the last turn are applied, to the tools and to the server's line in the
-    capability index (the system prompt it sees, and under the compact layout the scope
-    descriptions of the `load_context` tool it sees, are rewritten with
-    `McpServers.index_text`); within a turn both stay as the model saw them.
+    changes since the last turn are applied, to the tools (a withdrawn one is no longer sent)
+    and to the server's line in the capability index of the system prompt it sees (the layered
+    and stable layouts; rewritten with `McpServers.index_text`); within a turn both stay as the
+    model saw them. The `load_context` tool's own scope descriptions (the compact layout's
+    index) are the core's, as built with the agent: a changed line reaches them when the
+    scoping middleware is built again from `McpServers.scopes`.
 
     The `load_context` call that loads a server's scope gets the server's instructions in its
     result, fenced and labelled as the server's text (`server_text`; not with
@@ -142,6 +117,7 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         servers = McpServers("mcp.json")
         agent = create_agent(
             model,
+            tools=servers.tools,
             middleware=[AttentionScopingMiddleware(servers.scopes), McpConnectMiddleware(servers)],
         )
         ```
@@ -161,14 +137,13 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
         super().__init__()
         if max_servers < 1:
             msg = f"max_servers must be at least 1, not {max_servers}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         self.servers = servers
         """The servers whose sessions this middleware opens."""
         self.max_servers = max_servers
         """How many unconnected servers one model call may start ahead of their first call."""
         self.tools = []
         self._name = name
-        self._copies: dict[tuple[int, str], BaseTool] = {}
 
     @property
     def name(self) -> str:
@@ -188,16 +163,12 @@ class McpConnectMiddleware(AgentMiddleware[AgentState[ResponseT], ContextT, Resp
 
     def _prepare(self, request: ModelRequest[ContextT]) -> ModelRequest[ContextT]:
         """Start the shown server's session; hide the tools their servers withdrew; give the
-        capability index (in the system prompt, or in `load_context`'s scope descriptions
-        under the compact layout) the MCP scopes' lines as of this turn."""
+        capability index in the system prompt the MCP scopes' lines as of this turn."""
         for server in self.servers_to_start(request.tools):
             self.servers.prefetch(server)
         shown = [t for t in request.tools if self.servers.shown(t)]
         if len(shown) != len(request.tools):
             request = request.override(tools=shown)
-        described = with_load_context_text(self.servers, request.tools, self._copies)
-        if described is not None:
-            request = request.override(tools=described)
         system = with_index(self.servers, request.system_message)
         return (
             request if system is request.system_message else request.override(system_message=system)

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
+from attention_scoping.mcp.config import McpConfigError
 from attention_scoping.safety.manifests import MAX_NAME_LENGTH, PROVIDER_SAFE_NAME, SEPARATOR
 
 Naming = Literal["on_collision", "always"]
@@ -100,7 +101,7 @@ def exposed_names(
     """
     if naming not in ("on_collision", "always"):
         msg = f"naming must be 'on_collision' or 'always', not {naming!r}"
-        raise ValueError(msg)
+        raise McpConfigError(msg)
     taken = set(reserved)
     counts = Counter(_safe_local(t) for names in tools.values() for t in names)
     out: dict[tuple[str, str], str] = {}

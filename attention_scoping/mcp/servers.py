@@ -22,10 +22,9 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from attention_scoping.common.blast_radius import writes
 from attention_scoping.common.limits import RESULT_MAX_CHARS, check_result_limit
 from attention_scoping.mcp.cache import ToolListCache, ToolListing
-from attention_scoping.mcp.config import ConfigInput, McpConfig, load_config
+from attention_scoping.mcp.config import ConfigInput, McpConfig, McpConfigError, load_config
 from attention_scoping.mcp.connection import ServerConnection
 from attention_scoping.mcp.discovery import IndexListing, ServerDescription, index_listing
 from attention_scoping.mcp.faults import McpFault
@@ -39,7 +38,8 @@ from attention_scoping.mcp.servertext import (
     tool_description,
 )
 from attention_scoping.mcp.tools import Content, McpTool, as_content, make_tool, refresh_tool
-from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope
+from attention_scoping.risk import declared_read
+from attention_scoping.scopes import LOAD_CONTEXT, Scope
 
 logger = logging.getLogger(__name__)
 
@@ -78,12 +78,16 @@ def _relay_listing(hub: weakref.ref[McpServers], server: str, listing: ToolListi
 
 
 class McpServers:
-    """The configured MCP servers: one `Scope` per server, one `McpTool` per server tool.
+    """The configured MCP servers: one core `Scope` per server, one `McpTool` per server tool.
+
+    A scope declares reads (`reads=`) exactly the tools whose server says `readOnlyHint: true`
+    (and not `destructiveHint: true`); a tool without annotations may write, so code (a
+    selector, the index line) never opens or names it and approval asks for it.
 
     Example:
         ```python
         from langchain.agents import create_agent
-        from attention_scoping import AttentionScopingMiddleware
+        from attention_scoping.middleware import AttentionScopingMiddleware
         from attention_scoping.mcp import McpConnectMiddleware, McpServers
 
         with McpServers("mcp.json") as servers:  # no server process runs yet (cached lists)
@@ -136,7 +140,7 @@ class McpServers:
         """
         if discover not in ("connect", "cache"):
             msg = f"discover must be 'connect' or 'cache', not {discover!r}"
-            raise ValueError(msg)
+            raise McpConfigError(msg)
         self.server_text: ServerText = check_server_text(server_text)
         """Whether the servers' own text reaches the model (`"fenced"`) or not (`"drop"`)."""
         check_result_limit(result_max_chars, "result_max_chars", allow_none=False)
@@ -257,7 +261,7 @@ class McpServers:
             self.index_lines[server] = self._built_lines[server] = line
             # No prompt module: the server's instructions are its own text, not ours to put
             # in the system prompt (they travel with load_context's result instead).
-            self.scopes.append(Scope(self.scope_names[server], line, tools=list(tools.values())))
+            self.scopes.append(self._scope(server, line))
 
     def _on_listing(self, server: str, listing: ToolListing) -> None:
         """A fresh listing: cache it now; what the model is shown changes at the next turn
@@ -321,9 +325,16 @@ class McpServers:
             )
         return before is None or before.tools != listing.tools
 
+    def _scope(self, server: str, line: str) -> Scope:
+        """`server`'s scope: all its tools, described by `line`, its declared reads as `reads`."""
+        tools = list(self._tools_by_server[server].values())
+        reads = [t.name for t in tools if declared_read(t)]
+        return Scope(self.scope_names[server], line, tools=tools, reads=reads)
+
     def _line(self, server: str, tools: list[McpTool]) -> str:
-        """`server`'s index line over `tools`: the names of those that read, the rest counted."""
-        writing = {t.name for t in tools if writes(t)}
+        """`server`'s index line over `tools`: the names of the declared reads, the rest
+        (which may write) counted, never named."""
+        writing = {t.name for t in tools if not declared_read(t)}
         return index_line(self.config.servers[server], [t.name for t in tools], writing)
 
     def _reindex(self, server: str, shown: list[McpTool]) -> None:
@@ -334,13 +345,12 @@ class McpServers:
             return
         self.index_lines[server] = line
         name = self.scope_names[server]
-        tools = list(self._tools_by_server[server].values())
-        self.scopes = [Scope(name, line, tools=tools) if s.name == name else s for s in self.scopes]
+        self.scopes = [self._scope(server, line) if s.name == name else s for s in self.scopes]
 
     def index_text(self, text: str) -> str:
-        """`text`, a system prompt laid out from the scopes as built (or the compact layout's
-        `load_context` scope descriptions), with each MCP scope's index line (and its module,
-        the same line) as of this turn: a list change reaches the capability index at the next
+        """`text`, a system prompt laid out from the scopes as built (the layered or stable
+        layout), with each MCP scope's index line (and its module, the same line) as of this
+        turn: a list change reaches the capability index at the next
         turn, like the tools, never mid-turn."""
         for server, built in self._built_lines.items():
             now = self.index_lines.get(server, built)

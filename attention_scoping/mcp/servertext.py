@@ -2,8 +2,8 @@
 
 A server controls its `instructions` and its tools' descriptions. None of it goes into the system
 prompt: a scope's line in the capability index comes from the configuration (the `description`
-the user wrote) or from the server's name and the names of its tools that read (those that write
-are counted), and the scope's module is that line.
+the user wrote) or from the server's name and the names of its declared reads (the others, which
+may write, are counted), and the scope's module is that line.
 The instructions travel fenced and labelled in the result of the `load_context` call that loads
 the server's scope (`server_text_block`), and the tool descriptions where every tool's
 description goes (the tools array). `server_text="drop"` sends neither. Framework-free.
@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from attention_scoping.common.blast_radius import tool_listing
 from attention_scoping.common.limits import clip
-from attention_scoping.mcp.config import ServerConfig
+from attention_scoping.mcp.config import McpConfigError, ServerConfig
 
 ServerText = Literal["fenced", "drop"]
 """`"fenced"`: a server's instructions travel fenced in `load_context`'s result and its tool
@@ -44,7 +44,7 @@ def check_server_text(value: object) -> ServerText:
     """
     if value not in SERVER_TEXTS:
         msg = f"server_text must be one of {', '.join(map(repr, SERVER_TEXTS))}, not {value!r}"
-        raise ValueError(msg)
+        raise McpConfigError(msg)
     return value
 
 
@@ -53,8 +53,8 @@ def index_line(
 ) -> str:
     """The scope's line in the capability index: the configured `description`, else the
     server's configured name and the names of its tools that read, with how many of them (in
-    `writing`) change data (never the server's own text; never a write's name, as code
-    wrote the line: `core.blast_radius`)."""
+    `writing`) change data (never the server's own text; never the name of a tool that may
+    write, as code wrote the line: `attention_scoping.risk`)."""
     if server.description:
         return server.description
     shown = tool_listing(tool_names, writing, limit=6)

@@ -4,7 +4,7 @@ An `McpTool` is built from a tool listing (live or cached), so the agent can reg
 MCP tool with `create_agent` before any server runs (LangChain only lets middleware narrow the
 registered tools, never add). Calling it goes through `McpServers`, which opens the server's
 session on first use. A failure comes back as a `status="error"` ToolMessage whose JSON body
-says what happened and what to do next. Every result is cut to `core.limits.RESULT_MAX_CHARS`
+says what happened and what to do next. Every result is cut to `common.limits.RESULT_MAX_CHARS`
 (the cut marked, the full size reported) and passes the server's redaction (`core.redact`).
 """
 
@@ -131,7 +131,7 @@ is masked whole (and a 50 MB answer is not scanned whole)."""
 def safe_content(
     content: Content, redact: Redact = _keep, limit: int = RESULT_MAX_CHARS
 ) -> Content:
-    """`content` with its text redacted and cut to `limit` characters (`core.limits.clip`),
+    """`content` with its text redacted and cut to `limit` characters (`common.limits.clip`),
     the mark reporting the full size."""
     head = limit + REDACT_SLACK
     if isinstance(content, str):
@@ -176,7 +176,7 @@ def tool_metadata(server: str, record: dict[str, Any]) -> dict[str, Any]:
 
     `risk` is `"read"` only when the server says `readOnlyHint: true` (and not
     `destructiveHint: true`): missing annotations mean "may write", the spec's default, so
-    approval (`core.tool.approval_required`), the blast-radius rule and the repeat guard treat an
+    approval (`approval.asks_approval`), `attention_scoping.risk` and the repeat guard treat an
     unannotated tool as a write. The annotations are kept (`idempotentHint` informs the repeat
     guard, `hesitation.repeats`).
     """

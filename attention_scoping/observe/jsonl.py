@@ -6,7 +6,7 @@ processes never interleave or lose lines; a rewrite reads, filters and writes a 
 under the same lock and moves it into place with `os.replace`, so a crash leaves the old file
 or the new one, never half of either. A writer that waited on the lock while the file was
 replaced notices (the inode changed) and writes to the new file. Readers parse every line
-within `core.limits.JsonLimits` (iteratively: no `RecursionError`), refuse bytes that are not
+within `common.limits.JsonLimits` (iteratively: no `RecursionError`), refuse bytes that are not
 UTF-8 and strings with lone surrogates, and report the first bad line as `JsonLinesError`.
 Without `fcntl` (Windows) the lock is skipped; appends stay single writes.
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from attention_scoping.common.limits import JsonLimits, load_json_text
+from attention_scoping.errors import AttentionScopingError
 
 try:
     import fcntl
@@ -46,7 +47,7 @@ FILE_LIMITS = JsonLimits(max_depth=64, max_chars=64_000_000, max_digits=1_000)
 most 1,000 digits."""
 
 
-class JsonLinesError(ValueError):
+class JsonLinesError(AttentionScopingError, ValueError):
     """A line of a JSON-lines file that cannot be read; the message names the file and line."""
 
 
@@ -59,7 +60,7 @@ class JsonLine:
     value: Any
 
 
-class _Cut(ValueError):
+class _Cut(JsonLinesError):
     """The text ends where more was expected (a line an interrupted write cut short)."""
 
 
@@ -67,7 +68,7 @@ def parse_json(text: str, limits: JsonLimits = FILE_LIMITS) -> Any:
     """`text` as JSON within `limits`.
 
     Raises:
-        ValueError: what is wrong, as a phrase (`not JSON (...)`, `too large: ...`,
+        JsonLinesError: what is wrong, as a phrase (`not JSON (...)`, `too large: ...`,
             `not valid text: ...`); a subclass when the text is not JSON at all, as a line cut
             short is not.
     """
@@ -81,15 +82,15 @@ def parse_json(text: str, limits: JsonLimits = FILE_LIMITS) -> Any:
             msg = f"too large: an integer has too many digits (limit {limits.max_digits:,})"
         else:
             msg = f"not JSON ({' '.join(str(exc).split())[:200]})"
-        raise ValueError(msg) from None
+        raise JsonLinesError(msg) from None
     if exceeded is not None:
         msg = f"too large: {exceeded.message}"
-        raise ValueError(msg)
+        raise JsonLinesError(msg)
     try:  # `json` decodes a lone "\ud800" escape into a string no file or wire can carry
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         msg = "not valid text: a string holds a lone surrogate (an invalid \\u escape)"
-        raise ValueError(msg) from None
+        raise JsonLinesError(msg) from None
     return value
 
 
@@ -101,7 +102,7 @@ def _decode(raw: bytes) -> str:
             msg = f"not UTF-8 (cut inside a character at byte {exc.start + 1})"
             raise _Cut(msg) from None
         msg = f"not UTF-8 (byte {exc.start + 1}: {exc.reason})"
-        raise ValueError(msg) from None
+        raise JsonLinesError(msg) from None
 
 
 def parse_lines(

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from attention_scoping.adapters.tools import ToolLike, to_provider_schema
 from attention_scoping.common.tokens import (
     TokenCounter,
     get_counter,
 )
+
+if TYPE_CHECKING:
+    from attention_scoping.prompt import PromptLayers
 
 
 def tools_json(tools: Iterable[ToolLike | dict[str, Any]]) -> str:
@@ -49,18 +52,20 @@ def per_tool_tokens(
 # -- what one model call carries besides the tools array ---------------------------------------
 
 
-def layer_tokens(layers: Any, counter: TokenCounter | None = None) -> dict[str, int]:
+def layer_tokens(layers: PromptLayers, counter: TokenCounter | None = None) -> dict[str, int]:
     """Tokens of each prompt layer (`index`, `core`, `module`), of the rendered prompt
-    (`total`) and of its part that stays identical when the scope switches (`stable`).
+    (`total`) and of its part that stays identical when the scope switches (`stable`: the
+    index and the core, which come first).
 
-    `layers` is a `PromptLayers` (from `AttentionScopingMiddleware.prompt_layers`).
+    `layers` is a core `PromptLayers` (`attention_scoping.prompt.build_layers`).
     """
     c = counter or get_counter()
+    stable = "\n\n".join(part for part in (layers.index, layers.core) if part)
     return {
         "index": c.count(layers.index),
         "core": c.count(layers.core),
         "module": c.count(layers.module),
-        "stable": c.count(layers.stable_prefix),
+        "stable": c.count(stable),
         "total": c.count(layers.render()),
     }
 

@@ -1,5 +1,10 @@
 """LangChain adapters for manifests: their tools as `BaseTool`s, a manifest as a `Scope`.
 
+Every tool built here is classified (`attention_scoping.risk`): a read tool carries
+`risk="read"`, so code may open and name it; a write tool carries `risk="write"` with
+`requires_approval=False` (its guard is the manifest's two-phase confirmation, not a human
+approval), so code never opens it and the repeat guard counts its calls as writes.
+
 A read tool built here validates its arguments with `jsonschema` and runs its handler; any
 mistake comes back as a `ToolMessage` with `status="error"` and a JSON body naming the field.
 A write tool built here refuses to run on its own: writes run only through
@@ -13,7 +18,7 @@ import json
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -22,9 +27,7 @@ from attention_scoping.common.errors import render_payload
 from attention_scoping.safety import payloads
 from attention_scoping.safety.errors import ArgumentError, UnknownToolError, WriteNotGuardedError
 from attention_scoping.safety.manifests import Capability, CapabilityManifest
-
-if TYPE_CHECKING:
-    from attention_scoping.scoping.catalog import Scope
+from attention_scoping.scopes import Scope
 
 __all__ = [
     "capability_from_tool",
@@ -77,6 +80,18 @@ def _refused(name: str) -> Iterator[None]:
         raise _refusal(payloads.write_not_guarded(name)) from exc
 
 
+def _metadata(manifest: CapabilityManifest, spec: Capability) -> dict[str, Any]:
+    """A manifest tool's metadata: its namespace and its declared risk (see the module doc)."""
+    if spec.write:
+        return {
+            "manifest": manifest.namespace,
+            "write": True,
+            "risk": "write",
+            "requires_approval": False,
+        }
+    return {"manifest": manifest.namespace, "write": False, "risk": "read"}
+
+
 def _build(manifest: CapabilityManifest, spec: Capability) -> BaseTool:
     name = manifest.qualify(spec.name)
 
@@ -98,7 +113,7 @@ def _build(manifest: CapabilityManifest, spec: Capability) -> BaseTool:
         func=None if is_async else run,
         coroutine=arun,
         handle_tool_error=True,
-        metadata={"manifest": manifest.namespace, "write": spec.write},
+        metadata=_metadata(manifest, spec),
     )
 
 
@@ -112,14 +127,16 @@ def manifest_tools(manifest: CapabilityManifest) -> list[BaseTool]:
 
 
 def manifest_scope(manifest: CapabilityManifest) -> Scope:
-    """The manifest as an attention-scoping `Scope` named after its namespace."""
-    from attention_scoping.scoping.catalog import Scope
-
+    """The manifest as a core `Scope` named after its namespace, declaring its read tools
+    reads (`reads=`): a selector may open the scope and show those; its write tools load only
+    through the model's own `load_context`."""
+    tools = manifest_tools(manifest)
     return Scope(
         manifest.namespace,
         manifest.description,
-        tools=manifest_tools(manifest),
+        tools=tools,
         prompt=manifest.prompt,
+        reads=[t.name for t in tools if not (t.metadata or {}).get("write")],
     )
 
 

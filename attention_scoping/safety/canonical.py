@@ -21,6 +21,8 @@ import math
 from collections.abc import Mapping, Set
 from typing import Any
 
+from attention_scoping.errors import AttentionScopingError
+
 __all__ = [
     "SAFE_JSON",
     "CanonicalJSONError",
@@ -37,7 +39,7 @@ SAFE_JSON = "safe-json/v1"
 """Name of the tagged encoding of values canonical JSON refuses (see `to_safe_json`)."""
 
 
-class CanonicalJSONError(TypeError):
+class CanonicalJSONError(AttentionScopingError, TypeError):
     """A value cannot be written as canonical JSON; the message names where it sits."""
 
 

@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from attention_scoping.errors import AttentionScopingError
+
 if TYPE_CHECKING:
     from attention_scoping.safety.validation import ArgumentProblem
 
 
-class ManifestConfigError(ValueError):
+class ManifestConfigError(AttentionScopingError, ValueError):
     """A manifest is built wrongly: bad name, bad schema, duplicate tool or namespace."""
 
 
-class UnknownToolError(LookupError):
+class UnknownToolError(AttentionScopingError, LookupError):
     """A call names a namespace or tool that the bound manifests do not own."""
 
     def __init__(self, name: str, reason: str, message: str, available: Sequence[str]) -> None:
@@ -25,7 +27,7 @@ class UnknownToolError(LookupError):
         self.available = list(available)
 
 
-class ArgumentError(ValueError):
+class ArgumentError(AttentionScopingError, ValueError):
     """Arguments break the tool's JSON schema; `problems` names each field concerned."""
 
     def __init__(self, tool: str, problems: Sequence[ArgumentProblem]) -> None:
@@ -37,5 +39,5 @@ class ArgumentError(ValueError):
         super().__init__(f"{tool}: {head.message}{more}")
 
 
-class WriteNotGuardedError(PermissionError):
+class WriteNotGuardedError(AttentionScopingError, PermissionError):
     """A write tool was asked to run directly; writes only run through an `IntentGuard`."""

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from attention_scoping.common.failures import exception_line
+from attention_scoping.errors import AttentionScopingError, ScopeConfigError
 from attention_scoping.safety.aio import call_async
 from attention_scoping.safety.canonical import canonical_json, plain_json, sha256_hex, to_safe_json
 from attention_scoping.safety.journal import IntentJournal, MemoryIntentJournal
@@ -48,7 +49,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class IntentError(Exception):
+class IntentError(AttentionScopingError):
     """Base of the guard's refusals; `reason` names the kind in one word."""
 
     reason: ClassVar[str] = "intent_error"
@@ -88,7 +89,7 @@ class StoreUnavailableError(IntentError):
     reason = "store_unavailable"
 
 
-class OutcomeUnknownError(Exception):
+class OutcomeUnknownError(AttentionScopingError):
     """Raise from a mutation handler when it cannot tell whether the change was applied."""
 
 
@@ -198,7 +199,7 @@ class IntentGuard:
         """Keep the collaborators and policies."""
         if code_ttl <= 0 or duplicate_window < 0:
             msg = "code_ttl must be positive and duplicate_window non-negative"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         self.issuer = issuer
         self.journal: IntentJournal = journal if journal is not None else MemoryIntentJournal()
         self.code_ttl = code_ttl

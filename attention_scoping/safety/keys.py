@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from attention_scoping.errors import AttentionScopingError
+
 __all__ = ["MIN_SECRET_BYTES", "SECRET_ENV", "SecretConfigError", "resolve_secret"]
 
 SECRET_ENV = "ATTENTION_SCOPING_SECRET"
@@ -17,7 +19,7 @@ _KNOWN_WEAK = ("secret", "password", "changeme", "default", "example", "test", "
 _HOW = "generate one with: python -c 'import secrets; print(secrets.token_urlsafe(48))'"
 
 
-class SecretConfigError(ValueError):
+class SecretConfigError(AttentionScopingError, ValueError):
     """No signing key is configured, or the configured one is too weak to sign with."""
 
 

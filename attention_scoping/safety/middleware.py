@@ -144,7 +144,7 @@ class ManifestMiddleware(
     is visible while this middleware validates and guards.
 
     Every result it passes on (a read's, a write's outcome) is bounded by
-    `core.limits.RESULT_MAX_CHARS`, cut marked (`result_max_chars` on the instance; None
+    `common.limits.RESULT_MAX_CHARS`, cut marked (`result_max_chars` on the instance; None
     leaves results whole).
 
     Args:
@@ -187,7 +187,7 @@ class ManifestMiddleware(
         self._name = name
 
     result_max_chars: int | None = RESULT_MAX_CHARS
-    """The bound of every tool result this middleware passes on (`core.limits`)."""
+    """The bound of every tool result this middleware passes on (`common.limits`)."""
 
     @property
     def name(self) -> str:

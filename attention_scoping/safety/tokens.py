@@ -49,6 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from attention_scoping.errors import AttentionScopingError, ScopeConfigError
 from attention_scoping.safety.canonical import (
     canonical_json,
     intent_hash,
@@ -94,7 +95,7 @@ _TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_.-]{1,16384}$")
 """Everything a token of this package can contain (ASCII, URL-safe base64), bounded."""
 
 
-class TokenError(ValueError):
+class TokenError(AttentionScopingError, ValueError):
     """A token or confirmation code was refused; `reason` says why in one word."""
 
     reason: ClassVar[str] = "invalid"
@@ -230,7 +231,7 @@ class TokenIssuer:
         """Resolve the key and keep the store."""
         if ttl <= 0:
             msg = f"ttl must be positive, not {ttl!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         self._key = resolve_secret(secret, env=env)
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
         self.clock = clock
@@ -246,7 +247,7 @@ class TokenIssuer:
     def _check_kind(kind: str) -> None:
         if not isinstance(kind, str) or not _KIND.match(kind):
             msg = f"token kind must be 2-12 lower-case letters or digits, not {kind!r}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
 
     def issue(
         self,

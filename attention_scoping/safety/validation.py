@@ -15,6 +15,8 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from jsonschema.protocols import Validator
 
+from attention_scoping.safety.errors import ManifestConfigError
+
 __all__ = ["ArgumentProblem", "check_arguments", "compile_schema"]
 
 _JSON_TYPES = {
@@ -50,17 +52,17 @@ def compile_schema(schema: Mapping[str, Any], *, where: str = "schema") -> Valid
     """A validator for `schema` (its `$schema` draft, 2020-12 by default), checked now.
 
     Raises:
-        ValueError: the schema itself is invalid, or does not describe an object.
+        ManifestConfigError: the schema itself is invalid, or does not describe an object.
     """
     cls = validators.validator_for(schema, default=Draft202012Validator)
     try:
         cls.check_schema(schema)
     except SchemaError as exc:
         msg = f"{where} is not a valid JSON schema: {exc.message}"
-        raise ValueError(msg) from exc
+        raise ManifestConfigError(msg) from exc
     if schema.get("type", "object") != "object":
         msg = f'{where} must describe an object ("type": "object"), not {schema.get("type")!r}'
-        raise ValueError(msg)
+        raise ManifestConfigError(msg)
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from attention_scoping.common.extras import install_hint
+from attention_scoping.errors import ScopeConfigError
 from attention_scoping.storage.database import close_quietly
 
 __all__ = ["PgTx", "PostgresDatabase", "check_identifier"]
@@ -28,7 +29,7 @@ def check_identifier(name: str | None, what: str = "schema") -> None:
     """Refuse a schema (or table) name that is not a plain lower-case SQL identifier."""
     if name is not None and not _IDENT.match(name):
         msg = f"{what} must be a lower-case SQL identifier, not {name!r}"
-        raise ValueError(msg)
+        raise ScopeConfigError(msg)
 
 
 class PgTx:

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from attention_scoping.errors import AttentionScopingError, ScopeConfigError
+
 __all__ = ["Backoff", "DatabaseUnavailableError", "RetryPolicy", "is_transient"]
 
 logger = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ _SQLITE_TRANSIENT_TEXT = (
 _PG_PERMANENT_CLASSES = frozenset({"28", "3D", "3F"})
 
 
-class DatabaseUnavailableError(RuntimeError):
+class DatabaseUnavailableError(AttentionScopingError, RuntimeError):
     """The database stayed unreachable (or locked, or full) for the whole retry budget."""
 
 
@@ -116,10 +118,10 @@ class RetryPolicy:
                 "RetryPolicy needs 0 < base <= cap and deadline >= 0, got "
                 f"base={self.base}, cap={self.cap}, deadline={self.deadline}"
             )
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
         if self.max_attempts is not None and self.max_attempts < 1:
             msg = f"max_attempts must be at least 1 (or None), not {self.max_attempts}"
-            raise ValueError(msg)
+            raise ScopeConfigError(msg)
 
     def delay(self, retry: int) -> float:
         """The pause before retry number `retry` (0-based), jitter included."""
