@@ -322,7 +322,7 @@ def test_tool_choice_naming_a_hidden_tool_is_reconciled() -> None:
 
 
 def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
-    from attention_scoping import ToolAttentionMiddleware
+    from attention_scoping.gating import ToolAttentionMiddleware
 
     @wrap_model_call
     def force_shout(request: Any, handler: Any) -> Any:

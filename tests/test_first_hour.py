@@ -21,7 +21,8 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, tool
 from rich.console import Console
 
-from attention_scoping import GATE_EXTRA_HINT, AttentionScopingMiddleware, Scope
+from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.common.extras import GATE_EXTRA_HINT
 from attention_scoping.adapters.tools import PINNED, is_pinned
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.testing import ScriptedChatModel, say
