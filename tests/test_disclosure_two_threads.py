@@ -138,4 +138,4 @@ def test_one_auto_instance_serves_anthropic_and_rewrite_threads_at_once() -> Non
             "messages.3: tool_use of 'wipe_disk' before it loaded",
         ]
         # The rewrite request: only what the reply may call.
-        assert scripted.recorded[0]["tools"] == ["read_file", "load_context"]
+        assert sorted(scripted.recorded[0]["tools"]) == ["load_context", "read_file"]
