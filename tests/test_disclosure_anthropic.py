@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import ProviderToolSearchMiddleware
 from langchain_anthropic import ChatAnthropic
 from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -247,3 +248,30 @@ async def test_the_async_path_discloses_the_same_way() -> None:
     assert ran == ["add"] and refusals(result["messages"]) == {}
     assert references(stub, 1)["a"] == ["add", "multiply"]
     assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
+
+
+def test_langchains_provider_tool_search_stacks_inside_and_finds_nothing_callable() -> None:
+    """`ProviderToolSearchMiddleware` after ours sees our deferrals and appends Anthropic's
+    server-side search; a tool the provider could find that way is still refused unless the
+    reply's record names it."""
+    ran: list[str] = []
+    tools = make_tools(ran)
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("load_context", "a", name="math")]},
+        {"tool_calls": [call("convert_km", "b", km=1)]},
+        {"content": "done"},
+    ]
+    scoping = AttentionScopingMiddleware(make_scopes(tools), selector=None, disclosure=Anthropic())
+    with AnthropicStub(script) as stub:
+        agent = create_agent(
+            chat_model(stub),
+            tools=list(tools.values()),
+            middleware=[scoping, ProviderToolSearchMiddleware()],
+        )
+        result = agent.invoke({"messages": [("user", "Convert 1 km.")]})
+    assert stub.rejections == []
+    sent = [(t["name"], t.get("defer_loading", False)) for t in stub.requests[0]["tools"]]
+    assert sent[-2:] == [("load_context", False), ("tool_search_tool_bm25", False)]
+    assert all(deferred for name, deferred in sent[:-2])
+    assert refusals(result["messages"]) == {"b": ErrorCode.TOOL_NOT_IN_CONTEXT}
+    assert ran == []
