@@ -163,3 +163,22 @@ def test_nothing_left_loaded_is_an_error_the_package_root_catches() -> None:
         Anthropic().disclose(request(anthropic_model(), tools=make_tools()[:2]), ["alpha"])
     assert isinstance(caught.value, AttentionScopingError)
     assert isinstance(caught.value, ValueError)
+
+
+def test_an_error_result_carries_no_references() -> None:
+    """`load_context` and a call it refused in one step: the references go into the
+    `load_context` result, not the refusal after it; with only a refusal, into a pair."""
+    call = AIMessage(
+        "",
+        tool_calls=[
+            {"name": "load_context", "args": {"name": "s"}, "id": "l"},
+            {"name": "alpha", "args": {}, "id": "a"},
+        ],
+    )
+    loaded = ToolMessage("ok", tool_call_id="l", name="load_context")
+    refused = ToolMessage("no", tool_call_id="a", name="alpha", status="error")
+    out = with_references([HumanMessage("hi"), call, loaded, refused], ["alpha"], {"alpha"})
+    assert list(references(out[2].content)) == ["alpha"] and out[3] is refused
+    alone = with_references([HumanMessage("hi"), call, refused], ["alpha"], {"alpha"})
+    assert alone[2] is refused and len(alone) == 5
+    assert list(references(alone[-1].content)) == ["alpha"]

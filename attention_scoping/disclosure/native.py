@@ -111,13 +111,18 @@ def _blocks(content: Any) -> list[Any]:
 def _disclosing(
     out: list[BaseMessage], names: Sequence[str], index: int, scope: str | None
 ) -> list[BaseMessage]:
-    """`out` with `tool_reference` blocks for `names` at its end: in its last `ToolMessage`,
-    or in a `load_context` pair added after a user message."""
+    """`out` with `tool_reference` blocks for `names` at its end: in the last successful
+    `ToolMessage` of the tool results that end it (an error result carries no references), or
+    in a `load_context` pair added after them or after a user message."""
     refs = [{"type": REFERENCE, "tool_name": n} for n in names]
-    last = out[-1] if out else None
-    if isinstance(last, ToolMessage):
-        content = [*_blocks(last.content), *refs]
-        return [*out[:-1], last.model_copy(update={"content": content})]
+    position = len(out) - 1
+    while position >= 0 and isinstance(out[position], ToolMessage):
+        result = out[position]
+        if isinstance(result, ToolMessage) and result.status != "error":
+            content = [*_blocks(result.content), *refs]
+            copy = result.model_copy(update={"content": content})
+            return [*out[:position], copy, *out[position + 1 :]]
+        position -= 1
     call_id = pair_id(index, names)
     args = {"name": scope} if scope else {}
     call = AIMessage("", tool_calls=[{"name": LOAD_CONTEXT, "args": args, "id": call_id}])
