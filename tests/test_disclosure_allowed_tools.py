@@ -19,7 +19,7 @@ from attention_scoping.disclosure import OpenAI, allowed_names
 from attention_scoping.errors import ErrorCode
 from attention_scoping.middleware import AttentionScopingMiddleware
 from tests import disclosure_support as support
-from tests.openai_stub import OpenAIStub, allowed_tool_names
+from tests.openai_stub import OpenAIStub, ScriptEntry, allowed_tool_names
 
 call = support.call
 
@@ -88,7 +88,10 @@ def test_ten_turns_send_one_tools_array_and_the_scope_in_tool_choice() -> None:
 
 def test_the_responses_api_gets_its_own_spelling() -> None:
     ran: list[str] = []
-    script = [{"tool_calls": [call("load_context", "a", name="math")]}, {"content": "ok"}]
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("load_context", "a", name="math")]},
+        {"content": "ok"},
+    ]
     with OpenAIStub(script) as stub:
         agent = make_agent(stub, ran, use_responses_api=True)
         agent.invoke({"messages": [("user", "math please")]}, support.THREAD)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents import create_agent
@@ -53,7 +53,7 @@ def scoped_agent(stub: AnthropicStub, ran: list[str], *, selector: Selector | No
         chat_model(stub),
         tools=list(tools.values()),
         system_prompt="Be terse.",
-        middleware=[scoping, AnthropicPromptCachingMiddleware()],
+        middleware=[cast(Any, scoping), AnthropicPromptCachingMiddleware()],
         checkpointer=InMemorySaver(),
     )
 
@@ -263,10 +263,10 @@ def test_langchains_provider_tool_search_stacks_inside_and_finds_nothing_callabl
     ]
     scoping = AttentionScopingMiddleware(make_scopes(tools), selector=None, disclosure=Anthropic())
     with AnthropicStub(script) as stub:
-        agent = create_agent(
+        agent: Any = create_agent(
             chat_model(stub),
             tools=list(tools.values()),
-            middleware=[scoping, ProviderToolSearchMiddleware()],
+            middleware=[cast(Any, scoping), ProviderToolSearchMiddleware()],
         )
         result = agent.invoke({"messages": [("user", "Convert 1 km.")]})
     assert stub.rejections == []

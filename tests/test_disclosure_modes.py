@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents.middleware.types import ModelRequest
 from langchain_anthropic import ChatAnthropic
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
@@ -34,6 +34,7 @@ from attention_scoping.gate import Record, stamp
 from attention_scoping.middleware import AttentionScopingMiddleware, Disclosure, Rewrite
 from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel
+from tests.disclosure_support import anthropic_chat
 
 
 def make_tools() -> list[BaseTool]:
@@ -58,7 +59,7 @@ def make_tools() -> list[BaseTool]:
 def request(
     model: BaseChatModel | None = None,
     *,
-    messages: Sequence[BaseMessage] = (HumanMessage("hi"),),
+    messages: Sequence[AnyMessage] = (HumanMessage("hi"),),
     tools: Sequence[Any] | None = None,
     tool_choice: Any = None,
 ) -> ModelRequest[Any]:
@@ -67,12 +68,16 @@ def request(
         messages=list(messages),
         tools=list(make_tools() if tools is None else tools),
         tool_choice=tool_choice,
-        state={"messages": list(messages)},
+        state=cast(Any, {"messages": list(messages)}),
     )
 
 
+def names(tools: Sequence[Any]) -> list[str]:
+    return [t.name for t in tools if isinstance(t, BaseTool)]
+
+
 def anthropic_model() -> ChatAnthropic:
-    return ChatAnthropic(model="claude-stub", api_key=SecretStr("k"))
+    return anthropic_chat("http://127.0.0.1:9")
 
 
 def replied(names: list[str], call_id: str) -> AIMessage:
@@ -84,11 +89,12 @@ def replied(names: list[str], call_id: str) -> AIMessage:
 
 def test_every_mode_is_a_disclosure_the_middleware_takes_and_holds_no_request() -> None:
     scopes = [Scope("s", "a scope", make_tools()[:2])]
-    for mode in (Anthropic(), OpenAI(), Auto()):
+    modes: list[Any] = [Anthropic(), OpenAI(), Auto()]
+    for mode in modes:
         assert isinstance(mode, Disclosure)
         assert AttentionScopingMiddleware(scopes, disclosure=mode).disclosure is mode
         with pytest.raises(dataclasses.FrozenInstanceError):
-            mode.last = None  # type: ignore[misc]
+            setattr(mode, "last", None)  # noqa: B010 - the attribute a mode must not take
 
 
 def test_auto_picks_the_mode_from_each_requests_model() -> None:
@@ -105,11 +111,11 @@ def test_auto_picks_the_mode_from_each_requests_model() -> None:
 
 def test_anthropic_sends_every_tool_in_one_order_deferred_but_load_context() -> None:
     sent = Anthropic().disclose(request(anthropic_model()), ["alpha", "load_context"]).request
-    assert [t.name for t in sent.tools] == ["alpha", "beta", "load_context"]
+    assert names(sent.tools) == ["alpha", "beta", "load_context"]
     assert [deferred(t) for t in sent.tools] == [True, True, False]
     shuffled = request(anthropic_model(), tools=list(reversed(make_tools())))
     again = Anthropic().disclose(shuffled, ["beta"]).request
-    assert [t.name for t in again.tools] == ["alpha", "beta", "load_context"]
+    assert names(again.tools) == ["alpha", "beta", "load_context"]
     assert [deferred(t) for t in again.tools] == [True, True, False]
 
 
@@ -117,20 +123,21 @@ def test_a_cache_breakpoint_never_stays_on_a_deferred_tool() -> None:
     tools = make_tools()
     tools[1] = tools[1].model_copy(update={"extras": {"cache_control": {"type": "ephemeral"}}})
     sent = Anthropic().disclose(request(anthropic_model(), tools=tools), []).request
-    extras = {t.name: t.extras or {} for t in sent.tools}
+    extras = {t.name: t.extras or {} for t in sent.tools if isinstance(t, BaseTool)}
     assert "cache_control" not in extras["alpha"] and extras["alpha"]["defer_loading"] is True
     assert extras["load_context"] == {"cache_control": {"type": "ephemeral"}}
 
 
 def test_references_go_before_each_recorded_reply_and_at_the_tail_once_each() -> None:
-    history = [
+    history: list[AnyMessage] = [
         HumanMessage("hi"),
         replied(["alpha", "load_context"], "c1"),
         ToolMessage("1", tool_call_id="c1", name="alpha"),
     ]
     out = with_references(history, ["alpha", "beta"], {"alpha", "beta"}, "s")
     # a pair after the user message for the recorded reply, beta in the last tool result
-    assert isinstance(out[1], AIMessage) and out[1].tool_calls[0]["id"].startswith(PAIR_PREFIX)
+    assert isinstance(out[1], AIMessage)
+    assert str(out[1].tool_calls[0]["id"]).startswith(PAIR_PREFIX)
     assert out[1].tool_calls[0]["args"] == {"name": "s"}
     assert list(references(out[2].content)) == ["alpha"]
     assert out[3] is history[1]
@@ -153,6 +160,7 @@ def test_the_tool_choice_never_forces_a_tool_that_is_not_shown() -> None:
     kept = OpenAI().disclose(request(hosted, tool_choice="alpha"), ["alpha"]).request
     assert kept.tool_choice == "alpha"
     narrowed = OpenAI().disclose(request(hosted, tool_choice="required"), ["beta"]).request
+    assert isinstance(narrowed.tool_choice, dict)
     assert narrowed.tool_choice["allowed_tools"]["mode"] == "required"
     assert allowed_names(narrowed.tool_choice) == ["beta"]
     assert OpenAI().disclose(request(hosted), []).request.tool_choice == "none"
@@ -177,8 +185,9 @@ def test_an_error_result_carries_no_references() -> None:
     )
     loaded = ToolMessage("ok", tool_call_id="l", name="load_context")
     refused = ToolMessage("no", tool_call_id="a", name="alpha", status="error")
-    out = with_references([HumanMessage("hi"), call, loaded, refused], ["alpha"], {"alpha"})
+    steps: list[AnyMessage] = [HumanMessage("hi"), call, loaded, refused]
+    out = with_references(steps, ["alpha"], {"alpha"})
     assert list(references(out[2].content)) == ["alpha"] and out[3] is refused
-    alone = with_references([HumanMessage("hi"), call, refused], ["alpha"], {"alpha"})
+    alone = with_references([steps[0], call, refused], ["alpha"], {"alpha"})
     assert alone[2] is refused and len(alone) == 5
     assert list(references(alone[-1].content)) == ["alpha"]

@@ -95,7 +95,7 @@ def run_once() -> tuple[dict[str, Any], list[str], AnthropicStub, ScriptedChatMo
         }
 
         def run(key: str) -> None:
-            agent = create_agent(models[key], tools=tools, middleware=[scoping])
+            agent: Any = create_agent(models[key], tools=tools, middleware=[scoping])
             start = {"messages": [("user", "go")], "active_context": "files"}
             results[key] = agent.invoke(start)
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from langchain.agents.middleware.types import ModelRequest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
 from attention_scoping.disclosure.choice import ToolEntry, narrowed_choice, stable_order
@@ -109,8 +109,8 @@ def _blocks(content: Any) -> list[Any]:
 
 
 def _disclosing(
-    out: list[BaseMessage], names: Sequence[str], index: int, scope: str | None
-) -> list[BaseMessage]:
+    out: list[AnyMessage], names: Sequence[str], index: int, scope: str | None
+) -> list[AnyMessage]:
     """`out` with `tool_reference` blocks for `names` at its end: in the last successful
     `ToolMessage` of the tool results that end it (an error result carries no references), or
     in a `load_context` pair added after them or after a user message."""
@@ -132,15 +132,15 @@ def _disclosing(
 
 
 def with_references(
-    messages: Sequence[BaseMessage],
+    messages: Sequence[AnyMessage],
     shown: Collection[str],
     deferrable: Collection[str],
     scope: str | None = None,
-) -> list[BaseMessage]:
+) -> list[AnyMessage]:
     """`messages` with `tool_reference` blocks disclosing, before each recorded reply, the
     deferred tools its record lists, and at the tail the deferred tools of `shown`; each name
     once (a reference already in the history counts)."""
-    out: list[BaseMessage] = []
+    out: list[AnyMessage] = []
     seen: set[str] = set()
     for index, message in enumerate(messages):
         if isinstance(message, AIMessage):
