@@ -36,12 +36,5 @@ def test_the_add_on_imports_only_the_core_langchain_and_itself() -> None:
         for name in imported(folder / f"{module}.py"):
             root = name.split(".")[0]
             ours = name.startswith("attention_scoping.disclosure.") or name in CORE
-            stdlib = root in {
-                "__future__",
-                "collections",
-                "dataclasses",
-                "hashlib",
-                "typing",
-                "urllib",
-            }
+            stdlib = root in sys.stdlib_module_names
             assert ours or stdlib or root in THIRD_PARTY, f"{module}.py imports {name}"
