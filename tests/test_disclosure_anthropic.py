@@ -170,7 +170,7 @@ def test_scopes_are_disclosed_in_load_context_results_and_an_unsaved_pair(
         for b in (m["content"] if isinstance(m["content"], list) else [])
         if b.get("type") == "tool_use" and b["id"] == pairs[0]
     ]
-    assert [(u["name"], u["input"]) for u in uses] == [("load_context", {"name": "units"})]
+    assert [(u["name"], u["input"]) for u in uses] == [("load_context", {})]
     saved_ids = {
         c["id"] for m in session.messages if isinstance(m, AIMessage) for c in m.tool_calls
     }
@@ -275,3 +275,34 @@ def test_langchains_provider_tool_search_stacks_inside_and_finds_nothing_callabl
     assert all(deferred for name, deferred in sent[:-2])
     assert refusals(result["messages"]) == {"b": ErrorCode.TOOL_NOT_IN_CONTEXT}
     assert ran == []
+
+
+def test_a_default_scope_is_disclosed_by_a_pair_that_stays_the_same() -> None:
+    """A default scope is in force with no `active_context` in state: the pair disclosing it is
+    rebuilt from the reply's record on later calls, byte for byte."""
+    ran: list[str] = []
+    tools = make_tools(ran)
+    scoping = AttentionScopingMiddleware(
+        make_scopes(tools), default_scope="units", selector=None, disclosure=Anthropic()
+    )
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("convert_km", "a", km=2)]},
+        {"content": "1.24 miles"},
+        {"tool_calls": [call("convert_km", "b", km=3)]},
+        {"content": "1.86 miles"},
+    ]
+    with AnthropicStub(script) as stub:
+        agent = create_agent(
+            chat_model(stub),
+            tools=list(tools.values()),
+            middleware=[scoping],
+            checkpointer=InMemorySaver(),
+        )
+        turn(agent, "Convert 2 km.")
+        turn(agent, "And 3 km?")
+    assert stub.rejections == [] and stub.violations == []
+    assert ran == ["convert_km", "convert_km"]
+    for before, after in zip(stub.requests, stub.requests[1:], strict=False):
+        assert after["messages"][: len(before["messages"])] == before["messages"]
+    pairs = [c for c in references(stub, 3) if c.startswith(PAIR_PREFIX)]
+    assert [references(stub, 3)[c] for c in pairs] == [["convert_km"]]

@@ -134,16 +134,16 @@ def test_references_go_before_each_recorded_reply_and_at_the_tail_once_each() ->
         replied(["alpha", "load_context"], "c1"),
         ToolMessage("1", tool_call_id="c1", name="alpha"),
     ]
-    out = with_references(history, ["alpha", "beta"], {"alpha", "beta"}, "s")
+    out = with_references(history, ["alpha", "beta"], {"alpha", "beta"})
     # a pair after the user message for the recorded reply, beta in the last tool result
     assert isinstance(out[1], AIMessage)
     assert str(out[1].tool_calls[0]["id"]).startswith(PAIR_PREFIX)
-    assert out[1].tool_calls[0]["args"] == {"name": "s"}
+    assert out[1].tool_calls[0]["args"] == {}
     assert list(references(out[2].content)) == ["alpha"]
     assert out[3] is history[1]
     assert list(references(out[-1].content)) == ["beta"]
     assert len(out) == len(history) + 2
-    assert with_references(history, ["alpha", "beta"], {"alpha", "beta"}, "s") == out
+    assert with_references(history, ["alpha", "beta"], {"alpha", "beta"}) == out
     # nothing new to disclose: the history as it is
     assert with_references(out, ["alpha"], {"alpha", "beta"}) == out
     # the caller's messages are never changed

@@ -36,7 +36,7 @@ from attention_scoping.disclosure.choice import ToolEntry, narrowed_choice, stab
 from attention_scoping.errors import AttentionScopingError
 from attention_scoping.gate import RECORD_KEY
 from attention_scoping.middleware import Disclosed
-from attention_scoping.scopes import LOAD_CONTEXT, STATE_KEY
+from attention_scoping.scopes import LOAD_CONTEXT
 
 DEFER = "defer_loading"
 CACHE = "cache_control"
@@ -88,14 +88,6 @@ def recorded_tools(message: Any) -> set[str]:
     return names
 
 
-def _recorded_scope(message: Any) -> str | None:
-    meta = getattr(message, "response_metadata", None) or {}
-    for record in (meta.get(RECORD_KEY) or {}).values():
-        if isinstance(record, Mapping) and isinstance(record.get("scope"), str):
-            return str(record["scope"])
-    return None
-
-
 def pair_id(index: int, names: Sequence[str]) -> str:
     """The id of a disclosure pair inserted before message `index` (the same on every call)."""
     digest = hashlib.sha256(f"{index}\x00{','.join(names)}".encode()).hexdigest()[:12]
@@ -108,12 +100,12 @@ def _blocks(content: Any) -> list[Any]:
     return [{"type": "text", "text": str(content)}] if content else []
 
 
-def _disclosing(
-    out: list[AnyMessage], names: Sequence[str], index: int, scope: str | None
-) -> list[AnyMessage]:
+def _disclosing(out: list[AnyMessage], names: Sequence[str], index: int) -> list[AnyMessage]:
     """`out` with `tool_reference` blocks for `names` at its end: in the last successful
     `ToolMessage` of the tool results that end it (an error result carries no references), or
-    in a `load_context` pair added after them or after a user message."""
+    in a `load_context` pair added after them or after a user message. The pair's call has no
+    arguments: the scope in force is not always in the state (a default scope), and what the
+    pair says must be the same on every later call."""
     refs = [{"type": REFERENCE, "tool_name": n} for n in names]
     position = len(out) - 1
     while position >= 0 and isinstance(out[position], ToolMessage):
@@ -124,8 +116,7 @@ def _disclosing(
             return [*out[:position], copy, *out[position + 1 :]]
         position -= 1
     call_id = pair_id(index, names)
-    args = {"name": scope} if scope else {}
-    call = AIMessage("", tool_calls=[{"name": LOAD_CONTEXT, "args": args, "id": call_id}])
+    call = AIMessage("", tool_calls=[{"name": LOAD_CONTEXT, "args": {}, "id": call_id}])
     text = {"type": "text", "text": f"Loaded for this step: {', '.join(names)}."}
     result = ToolMessage([text, *refs], tool_call_id=call_id, name=LOAD_CONTEXT)
     return [*out, call, result]
@@ -135,7 +126,6 @@ def with_references(
     messages: Sequence[AnyMessage],
     shown: Collection[str],
     deferrable: Collection[str],
-    scope: str | None = None,
 ) -> list[AnyMessage]:
     """`messages` with `tool_reference` blocks disclosing, before each recorded reply, the
     deferred tools its record lists, and at the tail the deferred tools of `shown`; each name
@@ -146,13 +136,13 @@ def with_references(
         if isinstance(message, AIMessage):
             need = sorted((recorded_tools(message) & set(deferrable)) - seen)
             if need:
-                out = _disclosing(out, need, index, _recorded_scope(message))
+                out = _disclosing(out, need, index)
                 seen.update(need)
         if isinstance(message, ToolMessage | HumanMessage):
             seen.update(references(message.content))
         out.append(message)
     need = sorted((set(shown) & set(deferrable)) - seen)
-    return _disclosing(out, need, len(messages), scope) if need else out
+    return _disclosing(out, need, len(messages)) if need else out
 
 
 def _breakpoint_on_last_loaded(tools: list[ToolEntry], cache_control: Any) -> list[ToolEntry]:
@@ -216,10 +206,7 @@ class Anthropic:
         `tool_choice` naming a tool not shown becomes `"auto"`, `"required"` `"any"`."""
         tools = self.tools(request.tools)
         deferrable = {t.name for t in tools if isinstance(t, BaseTool) and deferred(t)}
-        scope = request.state.get(STATE_KEY) if isinstance(request.state, Mapping) else None
-        messages = with_references(
-            request.messages, shown, deferrable, scope if isinstance(scope, str) else None
-        )
+        messages = with_references(request.messages, shown, deferrable)
         choice = narrowed_choice(request.tool_choice, shown)
         choice = "any" if choice == "required" else choice
         sent = request.override(tools=tools, messages=messages, tool_choice=choice)
