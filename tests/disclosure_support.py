@@ -1,6 +1,6 @@
-"""Shared pieces of the disclosure tests: small real tools that record their runs, the scopes
-over them, a scripted call, the scripted session the end-to-end tests share, one turn of a
-checkpointed agent, and `ChatAnthropic` pointed at a local server."""
+"""Shared pieces of the disclosure tests: small real tools that record their runs (the reads
+declared), the scopes over them, a scripted call, the scripted session the end-to-end tests
+share, one turn of a checkpointed agent, and `ChatAnthropic` pointed at a local server."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from langchain_anthropic import ChatAnthropic
 from langchain_core.tools import BaseTool, tool
 from pydantic import SecretStr
 
-from attention_scoping import Scope
-from attention_scoping.disclosure import SEARCH_TOOL
+from attention_scoping.scopes import Scope
 
 THREAD = {"configurable": {"thread_id": "disclosure"}}
 
@@ -125,6 +124,8 @@ def make_tools(ran: list[str]) -> dict[str, BaseTool]:
         ran.append("convert_km")
         return round(km * 0.621, 2)
 
+    for read in (add, multiply, shout, reverse, list_notes, convert_km):
+        read.metadata = {"risk": "read"}
     save_note.metadata = {"risk": "write"}
     tools = (add, multiply, shout, reverse, save_note, list_notes, convert_km)
     return {t.name: t for t in tools}
@@ -143,64 +144,3 @@ def make_scopes(tools: dict[str, BaseTool]) -> list[Scope]:
 def turn(agent: Any, text: str, **state: Any) -> dict[str, Any]:
     """One user turn on the test thread."""
     return dict(agent.invoke({"messages": [("user", text)], **state}, THREAD))
-
-
-def gate_tools(ran: list[str]) -> list[Any]:
-    """Four tools for the gate alone (`send_email` writes) that append their name to `ran`."""
-
-    @tool
-    def get_weather(city: str) -> str:
-        """Current weather for a city."""
-        ran.append("get_weather")
-        return "sunny"
-
-    @tool
-    def get_forecast(city: str) -> str:
-        """Weather forecast for tomorrow in a city."""
-        ran.append("get_forecast")
-        return "rain"
-
-    @tool
-    def convert_currency(amount: float, to: str) -> float:
-        """Convert an amount of money to another currency."""
-        ran.append("convert_currency")
-        return amount
-
-    @tool
-    def send_email(to: str, body: str) -> str:
-        """Send an email message."""
-        ran.append("send_email")
-        return "sent"
-
-    send_email.metadata = {"risk": "write"}
-    return [get_weather, get_forecast, convert_currency, send_email]
-
-
-RANKED_SESSION: list[tuple[str, list[dict[str, Any]]]] = [
-    (
-        "Please add 2 and 3.",
-        [
-            {"tool_calls": [call("load_context", "r1a", name="math")]},
-            {"tool_calls": [call("add", "r1b", a=2, b=3)]},
-            {"content": "5"},
-        ],
-    ),
-    (
-        "Now multiply 4 by 5.",
-        [{"tool_calls": [call("multiply", "r2a", a=4, b=5)]}, {"content": "20"}],
-    ),
-    (
-        "Reverse abc, please.",
-        [
-            {"tool_calls": [call("load_context", "r3a", name="text")]},
-            {"tool_calls": [call("reverse", "r3b", text="abc")]},
-            {"tool_calls": [call("shout", "r3c", text="abc")]},
-            {"tool_calls": [call(SEARCH_TOOL, "r3d", query="shout")]},
-            {"tool_calls": [call("shout", "r3e", text="abc")]},
-            {"content": "cba, ABC!"},
-        ],
-    ),
-]
-"""Three turns: the model loads math (its request ranks only `add`), the next turn's request
-brings `multiply` by a pair the middleware adds, the model loads text (only `reverse` ranks),
-calls `shout` before it is loaded (refused), searches it by name and calls it."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,8 +16,9 @@ from langchain_core.messages import ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
-from attention_scoping import AttentionScopingMiddleware
-from attention_scoping.disclosure import SEARCH_TOOL
+from attention_scoping.disclosure import Anthropic
+from attention_scoping.errors import ErrorCode
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping_lab.cli import main
 from attention_scoping_lab.eval import EvalOptions, run_eval
 from attention_scoping_lab.eval.anthropic_bridge import AnthropicBridge
@@ -235,10 +235,14 @@ def chat_model(bridge: AnthropicBridge) -> ChatAnthropic:
 
 
 def scoped_agent(bridge: AnthropicBridge, ran: list[str]) -> Any:
-    scoping = AttentionScopingMiddleware(
-        make_scopes(make_tools(ran)), navigation="model", disclosure="anthropic"
+    tools = make_tools(ran)
+    scoping = AttentionScopingMiddleware(make_scopes(tools), selector=None, disclosure=Anthropic())
+    return create_agent(
+        chat_model(bridge),
+        tools=list(tools.values()),
+        middleware=[scoping],
+        checkpointer=InMemorySaver(),
     )
-    return create_agent(chat_model(bridge), middleware=[scoping], checkpointer=InMemorySaver())
 
 
 def test_a_chat_anthropic_agent_loads_a_scope_through_the_bridge_and_calls_its_tool() -> None:
@@ -254,10 +258,9 @@ def test_a_chat_anthropic_agent_loads_a_scope_through_the_bridge_and_calls_its_t
     assert result["active_context"] == "math"
     assert result["messages"][-1].content == "5"
     seen = [offered(body) for body in stub.requests]
-    loaded_math = ["add", "multiply", "load_context", SEARCH_TOOL]
-    assert seen == [["load_context", SEARCH_TOOL], loaded_math, loaded_math]
-    loaded = stub.tool_messages(1)["call_a"]
-    assert loaded.startswith("Loaded tools: add, multiply")
+    loaded_math = ["add", "multiply", "load_context"]
+    assert seen == [["load_context"], loaded_math, loaded_math]
+    assert "Loaded tools: add, multiply" in stub.tool_messages(1)["call_a"]
 
 
 def test_a_call_of_an_undisclosed_tool_is_refused_and_never_runs() -> None:
@@ -271,12 +274,16 @@ def test_a_call_of_an_undisclosed_tool_is_refused_and_never_runs() -> None:
     assert "shout" not in offered(stub.requests[0])
     refusal = next(m for m in result["messages"] if isinstance(m, ToolMessage))
     assert refusal.status == "error" and refusal.tool_call_id == "call_x"
-    assert json.loads(str(refusal.content))["error"] == "tool_not_available"
+    assert json.loads(str(refusal.content))["error"] == ErrorCode.TOOL_NOT_IN_CONTEXT
     assert ran == []
-    assert "tool_not_available" in stub.tool_messages(1)["call_x"]
+    assert ErrorCode.TOOL_NOT_IN_CONTEXT in stub.tool_messages(1)["call_x"]
 
 
-# -- the eval -------------------------------------------------------------------------------
+# -- the eval (the lab's strategies) ---------------------------------------------------------
+
+
+SEARCH_TOOL = "search_tools"
+"""The client-side search tool the lab's `*-anthropic` strategies offer."""
 
 
 def scoped_model(body: Body) -> Body:
@@ -292,51 +299,6 @@ def scoped_model(body: Body) -> Body:
     if "calculate" in names:
         return {"tool_calls": [{"name": "calculate", "arguments": {"expression": "47*83"}}]}
     return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
-
-
-@pytest.mark.usefixtures("no_model_keys")
-def test_eval_with_the_anthropic_bridge_runs_scoped_anthropic(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "eval.json"
-    with OpenAIStub([scoped_model] * 12) as stub:
-        code = main(
-            [
-                "eval",
-                "--task",
-                "math-multiply",
-                "--base-url",
-                stub.base_url,
-                "--bridge",
-                "anthropic",
-                "--model",
-                "local-model",
-                "--strategies",
-                "eager,scoped-anthropic,gated-anthropic",
-                "--parse-text-tool-calls",
-                "--results",
-                str(tmp_path / "r.jsonl"),
-                "--json",
-                str(out),
-                "--quiet",
-            ]
-        )
-    assert code == 0, capsys.readouterr()
-    seen = {tuple(offered(b)) for b in stub.requests}
-    eager = tuple(t["function"]["name"] for t in stub.requests[0]["tools"])
-    assert len(eager) == 9  # eager: every tool; the anthropic modes: what was disclosed
-    assert seen == {
-        eager,
-        ("calculate", "load_context", SEARCH_TOOL),
-        ("calculate", "convert_units", SEARCH_TOOL),
-    }
-    figures = json.loads(out.read_text())
-    by_name = {s["strategy"]: s for s in figures["strategies"]}
-    assert set(by_name) == {"eager", "scoped-anthropic", "gated-anthropic"}
-    assert figures.get("skipped", {}) == {}
-    assert by_name["eager"]["success"] == 1.0 and by_name["scoped-anthropic"]["success"] == 1.0
-    assert all(s["input_tokens"] > 0 for s in by_name.values())
-    assert "via the anthropic bridge" in figures["base_url"]
 
 
 def test_eval_names_the_valid_bridges(capsys: pytest.CaptureFixture[str]) -> None:
@@ -374,19 +336,6 @@ def test_scoped_and_gated_stay_rewrite_on_chat_anthropic() -> None:
     ]
     assert all(SEARCH_TOOL not in offered(b) for b in stub.requests)
     assert {"calculate", "load_context"} <= set(offered(stub.requests[0]))
-
-
-def test_a_text_call_of_a_tool_still_deferred_is_left_as_text() -> None:
-    """`--parse-text-tool-calls` converts calls of the tools the model could call: under
-    `disclosure="anthropic"` a deferred tool no `tool_reference` has expanded is not one (as a
-    tool missing from the request is not, under rewrite), so the reply stays text."""
-    statistics = '```json\n{"name": "summary_statistics", "arguments": {"numbers": [1]}}\n```'
-    with OpenAIStub([{"content": statistics}]) as stub:
-        result = bridged_run(stub, ["scoped-anthropic"])
-    assert offered(stub.requests[0]) == ["calculate", "load_context", SEARCH_TOOL]
-    task = result.results[0]
-    assert task.error is None and len(stub.requests) == 1
-    assert (task.text_call_replies, task.converted, task.calls) == (1, 0, ())
 
 
 # -- the translation, pure ------------------------------------------------------------------

@@ -1,7 +1,8 @@
-"""`disclosure="allowed_tools"` end to end: a real `create_agent` with `ChatOpenAI` (Chat
-Completions) against the scripted OpenAI server, which enforces `tool_choice` `allowed_tools`:
-the tools array and the system prompt stay byte-identical, the visible set travels in
-`tool_choice`, and a call outside it is refused and never runs."""
+"""`OpenAI()` end to end: a real `create_agent` with `ChatOpenAI` against the scripted OpenAI
+server, which enforces `tool_choice` `allowed_tools` (Chat Completions): the tools array and the
+system prompt stay byte-identical, the callable set travels in `tool_choice`, and a call outside
+it is refused by the record and never runs. With `use_responses_api=True` the Responses spelling
+is sent."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
-from attention_scoping import AttentionScopingMiddleware, SummaryPool, ToolAttentionMiddleware
+from attention_scoping.disclosure import OpenAI, allowed_names
+from attention_scoping.errors import ErrorCode
+from attention_scoping.middleware import AttentionScopingMiddleware
 from tests import disclosure_support as support
 from tests.openai_stub import OpenAIStub, ScriptEntry, allowed_tool_names
 
@@ -30,89 +33,77 @@ SESSION: list[support.Turn] = [
     support.THANKS,
 ]  # fmt: skip
 """Ten user turns, five scope switches by the model, one by the application, and one call
-outside the allowed tools (t9a: the stub records it, the scope gate refuses it)."""
+outside the allowed tools (t9a: the stub records it, the record refuses it)."""
 
 
-def make_agent(
-    stub: OpenAIStub,
-    ran: list[str],
-    scoping: dict[str, Any],
-    gating: dict[str, Any],
-    **agent_options: Any,
-) -> Any:
-    """An agent over `make_tools(ran)` whose scoping and gating middlewares both disclose
-    through `allowed_tools` (`scoping` and `gating`: their further options)."""
+def make_agent(stub: OpenAIStub, ran: list[str], **model_options: Any) -> Any:
+    """An agent over `make_tools(ran)` disclosing through `allowed_tools`."""
     model = ChatOpenAI(
-        model="stub-model", base_url=stub.base_url, api_key=SecretStr("k"), max_retries=0
+        model="stub-model",
+        base_url=stub.base_url,
+        api_key=SecretStr("k"),
+        max_retries=0,
+        **model_options,
     )
-    scopes = support.make_scopes(support.make_tools(ran))
-    middleware: list[Any] = [
-        AttentionScopingMiddleware(scopes, disclosure="allowed_tools", **scoping),
-        ToolAttentionMiddleware(
-            ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="allowed_tools"), **gating
-        ),
-    ]
-    return create_agent(model, middleware=middleware, **agent_options)
+    tools = support.make_tools(ran)
+    scoping = AttentionScopingMiddleware(
+        support.make_scopes(tools), selector=None, disclosure=OpenAI()
+    )
+    return create_agent(
+        model,
+        tools=list(tools.values()),
+        system_prompt="Be terse.",
+        middleware=[scoping],
+        checkpointer=InMemorySaver(),
+    )
 
 
 def test_ten_turns_send_one_tools_array_and_the_scope_in_tool_choice() -> None:
     ran: list[str] = []
-    script = support.script_of(SESSION)
-    with OpenAIStub(script) as stub:
-        agent = make_agent(
-            stub,
-            ran,
-            {"navigation": "model"},
-            {},
-            system_prompt="Be terse.",
-            checkpointer=InMemorySaver(),
-        )
-        events: list[dict[str, Any]] = []
+    with OpenAIStub(support.script_of(SESSION)) as stub:
+        agent = make_agent(stub, ran)
         for text, state, _ in SESSION:
-            inputs = {"messages": [("user", text)], **state}
-            events += list(agent.stream(inputs, support.THREAD, stream_mode="custom"))
+            agent.invoke({"messages": [("user", text)], **state}, support.THREAD)
         messages = agent.get_state(support.THREAD).values["messages"]
     assert stub.rejections == [] and stub.remaining == 0
     assert len({json.dumps(b["tools"], sort_keys=True) for b in stub.requests}) == 1
     assert len({stub.system_text(i) for i in range(len(stub.requests))}) == 1
-    assert sorted(stub.tool_names(0)) == sorted([*support.make_tools([]), "load_context"])
+    assert stub.tool_names(0) == sorted([*support.make_tools([]), "load_context"])
     allowed = [allowed_tool_names(b) for b in stub.requests]
     assert allowed[0] == {"load_context"}
-    assert allowed[1] == {"load_context", "add"}  # math loaded; the gate ranks add first
-    assert allowed[3] == {"load_context", "multiply", "add"}  # add is sticky from turn 1
-    assert allowed[11] == {"load_context", "save_note"}  # a write of a scope the model loaded
+    assert allowed[1] == {"load_context", "add", "multiply"}  # the model loaded math
+    assert allowed[11] == {"load_context", "save_note", "list_notes"}  # its write too
     assert allowed[15] == {"load_context", "convert_km"}  # the application opened units
-    assert len({frozenset(a or ()) for a in allowed}) >= 6
-    gates = [e for e in events if e.get("type") == "gate"]
-    assert {e["disclosure"] for e in events} == {"allowed_tools"}
-    assert len({tuple(e["shown"]) for e in gates}) >= 6
     # the one call outside allowed_tools: recorded by the stub, refused, never run
     assert [v["problem"] for v in stub.violations] == [
         "reply calls 'reverse' outside allowed_tools"
     ]
     refused = next(m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "t9a")
-    assert refused.status == "error"
-    assert json.loads(str(refused.content))["error"] == "tool_not_in_context"
+    assert json.loads(str(refused.content))["error"] == ErrorCode.TOOL_NOT_IN_CONTEXT
     assert ran == [
         "add", "multiply", "shout", "reverse", "save_note", "list_notes", "convert_km", "add",
         "reverse",
     ]  # fmt: skip
 
 
-def test_a_per_turn_gate_holds_its_allowed_set_for_the_turn() -> None:
+def test_the_responses_api_gets_its_own_spelling() -> None:
     ran: list[str] = []
     script: list[ScriptEntry] = [
-        {"tool_calls": [call("add", "a", a=2, b=3)]},
-        {"tool_calls": [call("multiply", "b", a=2, b=3)]},
-        {"tool_calls": [call("multiply", "c", a=2, b=3)]},
-        {"content": "done"},
+        {"tool_calls": [call("load_context", "a", name="math")]},
+        {"content": "ok"},
     ]
     with OpenAIStub(script) as stub:
-        agent = make_agent(stub, ran, {"default_scope": "math"}, {"promotion": "per_turn"})
-        agent.invoke({"messages": [("user", "Please add 2 and 3.")]})
-    allowed = [allowed_tool_names(b) for b in stub.requests]
-    assert allowed[0] == allowed[1] == {"load_context", "add"}
-    assert allowed[2] == {"load_context", "add", "multiply"}  # refused once, so promoted
-    assert [v["request"] for v in stub.violations] == [1]
-    assert ran == ["add", "multiply"]
-    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
+        agent = make_agent(stub, ran, use_responses_api=True)
+        agent.invoke({"messages": [("user", "math please")]}, support.THREAD)
+    choices = [b["tool_choice"] for b in stub.requests]
+    assert choices[1] == {
+        "type": "allowed_tools",
+        "mode": "auto",
+        "tools": [
+            {"type": "function", "name": "add"},
+            {"type": "function", "name": "load_context"},
+            {"type": "function", "name": "multiply"},
+        ],
+    }
+    assert allowed_names(choices[1]) == ["add", "load_context", "multiply"]
+    assert len({json.dumps(b["tools"], sort_keys=True) for b in stub.requests}) == 1

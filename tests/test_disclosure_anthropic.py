@@ -1,30 +1,29 @@
-"""`disclosure="anthropic"` end to end: a real `create_agent` with `ChatAnthropic` against the
-scripted Messages server (`tests/anthropic_stub.py`), which records the exact request JSON and
-implements deferred tools, `tool_reference` expansion and prefix caching."""
+"""`Anthropic()` end to end: a real `create_agent` with `ChatAnthropic` against the scripted
+Messages server (`tests/anthropic_stub.py`), which records the exact request JSON and implements
+deferred tools, `tool_reference` expansion and prefix caching."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from langchain.agents import create_agent
+from langchain.agents.middleware import ProviderToolSearchMiddleware
 from langchain_anthropic import ChatAnthropic
 from langchain_anthropic.middleware import AnthropicPromptCachingMiddleware
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import SecretStr
 
-from attention_scoping import (
-    AttentionScopingMiddleware,
-    Navigation,
-    SummaryPool,
-    ToolAttentionMiddleware,
-)
-from attention_scoping.disclosure import SEARCH_TOOL
-from attention_scoping.scoping.ranked import ScopeDisclosureOptions
-from tests.anthropic_stub import AnthropicStub, ScriptEntry, segments, tokens
+from attention_scoping.disclosure import Anthropic
+from attention_scoping.disclosure.native import PAIR_PREFIX
+from attention_scoping.errors import ErrorCode
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.select import Selector
+from tests.anthropic_stub import AnthropicStub, ScriptEntry
 from tests.disclosure_support import (
     NOTES_AND_UNITS,
     OPENING,
@@ -33,7 +32,6 @@ from tests.disclosure_support import (
     Turn,
     anthropic_chat,
     call,
-    gate_tools,
     make_scopes,
     make_tools,
     replies,
@@ -46,17 +44,16 @@ def chat_model(stub: AnthropicStub) -> ChatAnthropic:
     return anthropic_chat(stub.base_url, api_key=SecretStr("test-key"))
 
 
-def scoped_agent(stub: AnthropicStub, ran: list[str], **scoping: Any) -> Any:
+def scoped_agent(stub: AnthropicStub, ran: list[str], *, selector: Selector | None = None) -> Any:
     tools = make_tools(ran)
-    middleware: list[Any] = [
-        AttentionScopingMiddleware(make_scopes(tools), navigation="model", **scoping),
-        ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="auto")),
-        AnthropicPromptCachingMiddleware(),
-    ]
+    scoping = AttentionScopingMiddleware(
+        make_scopes(tools), selector=selector, disclosure=Anthropic()
+    )
     return create_agent(
         chat_model(stub),
+        tools=list(tools.values()),
         system_prompt="Be terse.",
-        middleware=middleware,
+        middleware=[cast(Any, scoping), AnthropicPromptCachingMiddleware()],
         checkpointer=InMemorySaver(),
     )
 
@@ -71,9 +68,7 @@ SESSION: list[Turn] = [
     THANKS,
 ]  # fmt: skip
 """Ten user turns: the model loads math, text, notes, math and text itself, the application
-opens units, and one call to another scope's (already disclosed) tool is refused (played with
-`ScopeDisclosureOptions(scope_tools="whole")`: each scope discloses all its tools; "ranked" is
-tests/test_disclosure_ranked.py)."""
+opens units, and one call to another scope's (already disclosed) tool is refused."""
 
 
 @dataclass
@@ -85,7 +80,6 @@ class Session:
     contexts: list[str | None]
     ran: list[str]
     replies: int
-    events: list[dict[str, Any]]
 
 
 @pytest.fixture(scope="module")
@@ -94,17 +88,37 @@ def session() -> Session:
     ran: list[str] = []
     script: list[ScriptEntry] = script_of(SESSION)
     with AnthropicStub(script, min_cache_tokens=64) as stub:
-        agent = scoped_agent(stub, ran, disclosure=ScopeDisclosureOptions(scope_tools="whole"))
-        contexts, events = [], []
+        agent = scoped_agent(stub, ran)
+        contexts = []
         for text, state, _ in SESSION:
-            inputs = {"messages": [("user", text)], **state}
-            events += list(agent.stream(inputs, THREAD, stream_mode="custom"))
+            agent.invoke({"messages": [("user", text)], **state}, THREAD)
             contexts.append(agent.get_state(THREAD).values.get("active_context"))
         messages = agent.get_state(THREAD).values["messages"]
-    return Session(stub, messages, contexts, ran, len(script), events)
+    return Session(stub, messages, contexts, ran, len(script))
 
 
-def test_ten_turns_keep_tools_and_system_byte_identical(session: Session) -> None:
+def without_breakpoints(value: Any) -> Any:
+    """`value` with every `cache_control` key dropped (the caching middleware moves its
+    breakpoint to the newest message on every call)."""
+    if isinstance(value, dict):
+        return {k: without_breakpoints(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_breakpoints(v) for v in value]
+    return value
+
+
+def references(stub: AnthropicStub, i: int) -> dict[str, list[str]]:
+    """`tool_use_id` -> tool names referenced in its result, in request `i`."""
+    return {
+        cid: [b["tool_name"] for b in content if b.get("type") == "tool_reference"]
+        for cid, content in stub.tool_results(i).items()
+        if isinstance(content, list)
+    }
+
+
+def test_ten_turns_keep_tools_system_and_every_earlier_message_byte_identical(
+    session: Session,
+) -> None:
     stub = session.stub
     assert not stub.script and len(stub.requests) == session.replies
     assert stub.rejections == [] and stub.violations == []
@@ -115,75 +129,66 @@ def test_ten_turns_keep_tools_and_system_byte_identical(session: Session) -> Non
         "add", "multiply", "shout", "reverse", "save_note", "list_notes", "convert_km", "add",
         "shout",
     ]  # fmt: skip
-    first_tools = json.dumps(stub.requests[0]["tools"], sort_keys=True)
-    first_system = json.dumps(stub.requests[0]["system"], sort_keys=True)
+    first = stub.requests[0]
     for body in stub.requests:
-        assert json.dumps(body["tools"], sort_keys=True) == first_tools
-        assert json.dumps(body["system"], sort_keys=True) == first_system
-    # every tool is sent; only load_context and the search tool are loaded, last
-    assert stub.tool_names(0)[-2:] == ["load_context", SEARCH_TOOL]
-    assert sorted(stub.deferred(0)) == sorted(make_tools([]).keys())
-    deferred = [t for t in stub.requests[0]["tools"] if t.get("defer_loading")]
-    assert deferred and all("cache_control" not in t for t in deferred)
-    assert "cache_control" in stub.requests[0]["tools"][-1]  # the breakpoint on a loaded tool
-    # the cached prefix (loaded tools and system prompt at least) is read on every later request
-    parts, _ = segments(stub.requests[0])
-    fixed = sum(tokens(p) for p in parts[: len(parts) - len(stub.requests[0]["messages"])])
-    assert all(u["cache_read_input_tokens"] >= fixed for u in stub.usages[1:])
-    assert sum(u["cache_read_input_tokens"] for u in stub.usages) > sum(
-        u["input_tokens"] for u in stub.usages
-    )
+        assert json.dumps(body["tools"], sort_keys=True) == json.dumps(
+            first["tools"], sort_keys=True
+        )
+        assert json.dumps(body["system"], sort_keys=True) == json.dumps(
+            first["system"], sort_keys=True
+        )
+    for before, after in zip(stub.requests, stub.requests[1:], strict=False):
+        earlier = without_breakpoints(before["messages"])
+        assert without_breakpoints(after["messages"])[: len(earlier)] == earlier
+    # every tool sent; only load_context loaded, last, and the breakpoint on it
+    assert stub.tool_names(0)[-1] == "load_context"
+    assert sorted(stub.deferred(0)) == sorted(make_tools([]))
+    deferred = [t for t in first["tools"] if t.get("defer_loading")]
+    assert all("cache_control" not in t for t in deferred)
+    # the cached prefix is read on every later request
+    assert all(u["cache_read_input_tokens"] > 0 for u in stub.usages[1:])
 
 
-def test_the_gate_decides_anew_while_the_tools_array_stays(session: Session) -> None:
-    gates = [e for e in session.events if e.get("type") == "gate"]
-    scopes = [e for e in session.events if e.get("type") == "scope"]
-    assert len(gates) == len(scopes) == session.replies
-    assert {e["disclosure"] for e in gates + scopes} == {"anthropic"}
-    assert len({tuple(e["shown"]) for e in gates}) >= 5
-    callable_ = [sorted(session.stub.callable(i)) for i in range(len(session.stub.requests))]
-    assert callable_[0] == ["load_context", SEARCH_TOOL]
-    assert callable_[-1] == sorted([*make_tools([]), "load_context", SEARCH_TOOL])
-
-
-def test_scopes_are_disclosed_by_load_context_results_and_a_pair(session: Session) -> None:
-    stub, messages = session.stub, session.messages
-    results = stub.tool_results(len(stub.requests) - 1)
-    refs = {
-        cid: [b["tool_name"] for b in content if b.get("type") == "tool_reference"]
-        for cid, content in results.items()
-        if isinstance(content, list)
-    }
+def test_scopes_are_disclosed_in_load_context_results_and_an_unsaved_pair(
+    session: Session,
+) -> None:
+    stub, last = session.stub, len(session.stub.requests) - 1
+    refs = references(stub, last)
     assert refs["t1a"] == ["add", "multiply"]
-    assert refs["t3a"] == ["shout", "reverse"]
-    assert refs["t5a"] == ["save_note", "list_notes"]  # the model loaded it: its write too
-    # loaded again: the definitions are already expanded in the prefix, nothing is re-referenced
-    # (each reference would bill the scope again on every later call), the module still comes
-    assert refs.get("t8a", []) == [] and refs.get("t9b", []) == []
-    assert "prompt_module" in json.dumps(results["t8a"])
-    text = next(b["text"] for b in results["t1a"] if b.get("type") == "text")
-    assert json.loads(text)["prompt_module"].endswith("M.")
-    # the application opened units: a load_context pair in front of the model's reply
-    pair_ids = [
-        str(c["id"])
-        for m in messages
-        if isinstance(m, AIMessage)
-        for c in m.tool_calls
-        if str(c["id"]).startswith("toolu_disclose_")
+    assert refs["t3a"] == ["reverse", "shout"]
+    assert refs["t5a"] == ["list_notes", "save_note"]  # the model loaded it: its write too
+    # loaded again: already expanded in the prefix, nothing referenced twice
+    assert "t8a" not in refs and "t9b" not in refs
+    text = next(b["text"] for b in stub.tool_results(last)["t1a"] if b.get("type") == "text")
+    assert "M." in text  # the load_context result keeps the scope's module
+    # the application opened units: a load_context pair in the request, never in state
+    pairs = [cid for cid in refs if cid.startswith(PAIR_PREFIX)]
+    assert len(pairs) == 1 and refs[pairs[0]] == ["convert_km"]
+    uses = [
+        b
+        for m in stub.requests[last]["messages"]
+        for b in (m["content"] if isinstance(m["content"], list) else [])
+        if b.get("type") == "tool_use" and b["id"] == pairs[0]
     ]
-    assert len(pair_ids) == 1 and refs[pair_ids[0]] == ["convert_km"]
-    pair_call = next(
-        m
-        for m in messages
-        if isinstance(m, AIMessage) and m.tool_calls and m.tool_calls[0]["id"] == pair_ids[0]
-    )
-    assert pair_call.tool_calls[0]["name"] == "load_context"
-    assert pair_call.tool_calls[0]["args"] == {"name": "units"}
-    # the call to another scope's tool was refused by the scope gate and did not run
-    refused = [m for m in messages if isinstance(m, ToolMessage) and m.tool_call_id == "t9a"]
-    assert refused[0].status == "error"
-    assert json.loads(str(refused[0].content))["error"] == "tool_not_in_context"
+    assert [(u["name"], u["input"]) for u in uses] == [("load_context", {})]
+    saved_ids = {
+        c["id"] for m in session.messages if isinstance(m, AIMessage) for c in m.tool_calls
+    }
+    assert not any(str(i).startswith(PAIR_PREFIX) for i in saved_ids)
+    # the provider could still call shout at t9a (referenced in turn 3); the record refused it
+    refused = [
+        m for m in session.messages if isinstance(m, ToolMessage) and m.tool_call_id == "t9a"
+    ]
+    assert json.loads(str(refused[0].content))["error"] == ErrorCode.TOOL_NOT_IN_CONTEXT
     assert session.ran.count("shout") == 2
+
+
+def refusals(messages: Sequence[BaseMessage]) -> dict[str, str]:
+    return {
+        m.tool_call_id: json.loads(str(m.content))["error"]
+        for m in messages
+        if isinstance(m, ToolMessage) and m.status == "error"
+    }
 
 
 def test_a_call_to_a_tool_never_disclosed_is_refused_and_not_run() -> None:
@@ -194,76 +199,13 @@ def test_a_call_to_a_tool_never_disclosed_is_refused_and_not_run() -> None:
         {"content": "done"},
     ]
     with AnthropicStub(script) as stub:
-        agent = scoped_agent(stub, ran)
-        result = turn(agent, "Add 1 and 2, and convert 1 km.")
-    answers = {m.tool_call_id: m for m in result["messages"] if isinstance(m, ToolMessage)}
-    assert answers["b"].status == "error"
-    assert json.loads(str(answers["b"].content))["error"] == "tool_not_available"
+        result = turn(scoped_agent(stub, ran), "Add 1 and 2, and convert 1 km.")
+    assert refusals(result["messages"]) == {"b": ErrorCode.TOOL_NOT_IN_CONTEXT}
     assert ran == ["add"]
     assert [v["problem"] for v in stub.violations] == [
         "reply calls 'convert_km', which is not callable",
         "messages.3: tool_use of 'convert_km' before it loaded",
     ]
-
-
-def test_the_gate_alone_discloses_by_search_pairs_and_its_search_tool() -> None:
-    ran: list[str] = []
-    script: list[ScriptEntry] = [
-        {"tool_calls": [call("get_weather", "w", city="Paris")]},
-        {"tool_calls": [call(SEARCH_TOOL, "s1", query="money currency convert")]},
-        {"tool_calls": [call("convert_currency", "c", amount=3, to="EUR")]},
-        {"tool_calls": [call(SEARCH_TOOL, "s2", query="send email message")]},
-        {"tool_calls": [call(SEARCH_TOOL, "s3", query="send_email")]},
-        {"tool_calls": [call("send_email", "e", to="a", body="b")]},
-        {"content": "done"},
-        {"tool_calls": [call("get_forecast", "f", city="Rome")]},
-        {"content": "rain"},
-    ]
-    gate = ToolAttentionMiddleware(
-        ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="anthropic")
-    )
-    with AnthropicStub(script) as stub:
-        agent = create_agent(
-            chat_model(stub),
-            tools=gate_tools(ran),
-            system_prompt="Be terse.",
-            middleware=[gate],
-            checkpointer=InMemorySaver(),
-        )
-        first = turn(agent, "What is the weather in Paris?")
-        turn(agent, "And the forecast for tomorrow in Rome?")
-    assert stub.rejections == [] and stub.violations == []
-    assert ran == ["get_weather", "convert_currency", "send_email", "get_forecast"]
-    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
-    assert len({json.dumps(b["system"]) for b in stub.requests}) == 1
-    results: dict[str, Any] = {
-        m.tool_call_id: m.content for m in first["messages"] if isinstance(m, ToolMessage)
-    }
-    pair = [cid for cid in results if cid.startswith("toolu_disclose_")]
-    assert len(pair) == 1
-    assert results[pair[0]][0] == {"type": "tool_reference", "tool_name": "get_weather"}
-    found = {cid: json.loads(results[cid][-1]["text"]) for cid in ("s1", "s2", "s3")}
-    assert found["s1"]["loaded"] == ["convert_currency"]
-    assert found["s2"]["loaded"] == [] and found["s2"]["writes_not_loaded"] == ["send_email"]
-    assert found["s3"]["loaded"] == ["send_email"]  # a write loads by its exact name only
-    last = stub.tool_results(len(stub.requests) - 1)
-    new_turn = [c for cid, c in last.items() if cid.startswith("toolu_disclose_")]
-    assert {"type": "tool_reference", "tool_name": "get_forecast"} in new_turn[-1]
-
-
-def test_openai_mode_on_chat_anthropic_is_a_value_error() -> None:
-    with AnthropicStub([]) as stub:
-        scoping = AttentionScopingMiddleware(
-            make_scopes(make_tools([])), navigation="model", disclosure="openai"
-        )
-        agent: Any = create_agent(chat_model(stub), middleware=[scoping])
-        expected = (
-            r"disclosure='openai' cannot be used with ChatAnthropic: .*; "
-            r"use one of 'auto', 'rewrite' or 'anthropic'"
-        )
-        with pytest.raises(ValueError, match=expected):
-            agent.invoke({"messages": [("user", "hi")]})
-    assert stub.requests == []
 
 
 def test_a_scope_code_opens_discloses_only_its_tools_that_read() -> None:
@@ -274,44 +216,93 @@ def test_a_scope_code_opens_discloses_only_its_tools_that_read() -> None:
         {"content": "done"},
     ]
     tools = make_tools(ran)
-    scoping = AttentionScopingMiddleware(
-        make_scopes(tools),
-        navigation=Navigation(preselect="every_turn", ranker="lexical"),
-        disclosure="anthropic",
-    )
+    scoping = AttentionScopingMiddleware(make_scopes(tools), disclosure=Anthropic())
     with AnthropicStub(script) as stub:
-        agent = create_agent(chat_model(stub), middleware=[scoping], checkpointer=InMemorySaver())
+        agent = create_agent(
+            chat_model(stub),
+            tools=list(tools.values()),
+            middleware=[scoping],
+            checkpointer=InMemorySaver(),
+        )
         result = turn(agent, "List the saved notes, please.")
     assert result["scope_opened"]["by"] == "code" and result["active_context"] == "notes"
-    pair = next(m for m in result["messages"] if isinstance(m, ToolMessage))
-    assert str(pair.tool_call_id).startswith("toolu_disclose_")
-    blocks: list[Any] = list(pair.content)
-    assert [b for b in blocks if b["type"] == "tool_reference"] == [
-        {"type": "tool_reference", "tool_name": "list_notes"}
-    ]
+    pairs = {c: r for c, r in references(stub, 0).items() if c.startswith(PAIR_PREFIX)}
+    assert list(pairs.values()) == [["list_notes"]]
     assert "save_note" not in stub.callable(1)
-    refused = next(
-        m for m in result["messages"] if isinstance(m, ToolMessage) and m.tool_call_id == "b"
-    )
-    assert refused.status == "error" and ran == ["list_notes"]
+    assert refusals(result["messages"]) == {"b": ErrorCode.TOOL_NOT_IN_CONTEXT}
+    assert ran == ["list_notes"]
     assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
 
 
-async def test_the_async_path_discloses_and_searches_the_same_way() -> None:
+async def test_the_async_path_discloses_the_same_way() -> None:
     ran: list[str] = []
     script: list[ScriptEntry] = [
-        {"tool_calls": [call(SEARCH_TOOL, "s", query="convert currency money")]},
-        {"tool_calls": [call("convert_currency", "c", amount=1, to="EUR")]},
+        {"tool_calls": [call("load_context", "a", name="math")]},
+        {"tool_calls": [call("add", "b", a=1, b=2)]},
+        {"content": "3"},
+    ]
+    with AnthropicStub(script) as stub:
+        agent = scoped_agent(stub, ran)
+        result = await agent.ainvoke({"messages": [("user", "Add 1 and 2.")]}, THREAD)
+    assert stub.rejections == [] and stub.violations == []
+    assert ran == ["add"] and refusals(result["messages"]) == {}
+    assert references(stub, 1)["a"] == ["add", "multiply"]
+    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
+
+
+def test_langchains_provider_tool_search_stacks_inside_and_finds_nothing_callable() -> None:
+    """`ProviderToolSearchMiddleware` after ours sees our deferrals and appends Anthropic's
+    server-side search; a tool the provider could find that way is still refused unless the
+    reply's record names it."""
+    ran: list[str] = []
+    tools = make_tools(ran)
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("load_context", "a", name="math")]},
+        {"tool_calls": [call("convert_km", "b", km=1)]},
         {"content": "done"},
     ]
-    gate = ToolAttentionMiddleware(
-        ranker="bm25", k=1, summary_pool=SummaryPool(disclosure="anthropic")
-    )
+    scoping = AttentionScopingMiddleware(make_scopes(tools), selector=None, disclosure=Anthropic())
     with AnthropicStub(script) as stub:
-        agent: Any = create_agent(chat_model(stub), tools=gate_tools(ran), middleware=[gate])
-        result = await agent.ainvoke({"messages": [("user", "What is the weather in Paris?")]})
+        agent: Any = create_agent(
+            chat_model(stub),
+            tools=list(tools.values()),
+            middleware=[cast(Any, scoping), ProviderToolSearchMiddleware()],
+        )
+        result = agent.invoke({"messages": [("user", "Convert 1 km.")]})
+    assert stub.rejections == []
+    sent = [(t["name"], t.get("defer_loading", False)) for t in stub.requests[0]["tools"]]
+    assert sent[-2:] == [("load_context", False), ("tool_search_tool_bm25", False)]
+    assert all(deferred for name, deferred in sent[:-2])
+    assert refusals(result["messages"]) == {"b": ErrorCode.TOOL_NOT_IN_CONTEXT}
+    assert ran == []
+
+
+def test_a_default_scope_is_disclosed_by_a_pair_that_stays_the_same() -> None:
+    """A default scope is in force with no `active_context` in state: the pair disclosing it is
+    rebuilt from the reply's record on later calls, byte for byte."""
+    ran: list[str] = []
+    tools = make_tools(ran)
+    scoping = AttentionScopingMiddleware(
+        make_scopes(tools), default_scope="units", selector=None, disclosure=Anthropic()
+    )
+    script: list[ScriptEntry] = [
+        {"tool_calls": [call("convert_km", "a", km=2)]},
+        {"content": "1.24 miles"},
+        {"tool_calls": [call("convert_km", "b", km=3)]},
+        {"content": "1.86 miles"},
+    ]
+    with AnthropicStub(script) as stub:
+        agent = create_agent(
+            chat_model(stub),
+            tools=list(tools.values()),
+            middleware=[scoping],
+            checkpointer=InMemorySaver(),
+        )
+        turn(agent, "Convert 2 km.")
+        turn(agent, "And 3 km?")
     assert stub.rejections == [] and stub.violations == []
-    assert ran == ["convert_currency"]
-    pair = next(m for m in result["messages"] if isinstance(m, ToolMessage))
-    assert str(pair.tool_call_id).startswith("toolu_disclose_")
-    assert len({json.dumps(b["tools"]) for b in stub.requests}) == 1
+    assert ran == ["convert_km", "convert_km"]
+    for before, after in zip(stub.requests, stub.requests[1:], strict=False):
+        assert after["messages"][: len(before["messages"])] == before["messages"]
+    pairs = [c for c in references(stub, 3) if c.startswith(PAIR_PREFIX)]
+    assert [references(stub, 3)[c] for c in pairs] == [["convert_km"]]

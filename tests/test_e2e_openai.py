@@ -22,10 +22,10 @@ from langchain_openai import ChatOpenAI
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import BaseModel
 
-from attention_scoping import AttentionScopingMiddleware, Scope
-from tests.conftest import NAVIGATION_ONLY
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from tests.openai_stub import OpenAIStub, ScriptEntry, auth_error
-from tests.toolbox_support import Ran, make_toolbox, math_and_text_scopes
+from tests.toolbox_support import Ran, make_toolbox
 
 USER_PROMPT = "You are a terse test assistant. Sign answers with -- stub."
 SCOPE_NAMES = ["math", "text", "notes"]
@@ -37,12 +37,25 @@ def call(tool: str, call_id: str, /, **arguments: Any) -> dict[str, Any]:
 
 
 def make_scoping(tools: dict[str, Any], **options: Any) -> AttentionScopingMiddleware:
-    options = {"layout": "layered", **NAVIGATION_ONLY, **options}
-    notes = Scope("notes", "saving notes", tools=[tools["save_note"]])
-    return AttentionScopingMiddleware(
-        [*math_and_text_scopes(tools), notes],
-        **options,
-    )
+    """Scoping over `math`, `text` and `notes`, the layered prompt, no selector (the model
+    navigates with `load_context`)."""
+    options = {"layout": "layered", "selector": None, **options}
+    scopes = [
+        Scope(
+            "math",
+            "integer arithmetic",
+            tools=[tools["add"], tools["multiply"]],
+            prompt="Use add and multiply for arithmetic.",
+        ),
+        Scope(
+            "text",
+            "string transformations",
+            tools=[tools["shout"], tools["reverse"]],
+            prompt="Use shout and reverse for text.",
+        ),
+        Scope("notes", "saving notes", tools=[tools["save_note"]]),
+    ]
+    return AttentionScopingMiddleware(scopes, **options)
 
 
 def chat_model(stub: OpenAIStub, **kwargs: Any) -> ChatOpenAI:
@@ -55,7 +68,6 @@ def make_agent(
     stub: OpenAIStub,
     ran: Ran,
     *,
-    register_tools: bool = False,
     model_kwargs: dict[str, Any] | None = None,
     scoping: dict[str, Any] | None = None,
     **agent_kwargs: Any,
@@ -63,7 +75,7 @@ def make_agent(
     tools = make_toolbox(ran)
     return create_agent(
         chat_model(stub, **(model_kwargs or {})),
-        tools=list(tools.values()) if register_tools else None,
+        tools=list(tools.values()),
         system_prompt=USER_PROMPT,
         middleware=[make_scoping(tools, **(scoping or {}))],
         **agent_kwargs,
@@ -86,8 +98,7 @@ def assert_clean(stub: OpenAIStub) -> None:
 # -- the synchronous flow --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("register_tools", [False, True], ids=["middleware-tools", "both"])
-def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
+def test_switch_use_and_refuse_hidden_tool() -> None:
     ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="math")]},
@@ -96,7 +107,7 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
         {"content": "2+3=5 and 4*5=20. -- stub"},
     ]
     with OpenAIStub(script) as stub:
-        agent = make_agent(stub, ran, register_tools=register_tools)
+        agent = make_agent(stub, ran)
         result = agent.invoke({"messages": [("user", "What are 2+3 and 4*5?")]})
     assert_clean(stub)
     assert len(stub.requests) == 4
@@ -141,9 +152,8 @@ def test_switch_use_and_refuse_hidden_tool(register_tools: bool) -> None:
     refusal = payload(stub.tool_messages(3)["c_shout"])
     assert refusal["error"] == "tool_not_in_context"
     assert refusal["tool"] == "shout"
-    assert refusal["active_context"] == "math"
-    assert refusal["available_tools"] == ["add", "multiply", "load_context"]
-    assert refusal["contexts_with_tool"] == ["text"]
+    assert refusal["available_tools"] == ["add", "load_context", "multiply"]
+    assert refusal["contexts"] == ["text"]
     assert "load_context('text')" in refusal["next_step"]
     assert "message" in refusal
     assert sorted(ran) == [
@@ -186,8 +196,7 @@ def test_parallel_switch_and_new_scope_tool_asks_to_call_again() -> None:
     again = payload(answers["c_rev1"])
     assert again["error"] == "context_switched_in_same_step"
     assert again["tool"] == "reverse"
-    assert again["active_context"] == "text"
-    assert again["next_step"] == "Call reverse again now, with the same arguments."
+    assert again["next_step"] == "Now that the context is loaded, call reverse again."
     assert set(stub.tool_names(1)) == {"load_context", "shout", "reverse"}
 
     # The repeated call ran.
@@ -220,7 +229,7 @@ def test_unknown_scope_and_dict_result_round_trip() -> None:
     assert result["active_context"] == "notes"
 
 
-def test_two_switches_in_one_step_first_wins() -> None:
+def test_two_switches_in_one_step_run_neither() -> None:
     ran: Ran = []
     script: list[ScriptEntry] = [
         {
@@ -235,10 +244,10 @@ def test_two_switches_in_one_step_first_wins() -> None:
         result = make_agent(stub, ran).invoke({"messages": [("user", "hi")]})
     assert_clean(stub)
     answers = stub.tool_messages(1)
-    assert payload(answers["c_text"])["status"] == "ok"
+    assert payload(answers["c_text"])["error"] == "one_context_per_step"
     assert payload(answers["c_math"])["error"] == "one_context_per_step"
-    assert set(stub.tool_names(1)) == {"load_context", "shout", "reverse"}
-    assert result["active_context"] == "text"
+    assert stub.tool_names(1) == ["load_context"]
+    assert result.get("active_context") is None
 
 
 def test_scope_persists_across_turns_and_can_be_reset() -> None:
@@ -316,28 +325,9 @@ def test_tool_choice_naming_a_hidden_tool_is_reconciled() -> None:
         agent = create_agent(chat_model(stub), middleware=stack)
         agent.invoke({"messages": [{"role": "user", "content": "1+2?"}]})
     assert stub.rejections == [], stub.rejections
-    # 'add' is hidden while no scope is active: the forced choice becomes "required".
-    assert stub.requests[0]["tool_choice"] == "required"
+    # 'add' is hidden while no scope is active: the forced choice becomes "auto".
+    assert stub.requests[0]["tool_choice"] == "auto"
     assert [t["function"]["name"] for t in stub.requests[0]["tools"]] == ["load_context"]
-
-
-def test_tool_gate_reconciles_a_tool_choice_naming_a_tool_it_hid() -> None:
-    from attention_scoping.gating import ToolAttentionMiddleware
-
-    @wrap_model_call
-    def force_shout(request: Any, handler: Any) -> Any:
-        return handler(request.override(tool_choice="shout"))
-
-    ran: Ran = []
-    tools = make_toolbox(ran)
-    gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
-    with OpenAIStub([{"content": "ok"}]) as stub:
-        stack: list[AgentMiddleware[Any, Any]] = [force_shout, gate]
-        agent = create_agent(chat_model(stub), tools=list(tools.values()), middleware=stack)
-        agent.invoke({"messages": [{"role": "user", "content": "add 1 and 2"}]})
-    assert stub.rejections == [], stub.rejections
-    assert stub.tool_names(0) == ["add"]
-    assert stub.requests[0]["tool_choice"] == "required"
 
 
 # -- async -----------------------------------------------------------------------------------
@@ -371,7 +361,7 @@ async def test_async_flow_with_request_dependent_reply() -> None:
 # -- streaming -------------------------------------------------------------------------------
 
 
-def test_streaming_messages_updates_and_scope_events() -> None:
+def test_streaming_messages_and_updates() -> None:
     ran: Ran = []
     script: list[ScriptEntry] = [
         {"tool_calls": [call("load_context", "c_load", name="text")]},
@@ -409,12 +399,6 @@ def test_streaming_messages_updates_and_scope_events() -> None:
     assert stub.tool_messages(2)["c_shout"] == "HELLO THERE"
     assert payload(stub.tool_messages(3)["c_add"])["error"] == "tool_not_in_context"
     assert ran == [("shout", {"text": "hello there"})]
-
-    # One scope event per model call, tracking the switch.
-    events = [data for mode, data in items if mode == "custom" and data.get("type") == "scope"]
-    assert [e["active_context"] for e in events] == [None, "text", "text", "text"]
-    assert events[0]["tools"] == ["load_context"]
-    assert set(events[1]["tools"]) == {"load_context", "shout", "reverse"}
 
     updates = [data for mode, data in items if mode == "updates"]
     assert any("model" in u for u in updates)
