@@ -14,6 +14,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.prompt import build_layers
 from attention_scoping.approval.middleware import ApprovalGate
 from attention_scoping.gateway import ToolGateway
 from attention_scoping.gating.middleware import ToolAttentionMiddleware
@@ -22,7 +23,7 @@ from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, say
 from tests.safety_support import SECRET
 
-WRITES_NOTE = "1 tool that changes data"
+WRITES_NOTE = "1 tool that may change data"
 
 
 def _tool(name: str, description: str, metadata: dict[str, Any] | None = None) -> BaseTool:
@@ -34,10 +35,11 @@ def _tool(name: str, description: str, metadata: dict[str, Any] | None = None) -
     )
 
 
-GET_ORDER = _tool("get_order", "Look up an order by its id.")
-LIST_ORDERS = _tool("list_orders", "List a customer's recent orders.")
+READ = {"risk": "read"}
+GET_ORDER = _tool("get_order", "Look up an order by its id.", READ)
+LIST_ORDERS = _tool("list_orders", "List a customer's recent orders.", READ)
 CANCEL_ORDER = _tool("cancel_order", "Cancel an order that has not shipped.", {"risk": "write"})
-TRACK = _tool("track_package", "Track an order's package.")
+TRACK = _tool("track_package", "Track an order's package.", READ)
 WIPE = _tool(
     "wipe_account", "Delete a customer's account.", {"annotations": {"destructiveHint": True}}
 )
@@ -61,19 +63,19 @@ def _names_no_write(text: str) -> bool:
 
 def test_the_layered_index_and_module_count_writes_without_naming_them() -> None:
     scoping = AttentionScopingMiddleware(_scopes(), layout="layered")
-    layers = scoping.prompt_layers({"active_context": "orders"})
-    assert "- orders: tools: get_order, list_orders and 1 tool that changes data" in layers.index
-    assert "- account: tools: track_package and 1 tool that changes data" in layers.index
-    assert layers.module.endswith("tools: get_order, list_orders and 1 tool that changes data")
+    layers = build_layers(scoping.catalog, "orders", scoping.layout, None)
+    assert f"- orders: tools: get_order, list_orders and {WRITES_NOTE}" in layers.index
+    assert f"- account: tools: track_package and {WRITES_NOTE}" in layers.index
+    assert layers.module.endswith(f"tools: get_order, list_orders and {WRITES_NOTE}")
     assert _names_no_write(layers.render())
 
 
 def test_the_compact_load_context_describes_scopes_without_naming_writes() -> None:
     scoping = AttentionScopingMiddleware(_scopes(), layout="compact")
-    text = scoping.load_context_tool.args["name"]["description"]
+    text = scoping.tools[0].args["name"]["description"]
     assert text == (
-        "The context to load: orders (tools: get_order, list_orders and 1 tool that changes "
-        "data); account (tools: track_package and 1 tool that changes data)."
+        f"The context to load: orders (tools: get_order, list_orders and {WRITES_NOTE}); "
+        f"account (tools: track_package and {WRITES_NOTE})."
     )
 
 
@@ -81,8 +83,9 @@ def test_the_compact_load_context_describes_scopes_without_naming_writes() -> No
 def test_scopes_given_by_name_count_the_writes_from_the_first_model_call(
     layout: Literal["compact", "layered"],
 ) -> None:
-    """Tools registered with the agent arrive as objects with the first request: the index
-    and `load_context` count their writes from that call on, and stay the same after."""
+    """Scopes given by name: the reads cannot be known when the middleware is built, so the
+    index and `load_context` count every tool as one that may change data and name none; the
+    text stays byte-identical across calls."""
     model = ScriptedChatModel(script=[say("ok"), say("ok again")])
     scoping = AttentionScopingMiddleware(TOOL_SCOPES, layout=layout)
     agent = create_agent(model, tools=TOOLS, middleware=[scoping])
@@ -90,7 +93,7 @@ def test_scopes_given_by_name_count_the_writes_from_the_first_model_call(
     agent.invoke({"messages": [HumanMessage("hello again")]})
     first, second = model.recorded
     seen = json.dumps(first["schemas"]) + (first["system"] or "")
-    assert _names_no_write(seen) and WRITES_NOTE in seen
+    assert _names_no_write(seen) and "tools that may change data" in seen
     assert (first["system"], first["schemas"]) == (second["system"], second["schemas"])
 
 

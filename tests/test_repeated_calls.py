@@ -431,6 +431,7 @@ def test_a_gateways_catalog_tells_reads_from_writes() -> None:
     `execute_tool` is a read; a write, or a tool nobody classified, stays a write."""
     weather, invoice, jobs = other_tools()
     weather.metadata = {"risk": "read"}
+    jobs.metadata = {}  # nobody classified it here
     guard = RepeatedCallMiddleware(
         tools=[weather, invoice, jobs, make_scheduled_jobs([])], execute_tool="execute_tool"
     )

@@ -166,19 +166,21 @@ def test_replicate_states_the_version_floors_of_pyproject() -> None:
 
 
 def middleware_keys() -> set[str]:
-    """Every key the package's middleware write, as `ScopedAgentState` declares them."""
+    """Every key the core middleware writes, as `ScopedAgentState` declares them (an add-on's
+    keys come with `agent_state`, which both documents name)."""
     return set(ScopedAgentState.__annotations__) - AGENT_ONLY_KEYS
 
 
 def test_both_documents_list_every_state_key_a_hand_built_graph_needs() -> None:
     keys = middleware_keys()
-    assert {"messages", "active_context", "scope_opened", "hesitation"} <= keys
+    assert {"messages", "active_context", "scope_opened", "scope_selection"} <= keys
     replicate_graph = REPLICATE[REPLICATE.index("Custom `StateGraph` path") :]
     replicate_graph = replicate_graph[: replicate_graph.index("\n- ", 1)]
     readme_graph = section(README, "Use it in a hand-built `StateGraph`")
     for name, text in (("REPLICATE.md", replicate_graph), ("README.md", readme_graph)):
         missing = sorted(k for k in keys if f"`{k}`" not in text)
         assert missing == [], name
+        assert "agent_state(" in text, name
 
 
 def test_replicate_states_the_blast_radius_rule_where_write_tools_are_wired() -> None:
@@ -252,13 +254,17 @@ def test_readme_refund_question_never_runs_refund(
 ) -> None:
     """Issue 38, case 1, on README's own block: "Don't do anything yet" selects billing, the
     model is shown `get_invoice`, and a `refund` call anyway is refused and never runs."""
-    model = ScriptedChatModel(
-        script=[calls(tool_call("refund", {"order_id": "1234"}, "c1")), say("Here is how.")]
+    model = ScriptedChatModel(  # the block's own invoke first, then the question
+        script=[
+            say("Which order?"),
+            calls(tool_call("refund", {"order_id": "1234"}, "c1")),
+            say("Here is how."),
+        ]
     )
     namespace = readme_create_agent(tmp_path, monkeypatch, {**stand_ins, "model": model})
     message = "How do refunds work for order 1234? Don't do anything yet."
     result = namespace["agent"].invoke({"messages": [("user", message)]})
-    assert set(model.recorded[0]["tools"]) == {"load_context", "get_knowledge", "get_invoice"}
+    assert set(model.recorded[1]["tools"]) == {"load_context", "get_knowledge", "get_invoice"}
     assert result["scope_opened"]["by"] == "code"
     assert spy == []
 

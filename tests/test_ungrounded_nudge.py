@@ -202,8 +202,9 @@ def test_a_custom_expectation_works_without_scoping(
 def test_a_custom_expectation_never_names_a_tool_nobody_declared_a_read(
     toolbox: dict[str, BaseTool], ledger: Ledger
 ) -> None:
-    """Fail closed: `reverse` carries no metadata and `reads=` does not name it, so it may
-    write; the expectation names it, yet neither the hint nor a nudge does."""
+    """Fail closed: `reverse` without its metadata (nobody declared it a read) may write; the
+    expectation names it, yet neither the hint nor a nudge does."""
+    toolbox["reverse"].metadata = {}
     model = ScriptedChatModel(script=[say("olleh"), say("unused")])
     hesitation = HesitationMiddleware(grounding=Grounding(expect_tool_call=needs_reverse))
     agent = create_agent(model, tools=list(toolbox.values()), middleware=[hesitation])

@@ -110,7 +110,8 @@ def spec_from_tool(
     params = dict(fn.get("parameters") or {"type": "object", "properties": {}})
     chosen = risk or meta.get("risk") or metadata_risk(meta)
     explicit = requires_approval if requires_approval is not None else meta.get("requires_approval")
-    approval = approval_required(meta) if explicit is None else bool(explicit)
+    declared = risk == "write" or approval_required(meta)  # a write someone declared
+    approval = declared if explicit is None else bool(explicit)
     hints = defaults if defaults is not None else meta.get("defaults")
     suggested = dict(hints) if isinstance(hints, Mapping) else {}
     if not strict:
