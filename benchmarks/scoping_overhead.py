@@ -147,7 +147,7 @@ def first_calls(n: int) -> tuple[float, float]:
             model=ScriptedChatModel(),
             messages=history,
             tools=[load_context_tool(mw), *tools],
-            state={"messages": history},  # type: ignore[arg-type]
+            state={"messages": history},
             system_message=None,
             runtime=None,
         )

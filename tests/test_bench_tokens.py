@@ -54,7 +54,6 @@ def test_prompt_layers_and_summary_pool() -> None:
     layers = build_layers(catalog, "a", "layered", "Be brief.")
     counts = layer_tokens(layers, counter)
     assert counts["total"] == counter.count(layers.render())
-    assert counts["stable"] == counter.count(layers.stable_prefix)
     assert counts["index"] + counts["core"] + counts["module"] >= counts["total"] - 4
     specs = load_catalog(DATA / "tiny_catalog.jsonl")
     gate = ToolAttentionMiddleware(ranker="bm25", summary_pool="scope", k=1, emit_events=False)

@@ -298,9 +298,7 @@ def _scoping(
         sent += [schemas[n] for n in target.always_on if n in schemas and n not in names]
         layers = build_layers(catalog, name, layout, None)
         prompt = layers.render()
-        per_scope.append(
-            ScopeFigure(name, len(names), _array_tokens(sent, c), c.count(prompt))
-        )
+        per_scope.append(ScopeFigure(name, len(names), _array_tokens(sent, c), c.count(prompt)))
         requests.append(_request(prompt, sent))
     figures.scopes = per_scope
     if len(per_scope) > 30:

@@ -257,18 +257,18 @@ def disclosure_options(kind: str, mode: str, model: Any) -> dict[str, Any]:
             "attention_scoping.middleware.Disclosure"
         )
         raise _unavailable(mode, why)
-    else:
-        from attention_scoping.gating.middleware import ToolAttentionMiddleware
-        from attention_scoping.gating.options import SummaryPool
+    from attention_scoping.gating.middleware import ToolAttentionMiddleware
+    from attention_scoping.gating.options import SummaryPool
 
-        if "disclosure" in inspect.signature(ToolAttentionMiddleware).parameters:
-            options = {"disclosure": mode}
-        elif "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}:
-            pool: dict[str, Any] = {"disclosure": mode}  # a field only where issue 27 landed
-            options = {"summary_pool": SummaryPool(**pool)}
-        else:
-            why = "this install's gate has no disclosure option (SummaryPool(disclosure=...))"
-            raise _unavailable(mode, why)
+    options: dict[str, Any]
+    if "disclosure" in inspect.signature(ToolAttentionMiddleware).parameters:
+        options = {"disclosure": mode}
+    elif "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}:
+        pool: dict[str, Any] = {"disclosure": mode}  # a field only where issue 27 landed
+        options = {"summary_pool": SummaryPool(**pool)}
+    else:
+        why = "this install's gate has no disclosure option (SummaryPool(disclosure=...))"
+        raise _unavailable(mode, why)
     try:
         from attention_scoping.disclosure import resolve_disclosure
     except ImportError as exc:

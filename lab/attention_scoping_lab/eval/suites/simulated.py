@@ -44,8 +44,7 @@ def simulated_suite(*, n_tasks: int = DEFAULT_TASKS, seed: int = 0) -> Suite:
     from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
     specs = [
-        replace(s, risk="write") if verb_risk(s.name) == "write" else s
-        for s in build_catalog(seed)
+        replace(s, risk="write") if verb_risk(s.name) == "write" else s for s in build_catalog(seed)
     ]
     tools, _ = spec_tools(specs)
     templates = {s.name: (s.server or "", _template(s.name)) for s in specs}
