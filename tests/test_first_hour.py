@@ -21,7 +21,7 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, tool
 from rich.console import Console
 
-from attention_scoping.adapters.tools import PINNED, is_pinned
+from attention_scoping.adapters.tools import PINNED
 from attention_scoping.common.extras import GATE_EXTRA_HINT
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.middleware import AttentionScopingMiddleware
@@ -48,6 +48,9 @@ def refund_payment(order_id: str) -> str:
 def get_invoice(order_id: str) -> str:
     """Fetch the invoice of an order."""
     return "invoice"
+
+
+get_invoice.metadata = {"risk": "read"}
 
 
 @tool
@@ -78,9 +81,10 @@ def test_the_gate_keeps_scoping_always_on_tools(by_name: bool) -> None:
     model = ScriptedChatModel(script=[say("ok")])
     stack: list[AgentMiddleware[Any, Any]] = [scoping, gate]
     agent = create_agent(model, tools=[get_knowledge] if by_name else [], middleware=stack)
-    agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
-    assert sorted(model.recorded[0]["tools"]) == ["get_knowledge", "load_context", "refund_payment"]
-    assert is_pinned(get_knowledge) and not is_pinned(refund_payment)
+    agent.invoke({"messages": [HumanMessage("fetch the invoice of order 12")]})
+    # the application's always-on tool stays whatever the gate ranks; the gate (code) adds
+    # its best declared read
+    assert sorted(model.recorded[0]["tools"]) == ["get_invoice", "get_knowledge", "load_context"]
 
 
 def test_a_tool_marked_pinned_is_always_sent_by_a_gate_alone() -> None:
@@ -94,8 +98,9 @@ def test_a_tool_marked_pinned_is_always_sent_by_a_gate_alone() -> None:
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
     model = ScriptedChatModel(script=[say("ok")])
     agent = create_agent(model, tools=[refund_payment, get_invoice, logout], middleware=[gate])
-    agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
-    assert sorted(model.recorded[0]["tools"]) == ["logout", "refund_payment"]
+    agent.invoke({"messages": [HumanMessage("fetch the invoice of order 12")]})
+    # the gate (code) promotes only a declared read; the pinned tool is sent whatever it is
+    assert sorted(model.recorded[0]["tools"]) == ["get_invoice", "logout"]
 
 
 def test_many_unscoped_tools_give_one_warning(caplog: pytest.LogCaptureFixture) -> None:
