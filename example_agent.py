@@ -302,7 +302,7 @@ class TurnView:
         """One line per model call: context, tools, tokens sent versus all tools (with a gate,
         the line waits for the gate's event, which says what was finally sent)."""
         self._context = event["active_context"]
-        chosen = (event.get("preselect") or {}).get("reason") == "confident"
+        chosen = event.get("opened_by") == "code"  # the selector opened it: reads only
         self._note = "  (pre-selected from the message)" if chosen else ""
         if not self.gated:
             self.call_line(event["active_context"], event["tools"], self._note)

@@ -7,11 +7,12 @@ database, Slack, web and Jira). Rows alternate, per kind and domain, between a c
 (the threshold is chosen there) and a held-out half (only measured).
 
 For each message and catalog (the example agent's 9 tools; the same plus 40 distractors, 49
-tools, where the distractor domains exist), pre-selection runs with the default dense ranker and
-its calibration, and the hint is due:
-- before: on a confident or close-call selection (any matched tool named);
+tools, where the distractor domains exist), the core's default selector
+(`attention_scoping.select.LexicalSelector`, its defaults) selects, and the hint is due:
+- before: on a confident or close-call selection (any matched declared read named);
 - after: on a confident selection whose message `needs_tool` (a content word shared with a
-  matched tool, or the best score at least the threshold).
+  matched read, or the best score at least the threshold).
+Code names declared reads only, so the hints name the selection's `reads`.
 A no-tool message must get no hint; a request should get the hint of its own domain.
 Run: `python benchmarks/assist_threshold.py` (prints the grid on the calibration half, then
 both halves at the chosen threshold).
@@ -28,9 +29,8 @@ from typing import Any
 from attention_scoping.adapters.tools import specs_from_tools
 from attention_scoping.common.tool import ToolSpec
 from attention_scoping.hesitation.assist import ASSIST_MIN_SCORE, needs_tool, tool_words
-from attention_scoping.scoping.catalog import ScopeCatalog
-from attention_scoping.scoping.preselect import ScopeChoice, preselect, scope_documents
-from attention_scoping.scoping.start import CALIBRATION, resolve_rank
+from attention_scoping.scopes import ScopeCatalog
+from attention_scoping.select import LexicalSelector, Selection
 from attention_scoping_lab.eval.suites.example import example_suite
 
 DATA = Path(__file__).resolve().parent / "data" / "assist_messages.jsonl"
@@ -55,7 +55,7 @@ class Case:
 
     row: dict[str, Any]
     catalog: str
-    choice: ScopeChoice
+    choice: Selection
     words: list[set[str]]
 
     @property
@@ -63,29 +63,27 @@ class Case:
         return max(self.choice.scores.values()) if self.choice.scores else None
 
     def hinted_before(self) -> bool:
-        return self.choice.reason in ("confident", "close_call") and bool(self.choice.tools)
+        return self.choice.reason in ("confident", "close_call") and bool(self.choice.reads)
 
     def hinted_after(self, threshold: float) -> bool:
-        if self.choice.reason != "confident" or not self.choice.tools:
+        if self.choice.reason != "confident" or not self.choice.reads:
             return False
         return needs_tool(self.row["text"], self.words, self.best, min_score=threshold)
 
 
 def cases(rows: list[dict[str, Any]]) -> list[Case]:
     """Every row in the 9-tool catalog (its domains and no-tool rows) and the 49-tool one."""
-    rank, _, kind = resolve_rank("dense")
-    floor, lead = CALIBRATION[kind]
+    selector = LexicalSelector()
     out: list[Case] = []
     for label, distractors in (("9 tools", 0), ("49 tools", 40)):
         suite = example_suite(distractors=distractors)
-        catalog = ScopeCatalog(list(suite.scopes or ()))
+        catalog = ScopeCatalog(list(suite.scopes or ()), tools=list(suite.tools))
         specs = {s.name: s for s in specs_from_tools(suite.tools)}
-        docs = scope_documents(catalog, specs.values())
         for row in rows:
             if distractors == 0 and row["domain"] not in EXAMPLE_DOMAINS | {None}:
                 continue
-            choice = preselect(row["text"], catalog, docs, rank, margin=lead, min_score=floor)
-            words = [_words(specs[t]) for t in choice.tools if t in specs]
+            choice = selector.select(row["text"], catalog)
+            words = [_words(specs[t]) for t in choice.reads if t in specs]
             out.append(Case(row, label, choice, words))
     return out
 

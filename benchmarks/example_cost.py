@@ -8,7 +8,8 @@ The session cycles the tour's three kinds of turn (arithmetic, translating the a
 weather in a city), so the scope changes on every turn: the hardest case for scoping. The
 weather service is pointed at a closed local port (offline: the tool reports it unreachable).
 Configurations: every tool and every module on every call (eager), scoping as shipped, scoping
-with `module_delivery="load_context"`, and scoping plus the gate deciding per call or per turn.
+with the layered and the stable layout (modules in `load_context` results), and scoping plus
+the gate (add-on) deciding per call or per turn.
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from agents import CORE_PROMPT, build_scopes  # noqa: E402
 from agents.tour import tour_model  # noqa: E402
-from attention_scoping import AttentionScopingMiddleware  # noqa: E402
 from attention_scoping.common.tokens import get_counter  # noqa: E402
+from attention_scoping.middleware import AttentionScopingMiddleware  # noqa: E402
 from attention_scoping.observe.render import as_provider_message  # noqa: E402
 from attention_scoping_lab.cost import (  # noqa: E402
     PRICE_MODELS,

@@ -19,8 +19,8 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repo's agents/ package
 
 from agents import CORE_PROMPT, build_scopes
-from attention_scoping import AttentionScopingMiddleware
 from attention_scoping.common.tokens import ENCODINGS, get_counter
+from attention_scoping.middleware import AttentionScopingMiddleware
 from attention_scoping.observe.tax import tool_tokens
 
 
@@ -40,7 +40,8 @@ class Row:
 
 
 def rows(encoding: str = "o200k_base") -> list[Row]:
-    """The unscoped agent first, then one row per active context (`None` = no scope yet)."""
+    """The unscoped agent first, then one row per active context (`None` = no scope yet),
+    each scope opened whole (by the model's `load_context`), under the default layout."""
     counter = get_counter(encoding)
     scoping = AttentionScopingMiddleware(build_scopes())
     tools = {t.name: t for t in scoping.tools}
@@ -55,14 +56,13 @@ def rows(encoding: str = "o200k_base") -> list[Row]:
         )
     ]
     for scope in (None, *scoping.catalog.names):
-        state = {"active_context": scope}
-        names = scoping.visible_tool_names(state)
+        names = scoping.catalog.visible(scope)  # the scope opened whole (load_context)
         found.append(
             Row(
                 scope or "none (start)",
                 len(names),
                 tool_tokens([tools[n] for n in names], counter),
-                counter.count(scoping.prompt_layers(state, CORE_PROMPT).render()),
+                counter.count(scoping.prompt(scope, CORE_PROMPT)),
             )
         )
     return found

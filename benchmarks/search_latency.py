@@ -11,12 +11,13 @@ For each catalog size, over the same requests (BFCL and Seal-Tools dev queries, 
 - `gate`: the gate decision per model call (`ToolAttentionMiddleware.decide` over the tool
   objects: their names, pinned marks, writes and preconditions, name detection, hybrid scores
   over every tool, threshold, top k), the request never seen before;
-- `first call`: what the first model call of a user turn pays with scopes: scope
-  pre-selection (`ScopeStart.choose`, the scoping middleware's ranking over every scoped tool,
-  scopes of 10 tools) and then the gate decision, the request never seen before;
-- `preselect`: the pre-selection alone.
+- `first call`: what the first model call of a user turn pays with scopes: the scoping
+  middleware's selection (its default `attention_scoping.select.LexicalSelector` over every
+  scoped tool, scopes of 10 tools) and then the gate decision, the request never seen before;
+- `preselect`: the selection alone.
 
-Every tenth tool writes (`metadata={"risk": "write"}`), so the blast-radius rule has work to do.
+Every tenth tool writes (`metadata={"risk": "write"}`) and the others are declared reads
+(`{"risk": "read"}`: the stand-ins change nothing), so the risk rule has work to do.
 Besides p50 / p95 per column, `ratio` is each column's p50 over the encoder's p50 from the same
 run: on a loaded machine the absolute figures move with the load, the ratio much less.
 `--clock cpu` times process CPU instead of wall time (the encoder's threads included).
@@ -49,11 +50,10 @@ from attention_scoping.common.text import tool_text
 from attention_scoping.common.tool import ToolSpec
 from attention_scoping.gating import ToolAttentionMiddleware, encoders
 from attention_scoping.gating.cache import VectorCache
-from attention_scoping.gating.catalog_ranker import CatalogRanker
 from attention_scoping.gating.encoders import Encoder, shared_minilm
 from attention_scoping.gating.ranking import DenseRanker, HybridRanker
-from attention_scoping.scoping.catalog import Scope, ScopeCatalog
-from attention_scoping.scoping.start import CALIBRATION, ScopeStart
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import LexicalSelector
 from attention_scoping_lab.catalog import load_catalog, load_queries
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -106,7 +106,7 @@ WRITE_EVERY = 10
 
 def as_tools(specs: Sequence[ToolSpec]) -> list[StructuredTool]:
     """Light LangChain tools with the specs' JSON schemas (what the scoping middleware ranks);
-    every `WRITE_EVERY`-th one writes."""
+    every `WRITE_EVERY`-th one is declared a write, the others reads (they change nothing)."""
 
     def run(**kwargs: Any) -> str:
         return "ok"
@@ -117,7 +117,7 @@ def as_tools(specs: Sequence[ToolSpec]) -> list[StructuredTool]:
             description=s.description,
             args_schema=dict(s.parameters),
             func=run,
-            metadata={"risk": "write"} if i % WRITE_EVERY == WRITE_EVERY - 1 else None,
+            metadata={"risk": "write" if i % WRITE_EVERY == WRITE_EVERY - 1 else "read"},
         )
         for i, s in enumerate(specs)
     ]
@@ -152,17 +152,9 @@ def measure(size: int, texts: list[str], encoder: Encoder, clock: str) -> dict[s
         )
         for i in range(0, size, SCOPE_SIZE)
     ]
-    floor, lead = CALIBRATION["dense"]
-    start = ScopeStart(
-        ScopeCatalog(scopes),
-        preselect="every_turn",
-        start="index",
-        margin=lead,
-        min_score=floor,
-        top_k=5,
-        ranker=CatalogRanker("dense", cache=cache, encoder=encoder),
-    )
-    start.choose("warm up the ranking", tools)
+    scoped = ScopeCatalog(scopes, tools=tools)
+    selector = LexicalSelector()
+    selector.select("warm up the ranking", scoped)
     gate.decide({"messages": [HumanMessage("warm up the gate")]}, tools)
     out: dict[str, list[float]] = {column: [] for column in COLUMNS}
     timer = time.process_time if clock == "cpu" else time.perf_counter
@@ -173,8 +165,11 @@ def measure(size: int, texts: list[str], encoder: Encoder, clock: str) -> dict[s
     def decide(text: str) -> None:
         gate.decide({"messages": [HumanMessage(text)]}, tools)
 
+    def select(text: str) -> None:
+        selector.select(text, scoped)
+
     def first_call(text: str) -> None:
-        start.choose(text, tools)
+        select(text)
         decide(text)
 
     for number, text in enumerate(texts):
@@ -182,7 +177,7 @@ def measure(size: int, texts: list[str], encoder: Encoder, clock: str) -> dict[s
         timed(timer, out["encoder"], bare, parts[1:] if len(parts) > 1 else parts)
         # a text never seen before, so nothing is memoized
         timed(timer, out["gate"], decide, f"{text} ({number} a)")
-        timed(timer, out["preselect"], start.choose, f"{text} ({number} b)", tools)
+        timed(timer, out["preselect"], select, f"{text} ({number} b)")
         timed(timer, out["first call"], first_call, f"{text} ({number} c)")
     return out
 

@@ -11,7 +11,9 @@ import pytest
 import example_agent
 from tests.openai_stub import OpenAIStub, ScriptEntry
 
-QUESTION = "What is 47 times 83?"
+QUESTION = "Calculate 47 times 83."
+"""A question the default selector opens math for ("calculate" names its tool), so a model
+may call `calculate` at once."""
 
 
 def ask_once(

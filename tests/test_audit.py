@@ -22,6 +22,8 @@ DATA = Path(__file__).resolve().parent / "data"
 MODULE = '''
 from langchain_core.tools import tool
 
+from attention_scoping.scopes import Scope
+
 @tool
 def add(a: int, b: int) -> int:
     """Add two integers."""
@@ -32,8 +34,24 @@ def shout(text: str) -> str:
     """Return the text in upper case."""
     return text.upper()
 
+@tool
+def lookup(word: str) -> str:
+    """Look a word up."""
+    return word
+
+lookup.metadata = {"risk": "read"}
+
+@tool
+def purge(word: str) -> str:
+    """Remove a word for good."""
+    return word
+
+purge.metadata = {"risk": "write"}
+
 ALL_TOOLS = [add, shout]
+CLASSIFIED = [add, shout, lookup, purge]
 TOOL_SCOPES = {"math": {"add"}, "text": {"shout"}}
+SCOPES = [Scope("math", tools=[add], reads=[add]), Scope("text", tools=[shout, lookup, purge])]
 BROKEN_SCOPES = {"math": {"add", "multiply"}}
 NUMBER = 3
 
@@ -99,6 +117,39 @@ def test_module_targets(user_module: str) -> None:
     scoped = load_target(f"{user_module}:TOOL_SCOPES")
     assert scoped.scopes == {"math": ["add"], "text": ["shout"]}
     assert [s.name for s in load_target(f"{user_module}:build").specs] == ["add", "shout"]
+
+
+def test_audit_lists_the_tools_nobody_classified(user_module: str) -> None:
+    """Issue 38, bad input: a tool nobody classified is listed by `audit` (in the figures, the
+    --json document and a terminal note saying how to declare it); a read declared by metadata
+    or by `Scope(..., reads=...)` and a declared write are not."""
+    from rich.console import Console
+
+    from attention_scoping_lab.audit import render
+
+    plain = load_target(f"{user_module}:CLASSIFIED")
+    assert plain.unclassified == ["add", "shout"]
+    scoped = load_target(f"{user_module}:SCOPES")
+    assert scoped.unclassified == ["shout"] and scoped.reads == ["add"]
+    figures = audit(scoped, suggest=0)
+    assert figures.unclassified == ["shout"] and figures.as_dict()["unclassified"] == ["shout"]
+    console = Console(record=True, width=400)
+    render(figures, console)
+    text = console.export_text()
+    assert "1 tool nobody classified, so code never opens them" in text
+    assert "load_context): shout. Declare reads with metadata={'risk': 'read'}" in text
+    catalog = load_target(str(DATA / "tiny_catalog.jsonl"))  # the format carries no risk
+    assert catalog.unclassified == sorted(s.name for s in catalog.specs)
+
+
+def test_many_unclassified_tools_are_counted_past_the_first_ones() -> None:
+    from attention_scoping_lab.audit.report import UNCLASSIFIED_SHOWN, unclassified_line
+
+    names = [f"tool_{i:02d}" for i in range(UNCLASSIFIED_SHOWN + 3)]
+    line = unclassified_line(names)
+    assert line.startswith(f"{len(names)} tools nobody classified")
+    assert f"tool_{UNCLASSIFIED_SHOWN - 1:02d} and 3 more (under unclassified in --json)" in line
+    assert f"tool_{UNCLASSIFIED_SHOWN:02d}" not in line
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from attention_scoping import AttentionScopingMiddleware, Scope
 from attention_scoping.common.tokens import get_counter
 from attention_scoping.gating import ToolAttentionMiddleware
 from attention_scoping.observe.tax import (
@@ -15,6 +14,8 @@ from attention_scoping.observe.tax import (
     tool_tokens,
     tools_json,
 )
+from attention_scoping.prompt import build_layers
+from attention_scoping.scopes import Scope, ScopeCatalog
 from attention_scoping_lab.catalog import load_catalog
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -49,11 +50,10 @@ def test_chunked_count_of_a_huge_array_equals_the_whole_count() -> None:
 
 def test_prompt_layers_and_summary_pool() -> None:
     counter = get_counter()
-    mw = AttentionScopingMiddleware([Scope("a", "first scope"), Scope("b", "second scope")])
-    layers = mw.prompt_layers({"active_context": "a"}, "Be brief.")
+    catalog = ScopeCatalog([Scope("a", "first scope"), Scope("b", "second scope")])
+    layers = build_layers(catalog, "a", "layered", "Be brief.")
     counts = layer_tokens(layers, counter)
     assert counts["total"] == counter.count(layers.render())
-    assert counts["stable"] == counter.count(layers.stable_prefix)
     assert counts["index"] + counts["core"] + counts["module"] >= counts["total"] - 4
     specs = load_catalog(DATA / "tiny_catalog.jsonl")
     gate = ToolAttentionMiddleware(ranker="bm25", summary_pool="scope", k=1, emit_events=False)

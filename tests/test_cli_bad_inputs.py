@@ -86,7 +86,7 @@ def test_eval_exits_non_zero_and_says_why_when_every_task_errored(
 
 SHAPES = '''
 from langchain_core.tools import tool
-from attention_scoping import Scope
+from attention_scoping.scopes import Scope
 
 @tool
 def add(a: int, b: int) -> int:

@@ -44,6 +44,7 @@ from tests.eval_support import (
     calc,
     offered,
     run,
+    tool_result,
     user_text,
 )
 from tests.openai_stub import OpenAIStub, auth_error
@@ -230,6 +231,17 @@ def test_hallucinated_names_and_invalid_arguments_are_counted() -> None:
     assert task.success  # it recovered: the check is on the calls that ran
 
 
+def load_math_then_convert(body: Body) -> dict[str, Any]:
+    """A model that loads the math scope, converts 5 miles to kilometres, then answers."""
+    tool_results = [m for m in body["messages"] if m["role"] == "tool"]
+    if not tool_results:
+        return {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
+    if len(tool_results) == 1:
+        arguments = {"value": 5, "from_unit": "mi", "to_unit": "km"}
+        return {"tool_calls": [{"name": "convert_units", "arguments": arguments}]}
+    return {"content": f"That is {tool_result(body)}"}
+
+
 def load_math_then_calculate(body: Body) -> dict[str, Any]:
     """A model that loads the math scope, calls `calculate`, then answers."""
     tool_results = [m for m in body["messages"] if m["role"] == "tool"]
@@ -251,28 +263,47 @@ def test_scoped_strategy_skips_navigation_when_judging_the_first_tool() -> None:
 
 
 def test_scoped_compact_sends_the_suite_prompt_alone() -> None:
-    """The compact layout: the suite's system prompt unchanged, the pre-selected scope's tools,
-    and a `load_context` whose schema describes every scope."""
-    with OpenAIStub([answer_after_tool(lambda body: calc("47*83"))] * 2) as stub:
-        result = run(stub, ["math-multiply"], ["scoped-compact"])
+    """The compact layout: the suite's system prompt unchanged, the selected scope's declared
+    reads, and a `load_context` whose schema describes every scope."""
+    convert = {
+        "tool_calls": [
+            {
+                "name": "convert_units",
+                "arguments": {"value": 5, "from_unit": "mi", "to_unit": "km"},
+            }
+        ]
+    }
+    with OpenAIStub([answer_after_tool(lambda body: convert)] * 2) as stub:
+        result = run(stub, ["math-miles"], ["scoped-compact"])
         first = stub.requests[0]
         system = first["messages"][0]["content"]
         assert system == example_suite().system_prompt
-        assert {"load_context", "calculate"} <= set(offered(first))
+        assert {"load_context", "convert_units", "calculate"} <= set(offered(first))
         (load_context,) = [t for t in first["tools"] if t["function"]["name"] == "load_context"]
         assert "weather (" in json.dumps(load_context)
     [task] = result.results
     assert task.success and task.first_tool_right
 
 
-@pytest.mark.parametrize("strategy", ["scoped-model", "scoped-compact-model"])
-def test_model_navigation_strategies_open_no_scope_for_the_model(strategy: str) -> None:
-    """`navigation="model"`: the first call offers `load_context` alone (no pre-selection, no
-    start set); the model's own `load_context` opens the scope, whose tools then follow."""
+def test_scoped_compact_without_a_selection_offers_load_context_alone() -> None:
+    """A message the selector matches no scope for ("What is 47 times 83?"): the first call
+    offers `load_context` alone; the model's own load opens math, whose tools then follow."""
     with OpenAIStub([load_math_then_calculate] * 3) as stub:
-        result = run(stub, ["math-multiply"], [strategy])
+        result = run(stub, ["math-multiply"], ["scoped-compact"])
         assert offered(stub.requests[0]) == ["load_context"]
         assert "calculate" in offered(stub.requests[1])
+    [task] = result.results
+    assert task.success and task.first_tool_right
+
+
+@pytest.mark.parametrize("strategy", ["scoped-model", "scoped-compact-model"])
+def test_model_navigation_strategies_open_no_scope_for_the_model(strategy: str) -> None:
+    """`selector=None`: the first call offers `load_context` alone even where the selector
+    would have chosen math; the model's own `load_context` opens the scope, whose tools follow."""
+    with OpenAIStub([load_math_then_convert] * 3) as stub:
+        result = run(stub, ["math-miles"], [strategy])
+        assert offered(stub.requests[0]) == ["load_context"]
+        assert "convert_units" in offered(stub.requests[1])
     [task] = result.results
     assert task.success and task.first_tool_right
 
@@ -280,14 +311,17 @@ def test_model_navigation_strategies_open_no_scope_for_the_model(strategy: str) 
 def test_scoped_builder_hands_its_options_to_the_scoping_middleware() -> None:
     register_strategy(
         "scoped-test-core",
-        scoped_builder(core_prompt="# Core\nTOOLS FIRST, ALWAYS."),
-        "scoped with a test core prompt",
+        scoped_builder(layout="stable", selector=None),
+        "scoped with the stable layout, navigated by the model",
         needs_scopes=True,
     )
     try:
-        with OpenAIStub([answer_after_tool(lambda body: calc("47*83"))] * 2) as stub:
-            result = run(stub, ["math-multiply"], ["scoped-test-core"])
-            assert "TOOLS FIRST, ALWAYS." in stub.requests[0]["messages"][0]["content"]
+        with OpenAIStub([load_math_then_convert] * 3) as stub:
+            result = run(stub, ["math-miles"], ["scoped-test-core"])
+            system = stub.requests[0]["messages"][0]["content"]
+            assert system.startswith("# Capabilities") and "# Active context: none" in system
+            assert stub.requests[1]["messages"][0]["content"] == system  # stable: unchanged
+            assert offered(stub.requests[0]) == ["load_context"]  # selector=None
     finally:
         del STRATEGIES["scoped-test-core"]
     assert result.results[0].success
@@ -392,9 +426,10 @@ def test_a_run_keeps_other_strategies_and_models_in_the_results_file(tmp_path: P
     script = [calc("47*83"), {"content": "3901."}]
     with OpenAIStub(script) as stub:
         run(stub, ["math-multiply"], ["eager"], results_path=path)
-    with OpenAIStub(script) as stub:
+    load = {"tool_calls": [{"name": "load_context", "arguments": {"name": "math"}}]}
+    with OpenAIStub([load, *script]) as stub:  # no scope selected: the model loads math
         run(stub, ["math-multiply"], ["scoped-compact"], results_path=path)
-    with OpenAIStub([calc("83*47"), {"content": "3901."}]) as stub:  # run again: replaced
+    with OpenAIStub([load, calc("83*47"), {"content": "3901."}]) as stub:  # again: replaced
         run(stub, ["math-multiply"], ["scoped-compact"], results_path=path)
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [(d["model"], d["strategy"]) for d in lines] == [

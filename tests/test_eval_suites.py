@@ -272,17 +272,39 @@ def test_the_offline_weather_fake_accepts_what_the_tools_invite() -> None:
     assert "no place named 'Oslo' in 'Narnia'" in error
 
 
-def test_distractor_tools_that_write_declare_it() -> None:
-    from attention_scoping.common.blast_radius import writes
+def test_distractor_tools_declare_their_risk_by_verb() -> None:
+    """A distractor with a write verb is a declared write; one with a read verb is a declared
+    read of its scope (`reads=`); the example agent's own tools are reads by their metadata."""
+    from attention_scoping.risk import declared_write
+    from attention_scoping.scopes import ScopeCatalog
 
     own = set(example_suite().tool_names())
-    by_name = {t.name: t for t in example_suite(distractors=40).tools if t.name not in own}
-    declared = {name for name, tool in by_name.items() if writes(tool)}
-    assert declared and all(
-        name.split("_")[1] not in ("get", "list", "search") for name in declared
-    )
-    assert {n for n in by_name if n.split("_")[1] in ("create", "delete", "post")} <= declared
-    assert not {t.name for t in example_suite().tools if writes(t)}  # the agent's own read
+    suite = example_suite(distractors=40)
+    catalog = ScopeCatalog(list(suite.scopes or []), tools=list(suite.tools))
+    by_name = {t.name: t for t in suite.tools if t.name not in own}
+    writes = {name for name, tool in by_name.items() if declared_write(tool)}
+    reads = {name for name in by_name if catalog.is_read(name)}
+    assert writes and reads and not writes & reads
+    assert all(name.split("_")[1] not in ("get", "list", "search") for name in writes)
+    assert {n for n in by_name if n.split("_")[1] in ("create", "delete", "post")} <= writes
+    assert {n for n in by_name if n.split("_")[1] in ("get", "list", "search")} <= reads
+    assert own <= catalog.reads  # the agent's own tools: metadata risk=read
+
+
+def test_simulated_suite_declares_reads_by_verb_and_nothing_else() -> None:
+    """The simulated suite's scopes declare the read-verb tools reads; `db_export_query_csv`
+    (it writes a file) and the other write verbs are declared writes; none is left over."""
+    from attention_scoping.risk import declared_write, unclassified
+    from attention_scoping.scopes import ScopeCatalog
+
+    suite = simulated_suite(n_tasks=3)
+    catalog = ScopeCatalog(list(suite.scopes or []), tools=list(suite.tools))
+    tools = {t.name: t for t in suite.tools}
+    assert "db_run_select_query" in catalog.reads and "github_get_issue" in catalog.reads
+    assert declared_write(tools["db_export_query_csv"])
+    assert not catalog.is_read("db_export_query_csv")
+    assert not catalog.is_read("slack_post_message")
+    assert unclassified(tools, catalog.declared_reads) == []
 
 
 def test_simulated_suite_names_gold_tools_and_user_values() -> None:
@@ -331,6 +353,7 @@ def test_catalog_suite_samples_gold_plus_distractors(tmp_path: Path) -> None:
         ("q7", ("svc_tool7",), True),
     ]
     assert suite.scopes is not None and {s.name for s in suite.scopes} <= {"s0", "s1"}
+    assert all(not s.reads for s in suite.scopes)  # the bench format declares no risk
     assert catalog_suite(catalog, queries, max_tools=5).tool_names() == suite.tool_names()
 
 

@@ -51,10 +51,15 @@ def test_offline_tour_runs_as_a_subprocess(offline_env: dict[str, str]) -> None:
     turns = out.split("You: ")[1:]
     assert len(turns) == 3
     math, translation, weather = turns
-    # Each question's scope is pre-selected from the message: no navigation call is needed.
+    # "What is 47 times 83?" names no scope the selector can match: the model loads math
+    # itself. The other two questions' scopes are selected from the message (their tools are
+    # declared reads), so no navigation call is needed.
+    assert "context: none  tools: load_context  " in math
+    assert "→ load_context(name='math')" in math
     assert "context: math  tools: load_context, calculate" in math
-    assert "(pre-selected from the message)" in math
-    assert "load_context(" not in math + translation + weather
+    assert "(pre-selected from the message)" not in math
+    assert "load_context(" not in translation + weather
+    assert "(pre-selected from the message)" in translation and "(pre-selected" in weather
     assert "→ calculate(expression='47 * 83')" in math and "47 × 83 = 3901" in math
     assert "[active_context = math]" in math
     assert "context: translation  tools: load_context, detect_language" in translation
@@ -182,7 +187,7 @@ def test_example_agent_compact_layout_sends_its_own_prompt(
         {"content": "47 times 83 is 3901."},
     ]
     with OpenAIStub(script) as stub:
-        argv = ["--once", "What is 47 times 83?", "--base-url", stub.base_url]
+        argv = ["--once", "Calculate 47 times 83.", "--base-url", stub.base_url]
         code = example_agent.main([*argv, "--prompt-layout", "compact"])
     out = capsys.readouterr().out
     assert code == 0, out
@@ -211,7 +216,7 @@ def test_a_local_server_writing_fenced_json_is_answered_through_the_tool(
     """With --base-url, text tool calls are converted by default: the fenced call runs the
     tool and the answer is the model's reply to its result, not the JSON."""
     with OpenAIStub([_fenced_model] * 4) as stub:
-        code = example_agent.main(["--once", "What is 47 times 83?", "--base-url", stub.base_url])
+        code = example_agent.main(["--once", "Calculate 47 times 83.", "--base-url", stub.base_url])
         results = [stub.tool_messages(i) for i in range(len(stub.requests))]
     out = capsys.readouterr().out
     assert code == 0, out
@@ -224,7 +229,7 @@ def test_no_text_tool_calls_leaves_the_json_as_the_answer(
     offline_env: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIStub([_fenced_model] * 6) as stub:
-        argv = ["--once", "What is 47 times 83?", "--base-url", stub.base_url]
+        argv = ["--once", "Calculate 47 times 83.", "--base-url", stub.base_url]
         code = example_agent.main([*argv, "--no-text-tool-calls"])
         results = [m for r in stub.requests for m in r["messages"] if m["role"] == "tool"]
     out = capsys.readouterr().out

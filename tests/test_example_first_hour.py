@@ -123,7 +123,7 @@ def test_once_without_a_key_inside_the_tour_plays_it_labelled(
 def test_interactive_mode_shows_each_user_line_once(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    typed = iter(["What is 47 times 83?", "exit"])
+    typed = iter(["Calculate 47 times 83.", "exit"])
 
     def terminal_input(self: Console, prompt: str = "", **_: Any) -> str:
         line = next(typed)
@@ -138,7 +138,7 @@ def test_interactive_mode_shows_each_user_line_once(
         code = example_agent.main(["--base-url", stub.base_url])
     out = capsys.readouterr().out
     assert code == 0
-    assert out.count("You: What is 47 times 83?") == 1 and "3901." in out
+    assert out.count("You: Calculate 47 times 83.") == 1 and "3901." in out
     assert "⋯ thinking (answered without a tool, nudge 1/2): 3901." in out
 
 

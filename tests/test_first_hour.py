@@ -21,10 +21,11 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, tool
 from rich.console import Console
 
-from attention_scoping import AttentionScopingMiddleware, Scope
+from attention_scoping.adapters.tools import PINNED
 from attention_scoping.common.extras import GATE_EXTRA_HINT
-from attention_scoping.adapters.tools import PINNED, is_pinned
 from attention_scoping.gating import ToolAttentionMiddleware
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import ScriptedChatModel, say
 from attention_scoping_lab.bench.progress import ProgressBars
 
@@ -49,6 +50,9 @@ def get_invoice(order_id: str) -> str:
     return "invoice"
 
 
+get_invoice.metadata = {"risk": "read"}
+
+
 @tool
 def update_card(card: str) -> str:
     """Replace the customer's payment card."""
@@ -70,17 +74,17 @@ def test_the_gate_keeps_scoping_always_on_tools(by_name: bool) -> None:
     # unless it was repeated in pinned=.
     scoping = AttentionScopingMiddleware(
         [Scope("billing", "refunds", tools=[refund_payment, get_invoice, update_card])],
-        tools=[get_knowledge] if by_name else None,
         always_on=["get_knowledge"] if by_name else [get_knowledge],
         default_scope="billing",
     )
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
     model = ScriptedChatModel(script=[say("ok")])
     stack: list[AgentMiddleware[Any, Any]] = [scoping, gate]
-    agent = create_agent(model, middleware=stack)
-    agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
-    assert sorted(model.recorded[0]["tools"]) == ["get_knowledge", "load_context", "refund_payment"]
-    assert is_pinned(get_knowledge) and not is_pinned(refund_payment)
+    agent = create_agent(model, tools=[get_knowledge] if by_name else [], middleware=stack)
+    agent.invoke({"messages": [HumanMessage("fetch the invoice of order 12")]})
+    # the application's always-on tool stays whatever the gate ranks; the gate (code) adds
+    # its best declared read
+    assert sorted(model.recorded[0]["tools"]) == ["get_invoice", "get_knowledge", "load_context"]
 
 
 def test_a_tool_marked_pinned_is_always_sent_by_a_gate_alone() -> None:
@@ -94,8 +98,9 @@ def test_a_tool_marked_pinned_is_always_sent_by_a_gate_alone() -> None:
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
     model = ScriptedChatModel(script=[say("ok")])
     agent = create_agent(model, tools=[refund_payment, get_invoice, logout], middleware=[gate])
-    agent.invoke({"messages": [HumanMessage("refund the payment of order 12")]})
-    assert sorted(model.recorded[0]["tools"]) == ["logout", "refund_payment"]
+    agent.invoke({"messages": [HumanMessage("fetch the invoice of order 12")]})
+    # the gate (code) promotes only a declared read; the pinned tool is sent whatever it is
+    assert sorted(model.recorded[0]["tools"]) == ["get_invoice", "logout"]
 
 
 def test_many_unscoped_tools_give_one_warning(caplog: pytest.LogCaptureFixture) -> None:
@@ -106,10 +111,10 @@ def test_many_unscoped_tools_give_one_warning(caplog: pytest.LogCaptureFixture) 
     with caplog.at_level(logging.WARNING, logger="attention_scoping"):
         agent.invoke({"messages": [HumanMessage("hello")]})
         agent.invoke({"messages": [HumanMessage("hello again")]})
-    warnings = [r.getMessage() for r in caplog.records if "no scope names" in r.getMessage()]
-    assert len(warnings) == 1
-    assert warnings[0].startswith("201 registered tools are hidden")
-    assert "'stray_0'" in warnings[0] and "and 191 more" in warnings[0]
+    never = "tools no scope or always_on lists are never shown"
+    warnings = [r.getMessage() for r in caplog.records if never in r.getMessage()]
+    assert len(warnings) == 1  # once, not per call
+    assert "stray_0" in warnings[0] and "stray_200" in warnings[0]
     assert "stray_0" not in model.recorded[0]["tools"]
 
 

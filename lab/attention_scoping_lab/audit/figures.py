@@ -19,7 +19,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from attention_scoping.common.tokens import TokenCounter, get_counter
 from attention_scoping.common.tool import ToolSpec
-from attention_scoping.observe.tax import layer_tokens, shared_prefix_tokens, tools_json
+from attention_scoping.observe.tax import shared_prefix_tokens, tools_json
+from attention_scoping.prompt import Layout
 from attention_scoping_lab.audit.billing import GATEWAY_POOL_METHOD
 from attention_scoping_lab.audit.target import AuditTarget
 
@@ -82,6 +83,9 @@ class AuditFigures:
     billed_per_session: dict[str, dict[str, float]] = field(default_factory=dict)
     """Method -> price model -> billed input-token equivalents of the projected session
     (`audit.billing`)."""
+    unclassified: list[str] = field(default_factory=list)
+    """Tools nobody declared a read or a write (`AuditTarget.unclassified`): code never
+    opens them."""
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-able figures."""
@@ -214,6 +218,7 @@ def audit(
         turns=turns,
         k=k,
         notes=list(target.notes),
+        unclassified=list(target.unclassified),
     )
     if gate_note:
         figures.notes.append(gate_note)
@@ -260,9 +265,13 @@ def _scoping(
     figures: AuditFigures,
     c: TokenCounter,
 ) -> None:
+    """The scoped figures: per scope, what a call carries once the scope is open to all its
+    tools (the model's `load_context` or the application opened it), under the default
+    (compact) layout."""
     from attention_scoping.adapters.tools import to_provider_schema
-    from attention_scoping.scoping.catalog import Scope
-    from attention_scoping.scoping.middleware import AttentionScopingMiddleware
+    from attention_scoping.load_context import make_load_context_tool
+    from attention_scoping.prompt import build_layers
+    from attention_scoping.scopes import Scope, ScopeCatalog
 
     assert target.scopes is not None
     scopes = [
@@ -271,30 +280,29 @@ def _scoping(
             target.descriptions.get(name, ""),
             tools=names,
             prompt=target.prompts.get(name, ""),
+            reads=[n for n in names if n in target.reads],
         )
         for name, names in target.scopes.items()
     ]
-    mw = AttentionScopingMiddleware(scopes, always_on=target.always_on)
-    load_context = to_provider_schema(mw.load_context_tool)
+    catalog = ScopeCatalog(scopes, always_on=target.always_on)
+    layout: Layout = "compact"
+    load_context = to_provider_schema(make_load_context_tool(catalog, layout))
     figures.scope_source = target.scope_source
     requests: list[str] = []
     per_scope: list[ScopeFigure] = []
     for name, names in target.scopes.items():
-        state = {"active_context": name}
-        visible = [n for n in mw.visible_tool_names(state, []) if n in schemas]
+        visible = [n for n in catalog.visible(name) if n in schemas]
         sent = [load_context] + [
             schemas[n] for n in dict.fromkeys([*names, *visible]) if n in schemas
         ]
         sent += [schemas[n] for n in target.always_on if n in schemas and n not in names]
-        layers = mw.prompt_layers(state)
+        layers = build_layers(catalog, name, layout, None)
         prompt = layers.render()
-        per_scope.append(
-            ScopeFigure(name, len(names), _array_tokens(sent, c), layer_tokens(layers, c)["total"])
-        )
+        per_scope.append(ScopeFigure(name, len(names), _array_tokens(sent, c), c.count(prompt)))
         requests.append(_request(prompt, sent))
     figures.scopes = per_scope
     if len(per_scope) > 30:
-        index = layer_tokens(mw.prompt_layers({}), c)["index"]
+        index = c.count(build_layers(catalog, None, layout, None).index)
         lines = (
             f" and the capability index has a line per scope ({index:,} tokens)" if index else ""
         )

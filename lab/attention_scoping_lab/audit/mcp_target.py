@@ -10,14 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
-from attention_scoping.common.blast_radius import writes
 from attention_scoping.common.extras import install_hint
 from attention_scoping.common.tool import ToolSpec
 from attention_scoping.mcp.config import McpConfigError, is_mcp_config, parse_config
 from attention_scoping.mcp.faults import McpFault
 from attention_scoping.mcp.naming import exposed_names, server_names
 from attention_scoping.mcp.servertext import index_line
-from attention_scoping.scoping.catalog import LOAD_CONTEXT
+from attention_scoping.risk import declared_read, unclassified
+from attention_scoping.scopes import LOAD_CONTEXT
 
 
 class McpTargetError(ValueError):
@@ -90,6 +90,7 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
         {s: listing.names for s, listing in listings.items()}, namespaces, reserved=[LOAD_CONTEXT]
     )
     specs: list[ToolSpec] = []
+    metadata: dict[str, Any] = {}
     scopes: dict[str, list[str]] = {}
     descriptions: dict[str, str] = {}
     for server, listing in listings.items():
@@ -98,9 +99,12 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
             exposed = names[(server, record["name"])]
             spec = ToolSpec(exposed, exposed, record["description"], record["inputSchema"], server)
             specs.append(spec)
+            metadata[exposed] = tool_metadata(server, record)
             scopes.setdefault(scope, []).append(exposed)
         writing = {
-            names[(server, r["name"])] for r in listing.tools if writes(tool_metadata(server, r))
+            names[(server, r["name"])]
+            for r in listing.tools
+            if not declared_read(tool_metadata(server, r))
         }
         descriptions[scope] = index_line(config.servers[server], scopes.get(scope, []), writing)
     counts = ", ".join(f"{s} {len(listings[s].tools)}" for s in listings)
@@ -114,4 +118,5 @@ def mcp_target(path: Path, data: dict[str, Any], *, timeout: float = 30.0) -> di
         "descriptions": descriptions,
         "prompts": {},
         "notes": notes,
+        "unclassified": unclassified(metadata),
     }

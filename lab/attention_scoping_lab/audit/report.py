@@ -50,8 +50,27 @@ def render(figures: AuditFigures, console: Console, *, price_in: float | None = 
     if f.suggested_scopes:
         console.print(_suggestions(f))
         console.print("[dim]The full lists are in the --json output under suggested_scopes.[/]")
+    if f.unclassified:
+        console.print(f"[yellow]note:[/] {plain(unclassified_line(f.unclassified))}")
     for note in f.notes:
         console.print(f"[yellow]note:[/] {note}")
+
+
+UNCLASSIFIED_SHOWN = 12
+"""Unclassified tools named on the terminal; the rest are counted (all in the --json output)."""
+
+
+def unclassified_line(names: list[str]) -> str:
+    """The line naming the tools nobody classified, and how to declare them."""
+    shown = ", ".join(names[:UNCLASSIFIED_SHOWN])
+    more = len(names) - UNCLASSIFIED_SHOWN
+    rest = f" and {more:,} more (under unclassified in --json)" if more > 0 else ""
+    count = f"{len(names):,} tool{'s' if len(names) != 1 else ''}"
+    return (
+        f"{count} nobody classified, so code never opens them (the model can, with "
+        f"load_context): {shown}{rest}. Declare reads with metadata={{'risk': 'read'}} or "
+        "Scope(..., reads=[...]), writes with metadata={'risk': 'write'}."
+    )
 
 
 def _billed(f: AuditFigures, console: Console, price_in: float | None) -> None:

@@ -2,6 +2,11 @@
 Python objects named `module:attribute` (a list of LangChain tools, a `TOOL_SCOPES` dict, a
 list of `Scope`s, a `ScopeCatalog`, an `AttentionScopingMiddleware`, or a function returning
 one of these).
+
+Each target also says which tools nobody classified (`AuditTarget.unclassified`): neither a
+declared read (`metadata={"risk": "read"}`, MCP `readOnlyHint: true`, `Scope(..., reads=[...])`)
+nor a declared write (`attention_scoping.risk.unclassified`). Code never opens them, so a scope
+the selector opens does not show them; `audit` lists them so they can be declared.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ from langchain_core.tools import BaseTool
 
 from attention_scoping.adapters.tools import specs_from_tools
 from attention_scoping.common.tool import ToolSpec
-from attention_scoping.scoping.catalog import LOAD_CONTEXT, Scope, ScopeCatalog, ScopeConfigError
+from attention_scoping.errors import ScopeConfigError
+from attention_scoping.middleware import AttentionScopingMiddleware
+from attention_scoping.risk import unclassified
+from attention_scoping.scopes import LOAD_CONTEXT, Scope, ScopeCatalog
 from attention_scoping_lab.catalog import load_catalog
 from attention_scoping_lab.unique import first_repeated
 
@@ -44,6 +52,11 @@ class AuditTarget:
     descriptions: dict[str, str] = field(default_factory=dict)
     prompts: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unclassified: list[str] = field(default_factory=list)
+    """Tools nobody declared a read or a write (sorted; always-on tools left out: the
+    application chose them). Code never opens them; the model can, with `load_context`."""
+    reads: list[str] = field(default_factory=list)
+    """Tools the scopes declare reads (`Scope.reads`), besides those whose metadata does."""
 
 
 def load_target(target: str, *, mcp_timeout: float = 30.0) -> AuditTarget:
@@ -84,7 +97,8 @@ def load_target(target: str, *, mcp_timeout: float = 30.0) -> AuditTarget:
 def _from_catalog(path: Path) -> AuditTarget:
     specs = _unique_names(load_catalog(path))
     servers = [s.server for s in specs]
-    out = AuditTarget(label=str(path), specs=specs)
+    # the bench format carries no risk: nobody classified any of its tools
+    out = AuditTarget(label=str(path), specs=specs, unclassified=sorted(s.name for s in specs))
     if len({s for s in servers if s}) >= 2:
         scopes: dict[str, list[str]] = {}
         names: dict[str, str] = {}
@@ -156,8 +170,6 @@ def _is_factory(value: Any) -> bool:
 
 
 def _from_object(value: Any, module: ModuleType, target: str) -> AuditTarget:
-    from attention_scoping.scoping.middleware import AttentionScopingMiddleware
-
     if _is_factory(value):
         try:
             value = value()
@@ -175,7 +187,7 @@ def _from_object(value: Any, module: ModuleType, target: str) -> AuditTarget:
     if isinstance(value, BaseTool):
         value = [value]
     if isinstance(value, (list, tuple)) and value:
-        return AuditTarget(label=target, specs=_specs(value, target))
+        return _from_tools(list(value), target)
     msg = (
         f"{target} is a {type(value).__name__}; expected a list of tools, a TOOL_SCOPES dict, "
         "a list of Scope objects, a ScopeCatalog, or a function returning one"
@@ -228,6 +240,13 @@ def _specs(tools: Iterable[Any], target: str) -> list[ToolSpec]:
     return specs
 
 
+def _from_tools(tools: list[Any], target: str) -> AuditTarget:
+    """A plain list of tools: their specs, and those nobody classified."""
+    specs = _specs(tools, target)
+    by_name = dict(zip((s.name for s in specs), tools, strict=True))
+    return AuditTarget(label=target, specs=specs, unclassified=unclassified(by_name))
+
+
 def _from_scope_catalog(catalog: ScopeCatalog, target: str, source: str) -> AuditTarget:
     tools = [t for n, t in catalog.tool_objects.items() if n != LOAD_CONTEXT]
     named = {n for s in catalog.scopes.values() for n in s.tools} | set(catalog.always_on)
@@ -238,9 +257,13 @@ def _from_scope_catalog(catalog: ScopeCatalog, target: str, source: str) -> Audi
             "Scope(..., tools=[tool objects]) or a ScopeCatalog built with tools=..."
         )
         raise TargetError(msg)
+    always = set(catalog.always_on)
+    scoped = {n: t for n, t in catalog.tool_objects.items() if n not in always}
     return AuditTarget(
         label=target,
         specs=_specs(tools, target),
+        unclassified=unclassified(scoped, catalog.declared_reads),
+        reads=sorted(catalog.declared_reads),
         scopes={name: list(s.tools) for name, s in catalog.scopes.items()},
         scope_source=source,
         always_on=[n for n in catalog.always_on if n != LOAD_CONTEXT],
@@ -267,7 +290,7 @@ def _module_tools(module: ModuleType) -> list[BaseTool]:
 def _from_mapping(value: Mapping[Any, Any], module: ModuleType, target: str) -> AuditTarget:
     """A `TOOL_SCOPES` dict: scope -> tool names (objects found in the module) or tools."""
     if all(isinstance(v, BaseTool) for v in value.values()):
-        return AuditTarget(label=target, specs=_specs(list(value.values()), target))
+        return _from_tools(list(value.values()), target)
     scopes: dict[str, list[Any]] = {}
     for name, tools in value.items():
         if isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):

@@ -5,13 +5,14 @@ tasks; the eval's `EvalRecorder` is appended last (innermost) so it sees what ea
 really carried. Other strategies plug in with `register_strategy` (e.g. the cache-stable one).
 
 - eager: every tool on every call.
-- scoped: `AttentionScopingMiddleware` (the suite's scopes + `load_context`) with
+- scoped: `attention_scoping.middleware.AttentionScopingMiddleware` (the suite's scopes +
+  `load_context`, the default `LexicalSelector` and `Rewrite` disclosure) with
   `layout="layered"` (capability index, core and the active module in the system prompt).
 - scoped-compact: the same with `layout="compact"` (your prompt alone; the scopes described
   by `load_context`): the package's default configuration.
-- scoped-model, scoped-compact-model: the two above with `navigation="model"`: no
-  pre-selection and no start set; the model opens every scope itself with `load_context` (the
-  candidates the default navigation is chosen against).
+- scoped-model, scoped-compact-model: the two above with `selector=None`: no selection; the
+  model opens every scope itself with `load_context` (the candidates the default is chosen
+  against).
 - gated: `ToolAttentionMiddleware` over every tool (intent ranking, top-k full schemas).
 - scoped+gated: both, scoping outermost.
 - gateway: `ToolGateway`'s search / schema / execute tools only.
@@ -22,9 +23,10 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
 - scoped-anthropic, gated-anthropic, scoped-openai, gated-openai, scoped-allowed-tools,
   gated-allowed-tools: `scoped-compact` and `gated` with `disclosure=<mode>` (issue 27: the
   provider's own deferral keeps the tools array and system prompt fixed); every other strategy
-  pins `disclosure="rewrite"`, so through `--bridge anthropic` (where `"auto"` would pick the
-  anthropic mode) they measure what they measure on Chat Completions. Skipped,
-  with the reason, when the installed middleware has no `disclosure=` option or the eval's chat
+  keeps the core's `Rewrite` disclosure (the gate pins `disclosure="rewrite"`), so through
+  `--bridge anthropic` they measure what they measure on Chat Completions. The scoped ones are
+  skipped, with the reason, until the native disclosure add-on offers its modes as
+  `attention_scoping.middleware.Disclosure` objects; all are skipped when the eval's chat
   model cannot carry the mode (the anthropic mode needs `ChatAnthropic`, the openai mode
   `ChatOpenAI(use_responses_api=True)`; `eval --bridge anthropic` gives every strategy
   `ChatAnthropic` on a local Messages API in front of the endpoint, `anthropic_bridge`).
@@ -43,8 +45,9 @@ if TYPE_CHECKING:
 
 
 REWRITE: Final = "rewrite"
-"""The disclosure of every strategy but the disclosure ones: the request's tools and prompt
-rewritten, whatever the chat model class (the middleware's default, "auto", follows the class)."""
+"""The gate's disclosure in every strategy but the disclosure ones: the request's tools and
+prompt rewritten, whatever the chat model class (the gate's default, "auto", follows the class).
+The scoping middleware's default (`attention_scoping.middleware.Rewrite`) is the same."""
 
 
 @dataclass(frozen=True)
@@ -107,18 +110,18 @@ def create_eval_agent(
 
 
 def _scoping(suite: Suite, **options: Any) -> AgentMiddleware[Any, Any, Any]:
-    """The suite's `AttentionScopingMiddleware`; `disclosure="rewrite"` unless `options` say
-    otherwise (see `_gate`)."""
-    import inspect
-
-    from attention_scoping.scoping.middleware import AttentionScopingMiddleware
+    """The suite's `AttentionScopingMiddleware` over a `ScopeCatalog` that knows the suite's
+    tool objects (so scopes naming tools by name are checked now, and the selector reads their
+    descriptions); `options` are the middleware's (`layout=`, `selector=`, `disclosure=`; the
+    core defaults otherwise: `LexicalSelector`, `Rewrite`)."""
+    from attention_scoping.middleware import AttentionScopingMiddleware
+    from attention_scoping.scopes import ScopeCatalog
 
     if not suite.scopes:
         msg = f"suite {suite.name!r} has no scopes"
         raise ValueError(msg)
-    if "disclosure" in inspect.signature(AttentionScopingMiddleware).parameters:
-        options.setdefault("disclosure", REWRITE)
-    return AttentionScopingMiddleware(list(suite.scopes), tools=list(suite.tools), **options)
+    catalog = ScopeCatalog(list(suite.scopes), tools=list(suite.tools))
+    return AttentionScopingMiddleware(catalog, **options)
 
 
 def _gate(suite: Suite, options: StrategyOptions, **extra: Any) -> AgentMiddleware[Any, Any, Any]:
@@ -148,8 +151,7 @@ def build_eager(suite: Suite, model: Any, tail: Sequence[Any], options: Strategy
 
 def scoped_builder(**scoping: Any) -> Builder:
     """A builder of the suite's scopes behind `load_context`, its `AttentionScopingMiddleware`
-    given `scoping` (e.g. `layout="compact"`, `layout=Layout(core_prompt=...)`): `scoped` and its
-    variants."""
+    given `scoping` (e.g. `layout="compact"`, `selector=None`): `scoped` and its variants."""
 
     def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
         """The suite's scopes behind `load_context`."""
@@ -165,10 +167,10 @@ build_scoped = scoped_builder(layout="layered")
 build_scoped_compact = scoped_builder(layout="compact")
 """The suite's scopes with the compact prompt layout (the default configuration)."""
 
-build_scoped_model = scoped_builder(navigation="model", layout="layered")
+build_scoped_model = scoped_builder(selector=None, layout="layered")
 """The suite's scopes, navigated by the model's own `load_context` calls only."""
 
-build_scoped_compact_model = scoped_builder(navigation="model", layout="compact")
+build_scoped_compact_model = scoped_builder(selector=None, layout="compact")
 """The compact layout, navigated by the model's own `load_context` calls only."""
 
 
@@ -242,31 +244,31 @@ def disclosure_options(kind: str, mode: str, model: Any) -> dict[str, Any]:
     `disclosure=mode` in this install (the gate takes it as `SummaryPool(disclosure=...)`).
 
     Raises:
-        ValueError: (the runner skips the strategy with this reason) the install has no
-            `disclosure=` option, or `model` cannot carry `mode`.
+        ValueError: (the runner skips the strategy with this reason) the scoped kind (the
+            native disclosure add-on does not yet offer its modes as core `Disclosure`
+            objects), the gate has no `disclosure=` option, or `model` cannot carry `mode`.
     """
     import dataclasses
     import inspect
 
     if kind == "scoped":
-        from attention_scoping.scoping.middleware import AttentionScopingMiddleware
+        why = (
+            "the native disclosure add-on is being ported onto the core's "
+            "attention_scoping.middleware.Disclosure"
+        )
+        raise _unavailable(mode, why)
+    from attention_scoping.gating.middleware import ToolAttentionMiddleware
+    from attention_scoping.gating.options import SummaryPool
 
-        if "disclosure" not in inspect.signature(AttentionScopingMiddleware).parameters:
-            why = "this install's AttentionScopingMiddleware has no disclosure= option (issue 27)"
-            raise _unavailable(mode, why)
-        options: dict[str, Any] = {"disclosure": mode}
+    options: dict[str, Any]
+    if "disclosure" in inspect.signature(ToolAttentionMiddleware).parameters:
+        options = {"disclosure": mode}
+    elif "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}:
+        pool: dict[str, Any] = {"disclosure": mode}  # a field only where issue 27 landed
+        options = {"summary_pool": SummaryPool(**pool)}
     else:
-        from attention_scoping.gating.middleware import ToolAttentionMiddleware
-        from attention_scoping.gating.options import SummaryPool
-
-        if "disclosure" in inspect.signature(ToolAttentionMiddleware).parameters:
-            options = {"disclosure": mode}
-        elif "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}:
-            pool: dict[str, Any] = {"disclosure": mode}  # a field only where issue 27 landed
-            options = {"summary_pool": SummaryPool(**pool)}
-        else:
-            why = "this install's gate has no disclosure option (SummaryPool(disclosure=...))"
-            raise _unavailable(mode, why)
+        why = "this install's gate has no disclosure option (SummaryPool(disclosure=...))"
+        raise _unavailable(mode, why)
     try:
         from attention_scoping.disclosure import resolve_disclosure
     except ImportError as exc:

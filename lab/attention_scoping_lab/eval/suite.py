@@ -22,7 +22,7 @@ from attention_scoping_lab.eval.tasks import EvalTask
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from attention_scoping.scoping.catalog import Scope
+    from attention_scoping.scopes import Scope
 
 ANSWER_RULE = (
     "Call a tool for every number, reading or term you report, then answer in one short "

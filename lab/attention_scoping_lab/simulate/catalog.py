@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from attention_scoping.common.tokens import TokenCounter, get_counter
 from attention_scoping.common.tool import ToolSpec
@@ -23,6 +24,37 @@ SPREAD = 0.2
 
 PAPER_PROFILE = {name: server["profile"] for name, server in SERVERS.items()}
 """Server -> (tools, mean tokens per tool), as the paper gives them."""
+
+WRITE_VERBS = frozenset(
+    "add alter assign backup close create delete drop edit execute export fork insert invite "
+    "kill link merge move pin post push release remove reply rerun schedule set start "
+    "transition update upload write".split()
+)
+"""The verbs of the simulated tools that change something (`github_create_issue`,
+`slack_post_message`, `db_export_query_csv`, which writes a file)."""
+
+READ_VERBS = frozenset(
+    "check describe directory explain extract fetch get image list news read run search "
+    "summarize take".split()
+)
+"""The verbs of the simulated tools that only read (`github_get_issue`, `web_fetch_url`,
+`db_run_select_query`, "a read-only SELECT"): each tool's hand-written description in
+`data/*.json` says so. A tool whose verb is in neither set stays unclassified (may write)."""
+
+
+def verb_risk(name: str) -> Literal["read", "write"] | None:
+    """The risk a simulated tool `server_verb_object` declares by its verb (None: neither a
+    read verb nor a write verb, so nobody classified it)."""
+    parts = name.split("_")
+    verb = parts[1] if len(parts) > 1 else ""
+    if verb in WRITE_VERBS:
+        return "write"
+    return "read" if verb in READ_VERBS else None
+
+
+def simulated_reads(names: Iterable[str]) -> list[str]:
+    """The names among `names` whose verb declares a read (`verb_risk`), in order."""
+    return [n for n in names if verb_risk(n) == "read"]
 
 
 def _schema(server: dict[str, Any], required: list[str], optional: list[str]) -> dict[str, Any]:

@@ -166,7 +166,9 @@ class ConversationOnly(Eager):
 
 
 class Scoping(SessionStrategy):
-    """`AttentionScopingMiddleware` with the servers as scopes."""
+    """`AttentionScopingMiddleware` with the servers as scopes, navigated by the model: each
+    switch is the model's own `load_context`, which opens the whole scope (the selector is
+    off: the simulated requests name no scope a selector could match)."""
 
     def __init__(
         self,
@@ -176,10 +178,10 @@ class Scoping(SessionStrategy):
         middleware_options: Mapping[str, Any] | None = None,
     ) -> None:
         """Build the middleware over the catalog's servers (`middleware_options`: more
-        keyword arguments of `AttentionScopingMiddleware`)."""
+        keyword arguments of `attention_scoping.middleware.AttentionScopingMiddleware`)."""
         from attention_scoping.adapters.tools import to_provider_schema
-        from attention_scoping.scoping.catalog import Scope
-        from attention_scoping.scoping.middleware import AttentionScopingMiddleware
+        from attention_scoping.middleware import AttentionScopingMiddleware
+        from attention_scoping.scopes import LOAD_CONTEXT, Scope
         from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
         super().__init__(specs)
@@ -187,12 +189,14 @@ class Scoping(SessionStrategy):
         for spec in specs:
             servers.setdefault(spec.server or "other", []).append(spec.name)
         self.server_of = {s.name: s.server or "other" for s in specs}
+        options: dict[str, Any] = {"selector": None, **(middleware_options or {})}
         self.mw = AttentionScopingMiddleware(
             [Scope(n, SCOPE_DESCRIPTIONS.get(n, ""), tools=t) for n, t in servers.items()],
             layout="stable" if module_in_messages else "layered",
-            **(middleware_options or {}),
+            **options,
         )
-        self.schema["load_context"] = to_provider_schema(self.mw.load_context_tool)
+        load_context = next(t for t in self.mw.tools if t.name == LOAD_CONTEXT)
+        self.schema[LOAD_CONTEXT] = to_provider_schema(load_context)
         self.module_in_messages = module_in_messages
         self.name = "scoping_stable_prompt" if module_in_messages else "scoping"
         self.description = (
@@ -209,26 +213,29 @@ class Scoping(SessionStrategy):
         self.active = None
 
     def tools(self) -> list[dict[str, Any]]:
-        """load_context plus the active scope's tools, as the middleware filters a request's
-        tools (load_context first, then the registered tools in order)."""
-        state = {"active_context": self.active}
-        registered = self.schemas(["load_context", *self.order])
-        return self.schemas(self.mw.visible_tool_names(state, registered))
+        """load_context plus the active scope's tools (opened whole by the model), as the
+        middleware filters a request's tools: in registration order, load_context first."""
+        visible = set(self.mw.catalog.visible(self.active))
+        return self.schemas([n for n in ["load_context", *self.order] if n in visible])
 
     def system(self) -> str:
         """The system prompt the middleware sends (the module swapped in, or fixed: mode b)."""
-        return self.mw.prompt_layers({"active_context": self.active}, BASE_PROMPT).render()
+        return self.mw.prompt(self.active, BASE_PROMPT)
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Switch scope first when the tool lives elsewhere."""
-        from attention_scoping.scoping.breadcrumbs import loaded_payload
+        from attention_scoping.load_context import loaded_payload
 
         server = self.server_of[tool]
         if server != self.active:
             conv.send(self.tools(), self.system())
             call_id = conv.tool_call("load_context", {"name": server})
             payload = loaded_payload(
-                self.mw.catalog, server, self.active, with_module=self.module_in_messages
+                self.mw.catalog,
+                server,
+                self.active,
+                module=self.module_in_messages,
+                reopened=False,
             )
             conv.tool_result(call_id, "load_context", render_payload(payload))
             self.active = server
@@ -261,13 +268,15 @@ class ScopingDeferral(Scoping):
 
     def use(self, conv: Conversation, session: Session, turn: Turn, tool: str, key: str) -> None:
         """Switch scope (loading its definitions once per session) when needed, then call."""
-        from attention_scoping.scoping.breadcrumbs import loaded_payload
+        from attention_scoping.load_context import loaded_payload
 
         server = self.server_of[tool]
         if server != self.active:
             conv.send(self.tools(), self.system())
             call_id = conv.tool_call("load_context", {"name": server})
-            payload = loaded_payload(self.mw.catalog, server, self.active, with_module=True)
+            payload = loaded_payload(
+                self.mw.catalog, server, self.active, module=True, reopened=False
+            )
             names = [n for n in self.mw.catalog.scopes[server].tools if n not in self.loaded]
             content = render_payload(payload)
             if names:

@@ -28,7 +28,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from attention_scoping.common.tokens import TokenCounter
 from attention_scoping.common.tool import ToolSpec
-from attention_scoping.observe.tax import layer_tokens, tools_json
+from attention_scoping.observe.tax import tools_json
 from attention_scoping_lab.simulate.tasks import Task
 
 SCOPE_DESCRIPTIONS = {
@@ -117,26 +117,28 @@ class Scoped(Strategy):
     description = "servers as scopes; load_context to switch"
 
     def __init__(self, specs: Sequence[ToolSpec], counter: TokenCounter) -> None:
-        """Price each scope's tools array and three-layer prompt once."""
+        """Price each scope's tools array and system prompt once (the default layout,
+        `compact`; every scope opened whole by the model's `load_context`)."""
         from attention_scoping.adapters.tools import to_provider_schema
-        from attention_scoping.scoping.catalog import Scope
-        from attention_scoping.scoping.middleware import AttentionScopingMiddleware
+        from attention_scoping.load_context import make_load_context_tool
+        from attention_scoping.prompt import Layout, build_layers
+        from attention_scoping.scopes import Scope, ScopeCatalog
 
         super().__init__()
         servers: dict[str, list[str]] = {}
         for spec in specs:
             servers.setdefault(spec.server or "other", []).append(spec.name)
         self.server_of = {s.name: s.server or "other" for s in specs}
-        mw = AttentionScopingMiddleware(
+        catalog = ScopeCatalog(
             [Scope(n, SCOPE_DESCRIPTIONS.get(n, ""), tools=t) for n, t in servers.items()]
         )
-        load_context = to_provider_schema(mw.load_context_tool)
+        layout: Layout = "compact"
+        load_context = to_provider_schema(make_load_context_tool(catalog, layout))
         schemas = _Schemas(specs, counter)
         self.cost: dict[str | None, tuple[int, int]] = {}
         for scope in (None, *servers):
-            state = {"active_context": scope}
             names = servers.get(scope, []) if scope else []
-            prompt = layer_tokens(mw.prompt_layers(state), counter)["total"]
+            prompt = counter.count(build_layers(catalog, scope, layout, None).render())
             self.cost[scope] = (schemas.tokens(names, [load_context]), prompt)
 
     def play(self, task: Task) -> Trace:

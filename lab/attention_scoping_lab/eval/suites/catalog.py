@@ -5,6 +5,10 @@ tool. A whole catalog rarely fits a prompt (BFCL's 1,032 tools are ~100k tokens)
 offers a sample: the gold tools of the chosen queries plus seeded distractors, up to
 `max_tools`. When every row carries a `server` and servers average two or more sampled tools,
 each server becomes a scope (Seal-Tools' domains do; BFCL's servers are its source queries).
+
+The bench format carries no risk, so no tool of a catalog is declared a read: a scope the
+selector opens shows `load_context` alone and the model loads the scope itself (fail closed;
+the `catalog` suite measures tool choice after that load).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ def _sample(
 def _scopes(specs: Sequence[ToolSpec], names: dict[str, str]) -> list[object] | None:
     if not specs or any(not s.server for s in specs):
         return None
-    from attention_scoping.scoping.catalog import Scope
+    from attention_scoping.scopes import Scope
 
     groups: dict[str, list[str]] = {}
     for spec in specs:

@@ -12,6 +12,10 @@ model. Needs the repository's `agents/` package (run from a clone).
 `distractors=N` adds N tools no task needs, drawn from the simulated benchmark's servers
 (GitHub, Jira, Slack, ...) and trimmed to their first sentence and required parameters, each
 server a scope: the "many irrelevant tools" condition in which small models lose accuracy.
+
+Reads are declared where the tools are: the example agent's tools carry `metadata={"risk":
+"read"}` (`agents/*.py`); a distractor is declared by its verb (`simulate.catalog.verb_risk`: a
+write verb gives `risk="write"` in its metadata, a read verb puts it in its scope's `reads=`).
 """
 
 from __future__ import annotations
@@ -47,7 +51,7 @@ SUITE_SPLITS = {"defaults-tuning": "tuning", "defaults-report": "report"}
 def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
     """`n` trimmed simulated tools (round-robin over the servers) and one scope per server."""
     from attention_scoping.common.tool import ToolSpec
-    from attention_scoping.scoping.catalog import Scope
+    from attention_scoping.scopes import Scope
     from attention_scoping_lab.eval.suites.spec_tools import spec_tools
     from attention_scoping_lab.simulate.catalog import build_catalog
     from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
@@ -69,26 +73,19 @@ def _distractors(n: int, seed: int) -> tuple[list[Any], list[Any]]:
             server,
             SCOPE_DESCRIPTIONS.get(server, server),
             tools=[s.name for s in picked if s.server == server],
+            reads=[s.name for s in picked if s.server == server and not s.is_write],
         )
         for server in dict.fromkeys(s.server or "other" for s in picked)
     ]
     return tools, scopes
 
 
-WRITE_VERBS = frozenset(
-    "add alter assign backup close create delete drop edit execute fork insert invite kill link "
-    "merge move pin post push release remove reply rerun schedule set start transition update "
-    "upload write".split()
-)
-"""The verbs of the simulated tools that change something ("github_create_issue",
-"slack_post_message"): those distractors are declared `risk="write"`, as a real catalog would,
-so the blast-radius rule and the eval's unrequested-write count see them."""
-
-
 def _risk(name: str) -> Risk:
-    """The declared risk of a simulated tool `server_verb_object`, from its verb."""
-    parts = name.split("_")
-    return "write" if len(parts) > 1 and parts[1] in WRITE_VERBS else "read"
+    """The declared risk of a simulated tool `server_verb_object`, from its verb
+    (`simulate.catalog.verb_risk`); a verb of neither list counts as a write."""
+    from attention_scoping_lab.simulate.catalog import verb_risk
+
+    return "read" if verb_risk(name) == "read" else "write"
 
 
 def _trim(spec: Any) -> Any:

@@ -3,12 +3,18 @@
 Each task is a user request written from a tool's request template; its gold is the tool and
 the values the user gave (each must appear in the call's arguments). Multi-step tasks chain two
 requests on one or two servers. The catalog's tools are echoing stand-ins; scopes are servers.
+
+Risk comes from each tool's verb (`simulate.catalog.verb_risk`, from the hand-written
+descriptions): a write verb (`create`, `delete`, `post`, ...) gives the tool `risk="write"` in
+its metadata; a read verb (`get`, `list`, `search`, ...) puts it in its scope's `reads=`, so a
+scope the selector opens shows those; nothing else is called a read.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from dataclasses import replace
 
 from attention_scoping_lab.eval.suite import ANSWER_RULE, Suite
 from attention_scoping_lab.eval.suites.spec_tools import spec_tools
@@ -33,11 +39,13 @@ def _request(template: str, rng: random.Random) -> tuple[str, tuple[str, ...]]:
 
 def simulated_suite(*, n_tasks: int = DEFAULT_TASKS, seed: int = 0) -> Suite:
     """`n_tasks` seeded tasks (two single-step for every multi-step) over the 120 tools."""
-    from attention_scoping.scoping.catalog import Scope
-    from attention_scoping_lab.simulate.catalog import build_catalog
+    from attention_scoping.scopes import Scope
+    from attention_scoping_lab.simulate.catalog import build_catalog, simulated_reads, verb_risk
     from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
-    specs = build_catalog(seed)
+    specs = [
+        replace(s, risk="write") if verb_risk(s.name) == "write" else s for s in build_catalog(seed)
+    ]
     tools, _ = spec_tools(specs)
     templates = {s.name: (s.server or "", _template(s.name)) for s in specs}
     rng = random.Random(f"eval-simulated:{seed}")
@@ -63,6 +71,7 @@ def simulated_suite(*, n_tasks: int = DEFAULT_TASKS, seed: int = 0) -> Suite:
             server,
             SCOPE_DESCRIPTIONS.get(server, server),
             tools=[s.name for s in specs if s.server == server],
+            reads=simulated_reads(s.name for s in specs if s.server == server),
         )
         for server in servers
     ]
