@@ -55,8 +55,14 @@ from attention_scoping import LOAD_CONTEXT, AttentionScopingMiddleware, Scope, S
 from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT, ApprovalMiddleware
 from attention_scoping.common.extras import GATE_EXTRA_HINT, install_hint
 from attention_scoping.common.tokens import get_counter
-from attention_scoping.gateway import GatewayRoutingMiddleware, ToolGateway
-from attention_scoping.hesitation.middleware import HesitationMiddleware
+from attention_scoping.gateway import (
+    EXECUTE_TOOL,
+    GET_TOOL_SCHEMA,
+    SEARCH_TOOL_CATALOG,
+    GatewayRoutingMiddleware,
+    ToolGateway,
+)
+from attention_scoping.hesitation import GatewayTools, HesitationMiddleware, Radar
 from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 from attention_scoping.observe.tax import tool_tokens
 from attention_scoping.prompt import Layout
@@ -546,9 +552,10 @@ def gateway_middleware(
     read, as they run inside `execute_tool`), the routing, which also converts text calls when
     `text_calls` (the one layer that does: catalog names and offered ones), then the request
     log."""
+    radar = Radar(gateway=GatewayTools(GET_TOOL_SCHEMA, EXECUTE_TOOL, SEARCH_TOOL_CATALOG))
     return [
-        HesitationMiddleware(),
-        RepeatedCallMiddleware(tools=gateway.catalog.specs.values()),
+        HesitationMiddleware(radar=radar),
+        RepeatedCallMiddleware(reads=gateway.reads, execute_tool=EXECUTE_TOOL),
         GatewayRoutingMiddleware(gateway, parse_text_calls=text_calls),
         *request_log(record_requests),
     ]

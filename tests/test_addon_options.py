@@ -23,9 +23,9 @@ def test_gate_groups_and_presets() -> None:
     assert gate.threshold == 0.2
     with pytest.raises(ValueError, match="budget_tokens=99 is read only by mode='auto'"):
         SummaryPool("scope", budget_tokens=99)
-    with pytest.raises(ValueError, match="promotion must be 'per_call', 'per_turn' or a Promo"):
+    with pytest.raises(ValueError, match="promotion must be a Promotion or one of 'per_call', 'per_turn'"):
         ToolAttentionMiddleware(ranker="bm25", promotion="sometimes")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="need intent_turns >= 1"):
+    with pytest.raises(ValueError, match="intent_turns must be an integer >= 1, not 0"):
         Promotion(intent_turns=0)
 
 
@@ -44,7 +44,7 @@ def test_hesitation_groups_and_presets() -> None:
         Grounding(expect_tool_call=None, hint=True)
     with pytest.raises(ValueError, match="role must be 'user' or 'system'"):
         Nudging(role="assistant")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="radar must be a Radar"):
+    with pytest.raises(TypeError, match="radar must be a Radar"):
         HesitationMiddleware(radar="strict")  # type: ignore[arg-type]
 
 

@@ -39,10 +39,9 @@ PURE = (
     "attention_scoping.hesitation.errors",
     "attention_scoping.common",
     "attention_scoping.common.*",
-    "attention_scoping.scoping.catalog",
-    "attention_scoping.scoping.breadcrumbs",
-    "attention_scoping.scoping.prompts",
-    "attention_scoping.scoping.gate",
+    "attention_scoping.scopes",
+    "attention_scoping.prompt",
+    "attention_scoping.select",
     "attention_scoping.gating.gate",
     "attention_scoping.gating.bm25",
     "attention_scoping.gating.exact",
@@ -133,8 +132,10 @@ def test_importing_the_core_the_radar_and_the_ledger_loads_no_langchain() -> Non
         "import attention_scoping.common, attention_scoping_lab.catalog\n"
         "import attention_scoping.ledger\n"
         "from attention_scoping.ledger import SqliteLedger, Worker\n"
-        "import attention_scoping.gating.gate, attention_scoping.scoping.gate\n"
-        "from attention_scoping.scoping import Scope, ScopeCatalog, PromptLayers\n"
+        "import attention_scoping.gating.gate\n"
+        "from attention_scoping.scopes import Scope, ScopeCatalog\n"
+        "from attention_scoping.prompt import PromptLayers\n"
+        "from attention_scoping.select import LexicalSelector\n"
         "import attention_scoping.safety.intents, attention_scoping.safety.manifests\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('langchain', 'langchain_core', 'langgraph'))))\n"
@@ -240,7 +241,8 @@ def test_the_lab_holds_the_measuring_code_and_the_runtime_none() -> None:
 
 def test_old_paths_are_gone() -> None:
     """Nothing was released, so no old spelling is kept: an old module path is an ImportError."""
-    for old in ("attention_scoping.measure", "attention_scoping.radar", "attention_scoping.nodes"):
+    old_paths = ("measure", "radar", "nodes", "scoping", "scope_gate", "navigation")
+    for old in (f"attention_scoping.{name}" for name in old_paths):
         with pytest.raises(ImportError):
             importlib.import_module(old)
 

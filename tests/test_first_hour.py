@@ -77,7 +77,10 @@ def test_the_gate_keeps_scoping_always_on_tools(by_name: bool) -> None:
         always_on=["get_knowledge"] if by_name else [get_knowledge],
         default_scope="billing",
     )
-    gate = ToolAttentionMiddleware(ranker="bm25", k=1, summary_pool="off")
+    # the gate is told the scoping middleware's always-on tools (public names compose)
+    gate = ToolAttentionMiddleware(
+        ranker="bm25", k=1, summary_pool="off", pinned=scoping.catalog.always_on
+    )
     model = ScriptedChatModel(script=[say("ok")])
     stack: list[AgentMiddleware[Any, Any]] = [scoping, gate]
     agent = create_agent(model, tools=[get_knowledge] if by_name else [], middleware=stack)

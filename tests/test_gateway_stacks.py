@@ -75,6 +75,7 @@ def test_the_example_repeat_guard_knows_catalog_reads() -> None:
         counter["value"] += 1
         return counter["value"]
 
+    read_counter.metadata = {"risk": "read"}
     bump_counter.metadata = {"risk": "write", "requires_approval": False}
     gateway = ToolGateway([read_counter, bump_counter])
     read = {"tool_name": "read_counter", "arguments": {}}

@@ -149,18 +149,14 @@ def test_plain_tools_are_cut_under_the_scoping_middleware() -> None:
     assert texts[1] == "small"
 
 
-def test_plain_tools_are_cut_under_the_gate_and_the_bound_is_settable() -> None:
-    gate = ToolAttentionMiddleware(ranker="bm25", k=2, summary_pool="off")
-    gate.result_max_chars = 1_000
+def test_plain_tools_are_cut_under_the_gate() -> None:
+    """The gate cuts a plain tool's result at the core's one limit, with a visible mark."""
+    gate = ToolAttentionMiddleware(ranker="bm25", k=2, summary_pool="off", pinned=["dump_text"])
     texts = tool_texts(
-        [gate], [dump_text, small_text], [calls(tool_call("dump_text", {"n": 5_000}))]
+        [gate], [dump_text, small_text], [calls(tool_call("dump_text", {"n": 150_000}))]
     )
-    assert_cut(texts[0], 1_000, 5_000)
-    gate.result_max_chars = None  # no bound: the result passes whole
-    texts = tool_texts(
-        [gate], [dump_text, small_text], [calls(tool_call("dump_text", {"n": 5_000}))]
-    )
-    assert texts[0] == "q" * 5_000
+    assert len(texts[0]) < 101_000 and texts[0].startswith("q" * 1_000)
+    assert "[result cut: 50,000 of 150,000 characters not shown]" in texts[0]
 
 
 def test_bounded_result_cuts_messages_inside_a_command() -> None:

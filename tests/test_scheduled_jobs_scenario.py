@@ -1,6 +1,6 @@
-"""The seed's scenario end to end: a deferred reminder through the gateway, a stall, a nudge (the
-application opts in to nudges toward writes, `nudge_writes=True`), an approval interrupt with a
-signed token, and exactly one execution after approval."""
+"""The seed's scenario end to end: a deferred reminder through the gateway, a stall, a nudge
+(the application opts in to nudges toward writes, `nudging=Nudging(writes=True)`), an approval
+interrupt with a signed token, and exactly one execution after approval."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
 from attention_scoping.approval.middleware import WRITE_TOOLS_PROMPT
+from attention_scoping.gateway import EXECUTE_TOOL, GET_TOOL_SCHEMA, SEARCH_TOOL_CATALOG
 from attention_scoping.gateway.tools import GATEWAY_PROMPT
-from attention_scoping.hesitation.middleware import HesitationMiddleware
+from attention_scoping.hesitation import GatewayTools, HesitationMiddleware, Nudging, Radar
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 from tests.scheduled_jobs_support import (
     ARGS,
@@ -24,6 +25,11 @@ from tests.scheduled_jobs_support import (
     make_gateway,
     payload,
 )
+
+RADAR = Radar(gateway=GatewayTools(GET_TOOL_SCHEMA, EXECUTE_TOOL, SEARCH_TOOL_CATALOG))
+"""The radar told the gateway's tool names (the kit knows none by itself)."""
+NUDGE_WRITES = Nudging(writes=True)
+"""The application opts in to nudges toward the write tool it offers."""
 
 
 def test_scheduled_jobs_end_to_end() -> None:
@@ -45,7 +51,7 @@ def test_scheduled_jobs_end_to_end() -> None:
         model,
         tools=gateway.tools,
         system_prompt=GATEWAY_PROMPT + "\n\n" + WRITE_TOOLS_PROMPT,
-        middleware=[HesitationMiddleware(nudge_writes=True)],  # the app opens writes to nudges
+        middleware=[HesitationMiddleware(radar=RADAR, nudging=NUDGE_WRITES)],
         checkpointer=InMemorySaver(),
     )
     config: RunnableConfig = {"configurable": {"thread_id": "seed"}}
@@ -173,7 +179,7 @@ def test_scheduled_jobs_over_the_real_openai_client() -> None:
             model,
             tools=gateway.tools,
             system_prompt=GATEWAY_PROMPT,
-            middleware=[HesitationMiddleware(nudge_writes=True)],  # the app opens writes to nudges
+            middleware=[HesitationMiddleware(radar=RADAR, nudging=NUDGE_WRITES)],
             checkpointer=InMemorySaver(),
         )
         config: RunnableConfig = {"configurable": {"thread_id": "wire"}}

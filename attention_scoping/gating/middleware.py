@@ -91,9 +91,10 @@ from attention_scoping.gating.preconditions import Precondition, unmet, validate
 from attention_scoping.gating.ranking import RankerSpec, build_ranker
 from attention_scoping.gating.search import search_payload, search_tools
 from attention_scoping.gating.state import GateState
+from attention_scoping.load_context import OPENED_KEY
 from attention_scoping.messages import reply_with_call
 from attention_scoping.risk import declared_read
-from attention_scoping.scopes import LOAD_CONTEXT
+from attention_scoping.scopes import LOAD_CONTEXT, STATE_KEY
 
 if TYPE_CHECKING:
     from attention_scoping.gating.cache import VectorCache
@@ -160,6 +161,20 @@ def _invalid_arguments(call: Mapping[str, Any]) -> Payload | None:
     )
 
 
+def opened_by_choice(state: Mapping[str, Any]) -> bool:
+    """Whether a scoping middleware outside this gate has the active scope open by the model's
+    own `load_context` or by the application: then every tool it lets through was put in view
+    by that choice, and the gate ranks them all; otherwise (no scoping, or a scope code
+    opened) only declared reads are candidates for promotion."""
+    opened = state.get(OPENED_KEY)
+    return (
+        isinstance(opened, Mapping)
+        and opened.get("by") in ("model", "application")
+        and opened.get("scope") is not None
+        and opened.get("scope") == state.get(STATE_KEY)
+    )
+
+
 class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, ResponseT]):
     """Rank tools by the user's intent and send full schemas only for the top ones.
 
@@ -175,12 +190,15 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
 
     Fail closed (`attention_scoping.risk`): the gate is code deciding for the model, so it shows
     a tool that is not a declared read (a declared write, or a tool nobody classified) only when
-    the application pins it: `pinned=[...]`, or `metadata={"pinned": True}` on the tool.
-    Ranking, a name in the user's message, every candidate fitting within `k`, a refused call
-    retried, stickiness, the summary pool, the `catalog` pool and the search tool of the native
-    modes all take declared reads only, so an unmarked `refund` is never put in view, named or
-    promised by the gate. Declare reads with `metadata={"risk": "read"}`, MCP
-    `readOnlyHint: true`, or `reads=` here (say `reads=scoping.catalog.declared_reads` for the
+    the application pins it: `pinned=[...]`, or `metadata={"pinned": True}` on the tool, or when
+    an outer scoping middleware has the active scope open by the model's own `load_context` or
+    by the application (`opened_by_choice`): its tools were put in view by that choice, and the
+    gate only narrows them. Otherwise ranking, a name in the user's message, every candidate
+    fitting within `k`, a refused call retried, stickiness, the summary pool, the `catalog` pool
+    and the search tool of the native modes all take declared reads only, so an unmarked
+    `refund` is never put in view, named or promised by the gate on its own. Declare reads with
+    `metadata={"risk": "read"}`, MCP `readOnlyHint: true`, or `reads=` here (say
+    `reads=scoping.catalog.declared_reads` for the
     reads your `Scope(..., reads=[...])` declare).
 
     What a call may run is what its reply was shown: each reply `AIMessage` is stamped with the
@@ -377,7 +395,7 @@ class ToolAttentionMiddleware(AgentMiddleware[GateState[ResponseT], ContextT, Re
             if found is not None:
                 checks.setdefault(name, found)
         writes: frozenset[str] = frozenset()
-        if facts is not None:
+        if facts is not None and not opened_by_choice(state):
             writes = facts.writes if present is facts.present else facts.writes & present
             writes -= self.reads
         inputs = GateInputs(

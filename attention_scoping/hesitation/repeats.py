@@ -301,9 +301,11 @@ class RepeatedCallMiddleware(
         """Reads whose MCP annotations say `idempotentHint: false`: they run again."""
         self._learn(list(tools))
 
-    def learn(self, tools: Iterable[Any]) -> None:
+    def learn(self, tools: Iterable[Any], *, execute_tool: str | None = None) -> None:
         """Tell reads from writes for `tools` too, as `tools=` does: for a catalog built after
-        the guard (an eval strategy's gateway, say)."""
+        the guard (an eval strategy's gateway, say), whose executor `execute_tool` names."""
+        if execute_tool is not None:
+            self.execute_tool = execute_tool
         self._learn(list(tools))
 
     def _learn(self, tools: Sequence[Any]) -> None:

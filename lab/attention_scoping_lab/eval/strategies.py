@@ -197,7 +197,7 @@ def gateway_builder(*, pool: bool) -> Builder:
 
     def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
         """The gateway's three tools."""
-        from attention_scoping.gateway.tools import ToolGateway
+        from attention_scoping.gateway.tools import EXECUTE_TOOL, ToolGateway
         from attention_scoping.hesitation.repeats import RepeatedCallMiddleware
 
         ranker: Any = None
@@ -207,7 +207,7 @@ def gateway_builder(*, pool: bool) -> Builder:
             ranker = CatalogRanker(options.ranker)
         gateway = ToolGateway(list(suite.tools), ranker=ranker)
         for guard in [m for m in tail if isinstance(m, RepeatedCallMiddleware)]:
-            guard.learn(gateway.catalog.specs.values())  # reads through execute_tool are reads
+            guard.learn(suite.tools, execute_tool=EXECUTE_TOOL)  # reads through it stay reads
         prompt = f"{suite.system_prompt}\n\n{gateway.prompt(pool=pool)}"
         if not pool:
             return create_eval_agent(model, gateway.tools, prompt, tail)
