@@ -107,9 +107,7 @@ def test_self_heal_under_scoping_nudges_an_answer_from_memory() -> None:
     which the model loads itself.)"""
     memory = {"content": "The mean is 6 and the median 7."}
     stats = {
-        "tool_calls": [
-            {"name": "summary_statistics", "arguments": {"numbers": [3, 5, 7, 9, 11]}}
-        ]
+        "tool_calls": [{"name": "summary_statistics", "arguments": {"numbers": [3, 5, 7, 9, 11]}}]
     }
     with OpenAIStub([memory, stats, {"content": "Mean 7, median 7."}]) as stub:
         result = run(stub, ["math-mean-median"], ["scoped-compact"], self_heal=True)
