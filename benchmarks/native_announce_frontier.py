@@ -1,7 +1,7 @@
 """Benchmark: how few tools the native modes can disclose (issue 27's 30 % and 35 % bounds).
 
     python benchmarks/native_announce_frontier.py [--seeds 0,1,2] [--sessions 20] [--turns 10]
-        [--part gate|scoping|both|built]
+        [--part gate|built]
 
 The anthropic-mode gate as built (`gate_anthropic_announced` of `attention-scoping simulate
 --sessions`) announces the gate's whole decision at each user turn: its k best above the
@@ -10,19 +10,15 @@ and it costs exposure at once. This plays the same sessions with other announcem
 each with the search the model calls for a tool that was not announced returning its `s`
 best new tools (exact names first), and prints, per seed, the billed input against eager with
 caching (Anthropic prices) next to the needed tools the model could call at once and at all
-(`search` "built": the search as built, the gate's k best, those disclosed already among them;
-for scoping the column says whether the pair at new turns is on).
-
-The same for ranked scoping in the anthropic mode (`scoping_anthropic`, as built: a
-`load_context` result references the request's exact names and the scope ranker's 5 best, and a
-pair at each later user turn the active scope's 5 best for the new request): `k` ranked tools
-per load and per pair (1 to 5), with or without the pair at new turns.
+(`search` "built": the search as built, the gate's k best, those disclosed already among them).
+Issue 27's ranked scoping (a scope's k best per load and per pair) is not built on the core
+(docs/disclosure.md), so its rows are gone; scoping with `Anthropic()` discloses a scope whole.
 
 `--part built` plays the modes as built on every seed instead (`--seeds 0-9` for ten) and
 prints each mode's bill against eager under its own provider's prices (the gate with decisions
-announced, ranked scoping; Anthropic and OpenAI), with the median over the seeds and how many
-meet the issue's bounds (gate 30 %, scoping 35 %) at exposure at once at least the per-call
-gate's.
+announced, Anthropic and OpenAI; scoping with `Anthropic()`), with the median over the seeds
+and how many meet the issue's bounds (gate 30 %, scoping 35 %) at exposure at once at least the
+per-call gate's.
 
 Seeds are separate catalogs and sessions: choose a rule on one seed, read the others as held
 out. The per-call gate's exposure at once is the bar (the issue: exposure at least the
@@ -46,9 +42,9 @@ from attention_scoping_lab.simulate.billing import (
 )
 from attention_scoping_lab.simulate.catalog import build_catalog
 from attention_scoping_lab.simulate.conversation import Conversation
-from attention_scoping_lab.simulate.native_strategies import NativeGate, NativeScoping
+from attention_scoping_lab.simulate.native_strategies import NativeGate
 from attention_scoping_lab.simulate.session_strategies import SessionStrategy
-from attention_scoping_lab.simulate.sessions import Session, Turn, build_sessions
+from attention_scoping_lab.simulate.sessions import Session, build_sessions
 
 Ranked = list[tuple[str, float]]
 Rule = Callable[[Ranked, float], list[str]]
@@ -123,22 +119,6 @@ class AnnouncingGate(NativeGate):
         return exact + fresh[: self.search_size]
 
 
-class RankedScoping(NativeScoping):
-    """Ranked scoping in the anthropic mode with `k` ranked tools per load and per pair, and
-    the pair at new turns on or off (the search the model calls: as built)."""
-
-    def __init__(self, base: NativeScoping, k: int, *, pair: bool, ranker: str) -> None:
-        """The catalog of `base`; `ranker`: the benchmark's ranker name it was built with."""
-        super().__init__(list(base.specs.values()), "anthropic", ranker=ranker)
-        self.disclose_k = k
-        self.pair = pair
-
-    def open_turn(self, conv: Conversation, session: Session, turn: Turn) -> None:
-        """The pair at a new user turn, when on."""
-        if self.pair:
-            super().open_turn(conv, session, turn)
-
-
 def play(strategy: SessionStrategy, sessions: Sequence[Session]) -> StrategyBill:
     """Bill `strategy` over `sessions` at Anthropic prices (its exposure counts from zero)."""
     strategy.exposure = dict.fromkeys(strategy.exposure, 0)
@@ -159,23 +139,12 @@ def run_seed(seed: int, n_sessions: int, turns: int, part: str) -> None:
         f"exposure at once {gate.exposed_at_once:.1%}"
     )
     rows: list[tuple[str, str, SessionStrategy]] = []
-    if part in ("gate", "both"):
+    if part == "gate":
         base: Any = strategies["gate_anthropic_announced"]
         rows += [
             (label, str(size or "built"), AnnouncingGate(base, rule, size))
             for size in SEARCH_SIZES
             for label, rule in RULES.items()
-        ]
-    if part in ("scoping", "both"):
-        scoping: Any = strategies["scoping_anthropic"]
-        rows += [
-            (
-                f"scoping, top {k}",
-                "pair" if pair else "none",
-                RankedScoping(scoping, k, pair=pair, ranker="default"),
-            )
-            for pair in (True, False)
-            for k in range(5, 0, -1)
         ]
     head = f"  {'announced':24s} {'search / pair':>13s} {'billed':>8s}"
     print(f"{head} {'at once':>8s} {'at all':>7s}")
@@ -191,9 +160,8 @@ def run_seed(seed: int, n_sessions: int, turns: int, part: str) -> None:
 
 BUILT: dict[str, tuple[str, float]] = {
     "gate_anthropic_announced": ("anthropic", 0.30),
-    "scoping_anthropic": ("anthropic", 0.35),
+    "scoping_anthropic_whole": ("anthropic", 0.35),
     "gate_openai_announced": ("openai", 0.30),
-    "scoping_openai": ("openai", 0.35),
 }
 """The modes as built -> (their provider's price model, the issue's bound)."""
 
@@ -244,7 +212,7 @@ def main() -> None:
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--sessions", type=int, default=20)
     parser.add_argument("--turns", type=int, default=10)
-    parser.add_argument("--part", choices=("gate", "scoping", "both", "built"), default="both")
+    parser.add_argument("--part", choices=("gate", "built"), default="gate")
     args = parser.parse_args()
     seeds = seed_list(args.seeds)
     if args.part == "built":

@@ -13,6 +13,7 @@ from attention_scoping.common.tokens import get_counter
 from attention_scoping.common.tool import ToolSpec
 from attention_scoping.observe.tax import tool_tokens
 from attention_scoping_lab.audit import TargetError, audit, load_target
+from attention_scoping_lab.audit.billing import pool_fetch_tokens
 from attention_scoping_lab.audit.clusters import kmeans, suggest_scopes
 from attention_scoping_lab.audit.figures import GATEWAY_POOL_METHOD
 from attention_scoping_lab.catalog import CatalogError, load_catalog
@@ -92,15 +93,22 @@ def test_catalog_target_with_servers_as_scopes() -> None:
     gateway, pooled = figures.methods[-2:]
     assert gateway.name.startswith("gateway") and gateway.cacheable_share == 1
     assert pooled.name == GATEWAY_POOL_METHOD and pooled.cacheable_share == 1
-    assert pooled.prompt_tokens_per_call > gateway.prompt_tokens_per_call  # the lines
-    assert pooled.session_tokens < gateway.session_tokens  # no search, no schema per use
+    # a bench catalog declares no read, so the pool names no tool: the gateway's cost, each
+    # use searched for and its schema fetched (a listed read would skip both)
+    assert figures.gateway_fetch_tokens["pool_listed"] == 0
+    assert pooled.prompt_tokens_per_call == gateway.prompt_tokens_per_call
+    assert pooled.session_tokens == gateway.session_tokens
+    costs = dict(figures.gateway_fetch_tokens)
+    fetch = costs["search_tokens"] + costs["schema_tokens"]
+    assert pool_fetch_tokens(costs) == fetch
+    assert pool_fetch_tokens({**costs, "pool_listed": 1.0, "incomplete_signatures": 0.0}) == 0
     assert figures.suggested_scopes == []  # scopes exist
     bills = figures.billed_per_session
     assert bills["eager (all tools)"]["none"] == 10 * eager + 600 * sum(range(1, 11))
     per_call, per_turn = bills["gated (k=2)"], bills["gated (k=2), decided per turn"]
     assert per_turn["anthropic"] < per_call["anthropic"]  # fewer tools-array changes
     assert bills["eager (all tools)"]["anthropic"] < bills["eager (all tools)"]["none"]
-    assert bills[GATEWAY_POOL_METHOD]["anthropic"] < bills[gateway.name]["anthropic"]
+    assert bills[GATEWAY_POOL_METHOD]["anthropic"] == bills[gateway.name]["anthropic"]
 
 
 def test_openai_tools_target_and_lexical_suggestions() -> None:

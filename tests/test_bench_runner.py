@@ -56,7 +56,7 @@ def test_tokens_per_call_include_the_shipped_summary_pool(
     result = run_bench(specs, queries[:1], resolve_methods(["bm25"]), ks=(1,))
     gate = ToolAttentionMiddleware(ranker="bm25", k=1, emit_events=False)
     gate.index.fit_catalog(specs)
-    pool_tokens = gate.pool([s.name for s in specs])[1]
+    pool_tokens = gate.pool([s.name for s in specs], not_reads=())[1]
     assert pool_tokens > 0  # six candidates, k=1: the auto pool fits its budget
     forecast = next(s for s in specs if s.id == "get_forecast")
     expected = tool_tokens([forecast.provider_schema()]) + pool_tokens

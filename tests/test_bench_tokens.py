@@ -58,7 +58,7 @@ def test_prompt_layers_and_summary_pool() -> None:
     specs = load_catalog(DATA / "tiny_catalog.jsonl")
     gate = ToolAttentionMiddleware(ranker="bm25", summary_pool="scope", k=1, emit_events=False)
     gate.index.fit_catalog(specs)
-    text, tokens = gate.pool([s.name for s in specs])
+    text, tokens = gate.pool([s.name for s in specs], not_reads=())
     assert summary_pool_tokens([(s.name, s.summary) for s in specs], counter) == tokens
     assert counter.count(text) == tokens
 

@@ -34,7 +34,7 @@ def _billed(strategy: SessionStrategy, price: str) -> float:
 
 @pytest.mark.parametrize("price", ["anthropic", "openai"])
 def test_the_parts_add_up_to_the_bill(price: str) -> None:
-    for strategy in (Eager(SPECS), NativeScoping(SPECS, "anthropic", mode="whole")):
+    for strategy in (Eager(SPECS), NativeScoping(SPECS, mode="whole")):
         found = breakdown(strategy, SESSIONS, price, COUNT)
         assert found["total"] == pytest.approx(_billed(strategy, price), rel=1e-9)
         assert sum(found["by_how"][h] for h in HOW) == pytest.approx(found["total"])
@@ -44,9 +44,7 @@ def test_the_parts_add_up_to_the_bill(price: str) -> None:
 def test_each_part_is_what_its_tokens_are() -> None:
     floor = breakdown(ConversationOnly(SPECS), SESSIONS, "anthropic", COUNT)
     eager = breakdown(Eager(SPECS), SESSIONS, "anthropic", COUNT)
-    native = breakdown(
-        NativeScoping(SPECS, "anthropic", mode="whole"), SESSIONS, "anthropic", COUNT
-    )
+    native = breakdown(NativeScoping(SPECS, mode="whole"), SESSIONS, "anthropic", COUNT)
     assert floor["by_part"]["tools"] == 0 and floor["by_part"]["definitions"] == 0
     assert eager["by_part"]["tools"] > 0.8 * eager["total"]
     assert eager["by_part"]["definitions"] == 0 and eager["disclosure_call_requests"] == 0

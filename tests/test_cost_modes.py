@@ -29,20 +29,15 @@ SESSIONS = build_sessions(0, 3, 6)
 NATIVE = (
     "gate_anthropic",
     "gate_anthropic_announced",
-    "scoping_anthropic",
     "scoping_anthropic_whole",
     "scoping_anthropic_again",
     "gate_openai",
     "gate_openai_announced",
-    "scoping_openai",
-    "scoping_openai_whole",
-    "scoping_openai_again",
 )
 BOUNDED = {  # the modes as built -> (price model, bound on billed input vs eager after 10 turns)
     "gate_anthropic_announced": ("anthropic", 0.30),
-    "scoping_anthropic": ("anthropic", 0.35),
+    "scoping_anthropic_whole": ("anthropic", 0.35),
     "gate_openai_announced": ("openai", 0.30),
-    "scoping_openai": ("openai", 0.35),
 }
 
 
@@ -102,7 +97,7 @@ def test_native_modes_keep_the_prefix_and_disclose_at_the_tail(
     (`scoping_<mode>_again`, the first build) expands all its tools again."""
     strategy = strategies[name]
     catalog = set(strategy.specs)
-    again = name in ("scoping_anthropic_again", "scoping_openai_again")
+    again = name == "scoping_anthropic_again"
     server_of: dict[str, str] = getattr(strategy, "server_of", {})
     for conv in _play(strategy):
         for before, after in zip(conv.requests, conv.requests[1:], strict=False):
@@ -148,9 +143,7 @@ def test_allowed_tools_sends_every_schema_on_every_call(
         assert set(strategy.specs) <= set(next(iter(names)))
 
 
-@pytest.mark.parametrize(
-    "name", ["gate_anthropic", "scoping_anthropic", "scoping_anthropic_whole", "gate_openai"]
-)
+@pytest.mark.parametrize("name", ["gate_anthropic", "scoping_anthropic_whole", "gate_openai"])
 def test_every_disclosure_round_trip_is_a_billed_call(
     strategies: dict[str, SessionStrategy], name: str
 ) -> None:
@@ -165,9 +158,8 @@ def test_every_disclosure_round_trip_is_a_billed_call(
     assert extra > 0
     missed = strategy.exposure["missed"] - missed  # a tool never found is never called
     assert sum(len(c.calls) for c in convs) == base + extra - missed
-    if name.startswith("scoping"):  # a load_context call per switch, plus ranked's searches
-        searches = extra - strategy.counters["scope switches"]
-        assert searches == 0 if name.endswith("_whole") else searches > 0
+    if name.startswith("scoping"):  # a load_context call per switch, no search
+        assert extra == strategy.counters["scope switches"]
     assert all(c.output_tokens > 0 for conv in convs for c in conv.calls)
 
 
@@ -192,7 +184,7 @@ def test_dropping_the_round_trips_would_be_cheaper(
 
 # -- the issue's bounds: 20 sessions of 10 turns, and of 30 turns for the curve --
 
-AGAIN = {"scoping_anthropic_again": "anthropic", "scoping_openai_again": "openai"}
+AGAIN = {"scoping_anthropic_again": "anthropic"}
 RE_REFERENCED = (
     "the first build: every load_context result references the whole scope again, and each "
     "expansion stays in the conversation: above eager from turn 14 (docs/cost.md)"
@@ -239,22 +231,7 @@ def ten() -> SessionBenchmark:
     return _sessions(10, ["per_call_gate", *BOUNDED])
 
 
-RANKED_EXPOSURE = (
-    "with the lexical ranker of this test (bm25) ranked scoping reaches 70 % of the needed "
-    "tools at once over 10 turns against the per-call gate's 77 % (100 % in the end, after a "
-    "search); with the default MiniLM ranker 78.5 % against 78 % (docs/cost.md)"
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=RANKED_EXPOSURE))
-        if n.startswith("scoping")
-        else n
-        for n in BOUNDED
-    ],
-)
+@pytest.mark.parametrize("name", list(BOUNDED))
 def test_native_modes_exposure_is_at_least_the_per_call_gates(
     ten: SessionBenchmark, name: str
 ) -> None:
@@ -266,16 +243,17 @@ def test_native_modes_exposure_is_at_least_the_per_call_gates(
 MISSED = {
     "gate_anthropic_announced": "41.0 % here (bm25), 36.8 % with the default ranker",
     "gate_openai_announced": "41.9 % here at OpenAI prices (bm25), 37.7 % with the default ranker",
-    "scoping_anthropic": (
-        "34.4 % here (bm25), but at 70 % exposure at once against the per-call gate's 77 %; "
-        "37.1 % with the default ranker at 78.5 % against 78 %"
+    "scoping_anthropic_whole": (
+        "55.3 % here (bm25 or not: the model's load_context references the whole scope), at "
+        "100 % exposure at once"
     ),
-    "scoping_openai": "36.2 % here at OpenAI prices (bm25), 39.0 % with the default ranker",
 }
 """Why each bound is missed: billed input vs eager after 10 turns (20 sessions; the floor
 without tools is 13.4 %). Disclosed definitions stay in the conversation and are re-read on
 every later call; disclosing fewer drops the at-once exposure below the per-call gate's (see
-docs/cost.md: the gate's k best at each new turn are 31.8 definitions for 6.8 tools used)."""
+docs/cost.md: the gate's k best at each new turn are 31.8 definitions for 6.8 tools used). Issue
+27's ranked scope disclosure, which came closer (37.1 %), was not carried onto the core: it
+measured 33 % success against rewrite's 61 % on the one real model (docs/disclosure.md)."""
 
 
 @pytest.mark.parametrize(
@@ -302,12 +280,12 @@ def test_command_plays_the_chosen_strategies_and_reports_the_modes(
     bill with output, the counters and a curve per price model; the modes table is printed."""
     path = tmp_path / "modes.json"
     args = ["simulate", "--sessions", "2", "--turns", "3", "--ranker", "bm25", "--quiet"]
-    chosen = "gate_anthropic,scoping_openai"
+    chosen = "gate_anthropic,scoping_allowed_tools"
     assert main([*args, "--strategies", chosen, "--json", str(path)]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "Disclosure modes (issue 27)" in out
     doc = json.loads(path.read_text())
-    assert set(doc["strategies"]) == {"eager", "gate_anthropic", "scoping_openai"}
+    assert set(doc["strategies"]) == {"eager", "gate_anthropic", "scoping_allowed_tools"}
     gate = doc["strategies"]["gate_anthropic"]
     assert gate["counters_per_task"]["disclosure calls"] > 0
     assert gate["output_tokens_per_task"] > 0

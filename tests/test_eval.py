@@ -102,16 +102,22 @@ def test_self_heal_nudges_an_announced_call_and_counts_the_retry() -> None:
 
 def test_self_heal_under_scoping_nudges_an_answer_from_memory() -> None:
     """Under scoping, a first reply that answers without the tool pre-selection matched is
-    nudged once toward it; eager has no such expectation, so the same reply is its answer."""
-    memory = {"content": "47 times 83 is 3821."}
-    with OpenAIStub([memory, calc("47*83"), {"content": "3901."}]) as stub:
-        result = run(stub, ["math-multiply"], ["scoped-compact"], self_heal=True)
+    nudged once toward it; eager has no such expectation, so the same reply is its answer. (The
+    core's selector opens math for the mean and median request, not for 'What is 47 times 83?',
+    which the model loads itself.)"""
+    memory = {"content": "The mean is 6 and the median 7."}
+    stats = {
+        "tool_calls": [{"name": "summary_statistics", "arguments": {"numbers": [3, 5, 7, 9, 11]}}]
+    }
+    with OpenAIStub([memory, stats, {"content": "Mean 7, median 7."}]) as stub:
+        result = run(stub, ["math-mean-median"], ["scoped-compact"], self_heal=True)
         nudge = user_text(stub.requests[1])
     [task] = result.results
-    assert task.success and task.first_tool == "calculate" and task.steps == 3
-    assert "answered without calling a tool" in nudge and "`calculate(expression)`" in nudge
+    assert task.success and task.first_tool == "summary_statistics" and task.steps == 3
+    assert "answered without calling a tool" in nudge
+    assert "`summary_statistics(numbers: [number])`" in nudge
     with OpenAIStub([memory]) as stub:
-        [eager] = run(stub, ["math-multiply"], self_heal=True).results
+        [eager] = run(stub, ["math-mean-median"], self_heal=True).results
     assert not eager.success and eager.first_tool is None and eager.steps == 1
 
 

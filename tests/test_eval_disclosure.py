@@ -19,7 +19,6 @@ MODES = {
     "gated-anthropic": "anthropic",
     "scoped-openai": "openai",
     "gated-openai": "openai",
-    "scoped-allowed-tools": "allowed_tools",
     "gated-allowed-tools": "allowed_tools",
 }
 
@@ -31,9 +30,9 @@ def test_disclosure_strategies_are_registered() -> None:
 
 def test_disclosure_strategies_skip_on_a_chat_completions_stub() -> None:
     """Against the scripted Chat Completions server every mode is skipped with its reason
-    (no `disclosure=` option in this install; once it lands: ChatOpenAI on Chat Completions
-    cannot carry anthropic or openai, and a local endpoint is not known to enforce
-    allowed_tools), while eager runs."""
+    (ChatOpenAI cannot carry anthropic, nor the gate's openai mode on Chat Completions, and a
+    local endpoint is not known to enforce allowed_tools, which scoped's `OpenAI()` is), while
+    eager runs."""
     with OpenAIStub([calc("47*83"), {"content": "3901"}]) as stub:
         result = run(stub, ["math-multiply"], ["eager", *MODES])
     assert [r.strategy for r in result.results] == ["eager"]
@@ -69,3 +68,30 @@ def test_a_native_mode_with_digest_turns_is_skipped_with_the_reason() -> None:
     for mode in ("anthropic", "openai"):
         with pytest.raises(ValueError, match=f"disclosure='{mode}'.*--digest-turns"):
             check_no_digest(mode, [TurnDigestMiddleware()])
+
+
+def test_scoped_openai_sends_every_tool_and_allows_the_scope_in_tool_choice() -> None:
+    """`scoped-openai` is `scoped` with `OpenAI()`: on an endpoint vouched for, every request
+    carries the whole tools array and `tool_choice` allows what the reply may call."""
+    from attention_scoping_lab.eval import EvalOptions, run_eval
+    from attention_scoping_lab.eval.endpoint import Endpoint, chat_model
+    from attention_scoping_lab.eval.suites import example_suite
+    from tests.eval_support import NO_WAIT
+
+    suite = example_suite().select(["math-mean-median"])
+    stats = {"tool_calls": [{"name": "summary_statistics", "arguments": {"numbers": [3, 5, 7]}}]}
+    with OpenAIStub([stats, {"content": "Mean 7, median 7."}]) as stub:
+        options = EvalOptions(
+            model_name="stub-model",
+            base_url=stub.base_url,
+            retry=NO_WAIT,
+            strategy_options=StrategyOptions(ranker="bm25", extra={"native_endpoint": True}),
+        )
+        model = chat_model(Endpoint(stub.base_url, "k", None, 30.0), "stub-model")
+        result = run_eval(suite, ["scoped-openai"], model, options)
+        first = stub.requests[0]
+    assert not result.skipped and [r.strategy for r in result.results] == ["scoped-openai"]
+    sent = {t["function"]["name"] for t in first["tools"]}
+    assert {t.name for t in suite.tools} <= sent
+    allowed = {t["function"]["name"] for t in first["tool_choice"]["allowed_tools"]["tools"]}
+    assert "summary_statistics" in allowed and allowed < sent

@@ -56,21 +56,6 @@ def test_announcing_fewer_discloses_less_and_still_finds_every_tool(
     assert bills[1].exposure == bills[0].exposure == 1.0
 
 
-def test_ranked_scoping_at_k_5_with_the_pair_is_scoping_as_built(frontier: ModuleType) -> None:
-    """The scoping rows start from the mode as built: k = 5 with the pair bills the same; fewer
-    ranked tools or no pair disclose less."""
-    counter = get_counter()
-    strategies = build_strategies(build_catalog(0, counter), counter, "bm25", None)
-    built = next(s for s in strategies if s.name == "scoping_anthropic")
-    reference = frontier.play(built, SESSIONS)
-    same = frontier.RankedScoping(built, 5, pair=True, ranker="bm25")
-    assert frontier.play(same, SESSIONS).billed_per_task == reference.billed_per_task
-    fewer = frontier.RankedScoping(built, 2, pair=False, ranker="bm25")
-    frontier.play(fewer, SESSIONS)
-    assert fewer.counters["tools disclosed"] < same.counters["tools disclosed"]
-    assert "announced disclosures" not in fewer.counters
-
-
 def test_seeds_are_a_list_or_a_range(frontier: ModuleType) -> None:
     assert frontier.seed_list("0,2") == [0, 2]
     assert frontier.seed_list("3-5") == [3, 4, 5]

@@ -76,15 +76,26 @@ def _per_turn(method: MethodFigure) -> Fixed:
     return lambda i: ((f"gate:{i // CALLS_PER_TURN}", tools), ("pool", pool), 0)
 
 
+def pool_fetch_tokens(costs: dict[str, float]) -> float:
+    """Tokens the signature pool's set-up appends per tool use (`gateway_costs`): a schema for
+    the listed tools (the declared reads, `pool_listed` of the catalog) whose line cannot show
+    an argument, and a search result and a schema for every tool the pool does not name."""
+    listed = costs.get("pool_listed", 0.0)
+    search, schema = costs.get("search_tokens", 0.0), costs.get("schema_tokens", 0.0)
+    return listed * schema * costs.get("incomplete_signatures", 0.0) + (1 - listed) * (
+        search + schema
+    )
+
+
 def _gateway_pattern(method: MethodFigure, figures: AuditFigures) -> Fixed | None:
     """The gateway appends a search result and a schema per call; with the signature pool
-    only a schema, for the share of tools whose line cannot show an argument."""
+    `pool_fetch_tokens` (only a schema for a listed tool whose line cannot show an argument)."""
     if not method.name.startswith("gateway"):
         return None
     tools, prompt = round(method.tool_tokens_per_call), round(method.prompt_tokens_per_call)
     costs = figures.gateway_fetch_tokens
     if method.name == GATEWAY_POOL_METHOD:
-        fetch = round(costs.get("schema_tokens", 0) * costs.get("incomplete_signatures", 0))
+        fetch = round(pool_fetch_tokens(costs))
     else:
         fetch = round(sum(costs.get(k, 0) for k in ("search_tokens", "schema_tokens")))
     return lambda i: (("gateway", tools), (f"prompt:{method.name}", prompt), fetch)

@@ -21,7 +21,7 @@ from attention_scoping.common.tokens import TokenCounter, get_counter
 from attention_scoping.common.tool import ToolSpec
 from attention_scoping.observe.tax import shared_prefix_tokens, tools_json
 from attention_scoping.prompt import Layout
-from attention_scoping_lab.audit.billing import GATEWAY_POOL_METHOD
+from attention_scoping_lab.audit.billing import GATEWAY_POOL_METHOD, pool_fetch_tokens
 from attention_scoping_lab.audit.target import AuditTarget
 
 logger = logging.getLogger(__name__)
@@ -144,7 +144,11 @@ def gateway_costs(specs: Sequence[ToolSpec], counter: TokenCounter) -> dict[str,
         return out
     out["tools_tokens"] = _array_tokens([_tool_schema(t) for t in gateway.tools], counter)
     out["pool_prompt_tokens"] = counter.count(gateway.prompt(pool=True))
-    out["incomplete_signatures"] = sum(not s.signature_complete for s in specs) / len(specs)
+    listed = [s for s in specs if s.name in gateway.reads]  # the pool names declared reads only
+    out["pool_listed"] = len(listed) / len(specs)
+    out["incomplete_signatures"] = (
+        sum(not s.signature_complete for s in listed) / len(listed) if listed else 0.0
+    )
     out["search_tokens"] = statistics.fmean(
         counter.count(render_payload(gateway.search(s.summary or s.name))) for s in sample
     )
@@ -398,7 +402,8 @@ def _gateway(specs: Sequence[ToolSpec], figures: AuditFigures, c: TokenCounter) 
     )
     if "pool_prompt_tokens" not in costs:
         return
-    fetched = costs["schema_tokens"] * costs["incomplete_signatures"]
+    listed = costs["pool_listed"]
+    fetched = pool_fetch_tokens(costs)
     figures.methods.append(
         MethodFigure(
             GATEWAY_POOL_METHOD,
@@ -408,9 +413,11 @@ def _gateway(specs: Sequence[ToolSpec], figures: AuditFigures, c: TokenCounter) 
             (costs["tools_tokens"] + costs["pool_prompt_tokens"] + fetched) * figures.turns,
             1.0,
             note=(
-                "gateway.prompt(pool=True) in a fixed system prompt: every tool's signature "
-                "line, so the model calls execute_tool at once; a schema is fetched only for "
-                f"the {costs['incomplete_signatures']:.0%} of tools with a {{…}} argument"
+                "gateway.prompt(pool=True) in a fixed system prompt: the signature line of "
+                f"each declared read ({listed:.0%} of the tools), so the model calls "
+                "execute_tool at once on those (a schema fetched only for the "
+                f"{costs['incomplete_signatures']:.0%} of them with a {{…}} argument); any "
+                "other tool is searched for and its schema fetched, as without the pool"
             ),
         )
     )

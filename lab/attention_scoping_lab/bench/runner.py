@@ -253,6 +253,12 @@ class _Pricer:
         return cached
 
 
+def _not_reads(specs: Sequence[ToolSpec]) -> list[str]:
+    """The ids of the tools a spec does not declare a read (`ToolSpec.risk`): the gate's pool
+    never names them."""
+    return [s.id for s in specs if s.risk != "read"]
+
+
 def _catalog_pool(specs: Sequence[ToolSpec]) -> int:
     """Tokens of the summary pool of every tool, as a gate with `summary_pool="catalog"` sends
     it (that gate is built here only for its pool)."""
@@ -260,7 +266,7 @@ def _catalog_pool(specs: Sequence[ToolSpec]) -> int:
 
     gate = ToolAttentionMiddleware(ranker="bm25", summary_pool="catalog", emit_events=False)
     gate.index.fit_catalog(specs)
-    return gate.pool([s.id for s in specs])[1]
+    return gate.pool([s.id for s in specs], not_reads=_not_reads(specs))[1]
 
 
 def _check_gold_shown(runs: Mapping[Any, tuple[str, _Run]], queries: Sequence[Query]) -> None:
@@ -354,7 +360,7 @@ def _price(
         pools["catalog"] = _catalog_pool(specs)
     pool = pools.get("catalog", 0) if method.disclosure == "catalog-pool" else 0
     if method.disclosure == "shipped":
-        pool = run.gate.pool([s.id for s in specs])[1]
+        pool = run.gate.pool([s.id for s in specs], not_reads=_not_reads(specs))[1]
     tokens: dict[int, float] = {}
     for k, exposed in run.shown.items():
         if method.disclosure == "summaries":

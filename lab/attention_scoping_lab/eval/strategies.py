@@ -20,16 +20,17 @@ really carried. Other strategies plug in with `register_strategy` (e.g. the cach
   system prompt, so the model can call `execute_tool` at once, and `GatewayRoutingMiddleware`
   (a catalog tool called by its own name runs through `execute_tool`): the recommended set-up
   of docs/cost.md.
-- scoped-anthropic, gated-anthropic, scoped-openai, gated-openai, scoped-allowed-tools,
-  gated-allowed-tools: `scoped-compact` and `gated` with `disclosure=<mode>` (issue 27: the
-  provider's own deferral keeps the tools array and system prompt fixed); every other strategy
-  keeps the core's `Rewrite` disclosure (the gate pins `disclosure="rewrite"`), so through
-  `--bridge anthropic` they measure what they measure on Chat Completions. The scoped ones are
-  skipped, with the reason, until the native disclosure add-on offers its modes as
-  `attention_scoping.middleware.Disclosure` objects; all are skipped when the eval's chat
-  model cannot carry the mode (the anthropic mode needs `ChatAnthropic`, the openai mode
-  `ChatOpenAI(use_responses_api=True)`; `eval --bridge anthropic` gives every strategy
-  `ChatAnthropic` on a local Messages API in front of the endpoint, `anthropic_bridge`).
+- scoped-anthropic, scoped-openai: `scoped` with `disclosure=attention_scoping.disclosure.
+  Anthropic()` (every tool deferred, the shown ones referenced at the tail; needs
+  `ChatAnthropic`) or `OpenAI()` (every tool, the shown ones in `tool_choice` `allowed_tools`;
+  needs `ChatOpenAI`, on api.openai.com unless `StrategyOptions(extra={"native_endpoint":
+  True})`). gated-anthropic, gated-openai, gated-allowed-tools: `gated` with the gate's own
+  `SummaryPool(disclosure=<mode>)`. Issue 27: the provider's own deferral keeps the tools array
+  and system prompt fixed. Every other strategy keeps the core's `Rewrite` disclosure (the gate
+  pins `disclosure="rewrite"`), so through `--bridge anthropic` they measure what they measure
+  on Chat Completions. Each is skipped, with the reason, when the eval's chat model cannot
+  carry its mode (`eval --bridge anthropic` gives every strategy `ChatAnthropic` on a local
+  Messages API in front of the endpoint, `anthropic_bridge`).
 """
 
 from __future__ import annotations
@@ -232,49 +233,56 @@ DISCLOSURE_STRATEGY_MODES: dict[str, str] = {
     "openai": "openai",
     "allowed-tools": "allowed_tools",
 }
-"""Strategy-name suffix -> `disclosure=` mode of the disclosure strategies."""
+"""Strategy-name suffix -> the gate's `SummaryPool(disclosure=)` mode (`gated-<suffix>`)."""
+
+SCOPED_DISCLOSURE_MODES: dict[str, str] = {"anthropic": "anthropic", "openai": "openai"}
+"""Strategy-name suffix -> the `attention_scoping.disclosure` mode of `scoped-<suffix>`:
+`Anthropic()` or `OpenAI()` (which is `allowed_tools`)."""
+
+SCOPED_MODEL_CLASS: dict[str, str] = {"anthropic": "ChatAnthropic", "openai": "ChatOpenAI"}
+"""The chat model class each scoped mode needs."""
 
 
 def _unavailable(mode: str, why: str) -> ValueError:
     return ValueError(f"disclosure={mode!r} is not available: {why}")
 
 
-def disclosure_options(kind: str, mode: str, model: Any) -> dict[str, Any]:
-    """The keyword arguments that give the `scoped` (kind "scoped") or `gated` middleware
-    `disclosure=mode` in this install (the gate takes it as `SummaryPool(disclosure=...)`).
+def scoped_disclosure(mode: str, model: Any) -> Any:
+    """`Anthropic()` or `OpenAI()` for `scoped-<mode>`.
 
     Raises:
-        ValueError: (the runner skips the strategy with this reason) the scoped kind (the
-            native disclosure add-on does not yet offer its modes as core `Disclosure`
-            objects), the gate has no `disclosure=` option, or `model` cannot carry `mode`.
+        ValueError: `model` is not the chat model class the mode needs (a mode sent to another
+            provider would fail there or, on Chat Completions, be ignored).
     """
-    import dataclasses
-    import inspect
+    from attention_scoping.disclosure import Anthropic, OpenAI
+    from attention_scoping.disclosure.auto import class_names
 
-    if kind == "scoped":
-        why = (
-            "the native disclosure add-on is being ported onto the core's "
-            "attention_scoping.middleware.Disclosure"
-        )
+    needed = SCOPED_MODEL_CLASS[mode]
+    if needed not in class_names(model):
+        why = f"it needs {needed}, the eval's model is {type(model).__name__}"
         raise _unavailable(mode, why)
-    from attention_scoping.gating.middleware import ToolAttentionMiddleware
+    return Anthropic() if mode == "anthropic" else OpenAI()
+
+
+def disclosure_options(kind: str, mode: str, model: Any) -> dict[str, Any]:
+    """The keyword arguments that give the `scoped` (kind "scoped": a core `Disclosure`
+    object) or `gated` middleware `disclosure=mode` (the gate takes it as
+    `SummaryPool(disclosure=...)`).
+
+    Raises:
+        ValueError: (the runner skips the strategy with this reason) `model` cannot carry
+            `mode`.
+    """
+    if kind == "scoped":
+        return {"disclosure": scoped_disclosure(mode, model)}
+    from attention_scoping.disclosure.base import resolve_disclosure
     from attention_scoping.gating.options import SummaryPool
 
-    options: dict[str, Any]
-    if "disclosure" in inspect.signature(ToolAttentionMiddleware).parameters:
-        options = {"disclosure": mode}
-    elif "disclosure" in {f.name for f in dataclasses.fields(SummaryPool)}:
-        pool: dict[str, Any] = {"disclosure": mode}  # a field only where issue 27 landed
-        options = {"summary_pool": SummaryPool(**pool)}
-    else:
-        why = "this install's gate has no disclosure option (SummaryPool(disclosure=...))"
-        raise _unavailable(mode, why)
     try:
-        from attention_scoping.disclosure import resolve_disclosure
-    except ImportError as exc:
+        resolve_disclosure(mode, model)  # the model cannot carry it (modes it can named)
+    except ValueError as exc:
         raise _unavailable(mode, str(exc)) from exc
-    resolve_disclosure(mode, model)  # ValueError: the model cannot carry it (modes it can named)
-    return options
+    return {"summary_pool": SummaryPool(disclosure=mode)}  # type: ignore[arg-type]
 
 
 OPENAI_HOST = "api.openai.com"
@@ -316,12 +324,17 @@ def check_no_digest(mode: str, tail: Sequence[Any]) -> None:
 
 def disclosure_builder(kind: str, mode: str) -> Builder:
     """A builder of `scoped` (kind "scoped") or `gated` (kind "gated") with `disclosure=mode`."""
+    # scoped's OpenAI() is allowed_tools: the endpoint must enforce it, no tool result discloses
+    sent = "allowed_tools" if (kind, mode) == ("scoped", "openai") else mode
 
     def build(suite: Suite, model: Any, tail: Sequence[Any], options: StrategyOptions) -> Any:
         """The strategy's middleware with the provider-native disclosure mode."""
         extra = disclosure_options(kind, mode, model)
-        check_endpoint_mode(mode, model, options)
-        check_no_digest(mode, tail)
+        try:
+            check_endpoint_mode(sent, model, options)
+        except ValueError as exc:
+            raise _unavailable(mode, str(exc)) from exc
+        check_no_digest(sent, tail)
         first = _scoping(suite, **extra) if kind == "scoped" else _gate(suite, options, **extra)
         return create_eval_agent(model, suite.tools, suite.system_prompt, [first, *tail])
 
@@ -356,13 +369,15 @@ register_strategy("gateway", build_gateway, "search / schema / execute")
 register_strategy(
     "gateway-pool", build_gateway_pool, "gateway + every tool's signature line in the prompt"
 )
-for _suffix, _mode in DISCLOSURE_STRATEGY_MODES.items():
+for _suffix, _mode in SCOPED_DISCLOSURE_MODES.items():
     register_strategy(
         f"scoped-{_suffix}",
         disclosure_builder("scoped", _mode),
-        f"scopes + load_context, disclosure={_mode!r} (fixed tools array and prompt)",
+        f"scopes + load_context, disclosure={'Anthropic' if _mode == 'anthropic' else 'OpenAI'}()"
+        " (fixed tools array)",
         needs_scopes=True,
     )
+for _suffix, _mode in DISCLOSURE_STRATEGY_MODES.items():
     register_strategy(
         f"gated-{_suffix}",
         disclosure_builder("gated", _mode),

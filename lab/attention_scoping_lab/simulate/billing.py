@@ -245,7 +245,7 @@ def build_strategies(
         NativeToolSearch(specs, searching),
         GateDeferral(specs, gate),
         LazyDeferral(specs, gate),
-        *native_strategies(specs, gate, ranker if isinstance(ranker, str) else "default"),
+        *native_strategies(specs, gate),
     ]
 
 

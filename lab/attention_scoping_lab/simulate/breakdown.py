@@ -50,10 +50,10 @@ DEFAULT_STRATEGIES = (
     "per_call_gate",
     "gate_anthropic",
     "gate_anthropic_announced",
-    "scoping_anthropic",
+    "scoping_anthropic_whole",
     "gate_openai",
     "gate_openai_announced",
-    "scoping_openai",
+    "scoping_allowed_tools",
 )
 
 

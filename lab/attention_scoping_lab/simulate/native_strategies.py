@@ -24,15 +24,17 @@ billed) or by a call-and-result pair the middleware puts in front of the model's
 (`gate_<mode>_announced`: no call; `Disclosure.announce`, as built). A
 needed tool the gate did not disclose costs a search call (the request, then the tool's
 purpose: our ranker, exact names first). A scope switch is the `load_context` call the model
-makes in every mode; its result references the scope's tools the thread has not disclosed yet
-(as built; `scoping_<mode>_again`: every tool of the scope again at each load, the first
-build), and Anthropic expands each reference where it sits.
+makes; its result references the scope's tools the thread has not disclosed yet.
 
-On the new core: the `whole` and `again` scopes are built from core names alone (the
-middleware's stable prompt, `load_context.loaded_payload`). The `ranked` scopes
-(`scoping_anthropic`, `scoping_openai`) rank a scope's tools for the request, which the native
-disclosure add-on does; until it offers that ranking on the core they are left out of
-`native_strategies` (`PENDING_RANKED`) and `NativeScoping(..., mode="ranked")` says why.
+Scoping's modes are the ones `attention_scoping.disclosure` builds on the core:
+`scoping_anthropic_whole` is `Anthropic()` (every tool deferred but `Anthropic().loaded`, the
+model's `load_context` result references the scope's tools the history has not disclosed, each
+once), `scoping_anthropic_again` its first build (every tool of the scope again at each load,
+kept to show why it was changed) and `scoping_allowed_tools` is `OpenAI()` (every schema on
+every call, the scope in `tool_choice`). Issue 27's *ranked* scope disclosure (`scoping_anthropic`,
+`scoping_openai`: the request's k best of a scope, the rest behind a search tool) and the scoping
+middleware's old OpenAI namespaces (`scoping_openai_whole`, `scoping_openai_again`) are not built
+on the core, so they are not simulated (docs/disclosure.md says why).
 """
 
 from __future__ import annotations
@@ -95,8 +97,6 @@ MODES: tuple[str, ...] = (
     "anthropic_again",
     "openai",
     "openai_announced",
-    "openai_whole",
-    "openai_again",
     "allowed_tools",
 )
 """Name suffixes of the disclosure-mode strategies (`gate_<mode>`, `scoping_<mode>`)."""
@@ -321,75 +321,41 @@ class NativeGate(_Disclosing, _Gated):
         """Not used: a missing tool is searched for, not refused."""
 
 
-ScopeMode = Literal["ranked", "whole", "again"]
-"""What a native scope discloses: `ranked` (`scope_tools="ranked"`, as built: the
-request's exact names and the ranker's 5 best, at a load and at each new turn, the rest by
-search), `whole` (`scope_tools="whole"`: every tool of the scope not disclosed yet) or
-`again` (every tool of the scope at each load: the first build)."""
+ScopeMode = Literal["whole", "again"]
+"""What a native scope discloses at a load: `whole` (`Anthropic()`: every tool of the scope not
+disclosed yet) or `again` (every tool of the scope at each load: the first build)."""
 
-SCOPE_SUFFIX: dict[str, str] = {"ranked": "", "whole": "_whole", "again": "_again"}
-
-PENDING_RANKED = ("scoping_anthropic", "scoping_openai")
-"""The ranked native scopes, left out until the native disclosure add-on ranks a scope's
-tools on the core."""
-
-RANKED_SCOPES_PENDING = (
-    "mode='ranked' ranks a scope's tools for the request, which the native disclosure add-on "
-    "does; it is being ported onto attention_scoping.middleware.Disclosure"
-)
+SCOPE_SUFFIX: dict[str, str] = {"whole": "_whole", "again": "_again"}
 
 
 class NativeScoping(_Disclosing, Scoping):
-    """Scoping with `disclosure="anthropic"` or `"openai"`: the prompt never changes; a scope
-    switch is the model's `load_context` call, whose result carries the scope's module and
-    references the scope's tools (`mode`: the ranked ones, all new ones, or all again),
-    expanded at the tail. Ranked: at each new user turn the middleware announces the active
-    scope's ranked tools for the request (a search pair, no call), and a needed tool not
-    disclosed is searched for within the scope (a model call each: the request, then the
-    tool's name, which the load result lists among the scope's other tools)."""
+    """Scoping with `disclosure=Anthropic()`: tools and prompt never change (every tool deferred
+    but `Anthropic().loaded`); a scope switch is the model's `load_context` call, whose result
+    carries the scope's module and references the scope's tools (`mode`: the ones not disclosed
+    yet, as built, or all of them again), expanded at the tail."""
 
-    def __init__(
-        self,
-        specs: Sequence[ToolSpec],
-        provider: Provider,
-        *,
-        mode: ScopeMode = "ranked",
-        ranker: str = "default",
-    ) -> None:
-        """Servers as scopes, the module delivered in the `load_context` result; `ranker`: the
-        benchmark's ranker name (the ranked mode's, once it is back).
-
-        Raises:
-            NotImplementedError: `mode="ranked"` (`RANKED_SCOPES_PENDING`).
-        """
+    def __init__(self, specs: Sequence[ToolSpec], *, mode: ScopeMode = "whole") -> None:
+        """Servers as scopes, the module delivered in the `load_context` result."""
+        from attention_scoping.disclosure import Anthropic
         from attention_scoping_lab.audit.figures import stub_tool
-        from attention_scoping_lab.simulate.strategies import SCOPE_DESCRIPTIONS
 
-        if mode == "ranked":
-            raise NotImplementedError(RANKED_SCOPES_PENDING)
         super().__init__(specs, module_in_messages=True)
-        self.provider = provider
+        built = Anthropic()
+        self.provider = "anthropic"
         self.round_trips = True
         self.disclosed = set()
         self.registered = [stub_tool(s) for s in specs]
-        load = self.schema["load_context"]
-        self.search_name = SEARCH_TOOL if provider == "anthropic" else "tool_search"
-        if provider == "anthropic":
-            self._tools = [load, SEARCH_SCHEMA] if mode == "ranked" else [load]
-        else:
-            groups = namespaces(specs, SCOPE_DESCRIPTIONS)
-            self._tools = [load, *rendered_namespaces(groups), OPENAI_TOOL_SEARCH]
+        self._tools = [self.schema[n] for n in sorted(built.loaded) if n in self.schema]
         self._system = self.mw.prompt(None, BASE_PROMPT)
         self.mode = mode
         self.again = mode == "again"
-        self.name = f"scoping_{provider}{SCOPE_SUFFIX[mode]}"
+        self.name = f"scoping_{built.mode}{SCOPE_SUFFIX[mode]}"
         which = {
-            "ranked": "the request's exact names and 5 best of the scope (the rest by search)",
-            "whole": "the scope's new definitions",
-            "again": "every tool definition of the scope",
+            "whole": "the scope's new definitions (as built)",
+            "again": "every tool definition of the scope (the first build)",
         }[mode]
         self.description = (
-            f"scoping, disclosure={provider!r}: tools and system prompt fixed; each load_context "
+            f"scoping, disclosure=Anthropic(): tools and system prompt fixed; each load_context "
             f"result carries the module and {which}, at the tail"
         )
 
@@ -457,8 +423,9 @@ class AllowedToolsGate(PerCallGate):
 
 
 class AllowedToolsScoping(Scoping):
-    """Scoping with `disclosure="allowed_tools"`: load_context and every schema on every call;
-    the active scope's tools in `tool_choice`; the module in the load_context result."""
+    """Scoping with `disclosure=OpenAI()`: load_context and every schema on every call, in one
+    fixed order; the active scope's tools in `tool_choice` (`allowed_tools`); the module in the
+    load_context result."""
 
     def __init__(self, specs: Sequence[ToolSpec]) -> None:
         """Servers as scopes, the stable layout."""
@@ -466,7 +433,7 @@ class AllowedToolsScoping(Scoping):
         self._all = self.schemas(["load_context", *self.order])
         self.name = "scoping_allowed_tools"
         self.description = (
-            "scoping, disclosure='allowed_tools': load_context and all 120 schemas on every "
+            "scoping, disclosure=OpenAI(): load_context and all 120 schemas on every "
             "call, the scope in tool_choice; one load_context call per switch"
         )
 
@@ -475,18 +442,15 @@ class AllowedToolsScoping(Scoping):
         return self._all
 
 
-def native_strategies(specs: Sequence[ToolSpec], gate: Any, ranker: str = "default") -> list[Any]:
-    """Every disclosure mode's gate and scoping set-up, in report order (`ranker`: the
-    benchmark's ranker name; the ranked scopes, `PENDING_RANKED`, are left out for now)."""
+def native_strategies(specs: Sequence[ToolSpec], gate: Any) -> list[Any]:
+    """Every disclosure mode's gate and scoping set-up, in report order."""
     return [
         NativeGate(specs, gate, "anthropic"),
         NativeGate(specs, gate, "anthropic", round_trips=False),
-        NativeScoping(specs, "anthropic", mode="whole"),
-        NativeScoping(specs, "anthropic", mode="again"),
+        NativeScoping(specs, mode="whole"),
+        NativeScoping(specs, mode="again"),
         NativeGate(specs, gate, "openai"),
         NativeGate(specs, gate, "openai", round_trips=False),
-        NativeScoping(specs, "openai", mode="whole"),
-        NativeScoping(specs, "openai", mode="again"),
         AllowedToolsGate(specs, gate),
         AllowedToolsScoping(specs),
     ]

@@ -296,7 +296,8 @@ class _Gated(SessionStrategy):
         """`gate` is a `ToolAttentionMiddleware` fitted on the catalog."""
         super().__init__(specs)
         self.gate = gate
-        self.pool_text, _ = gate.pool(self.order)
+        not_reads = [s.name for s in specs if s.risk != "read"]  # never named by the pool
+        self.pool_text, _ = gate.pool(self.order, not_reads=not_reads)
         self.state: dict[str, Any] = {}
         self.shown: list[str] = []
 

@@ -185,6 +185,7 @@ class Gated(Strategy):
         )
         self.gate.index.fit_catalog(list(specs))
         self.names = [s.name for s in specs]
+        self.not_reads = [s.name for s in specs if s.risk != "read"]
         self.summaries = {s.name: s.summary for s in specs}
         self.schemas = _Schemas(specs, counter)
         self._ids = 0
@@ -197,7 +198,7 @@ class Gated(Strategy):
         self, task: Task, messages: list[BaseMessage], trace: Trace
     ) -> tuple[set[str], bool]:
         decision = self.gate.decide_names({**task.state, "messages": messages}, self.names)
-        pool, pool_tokens = self.gate.pool(self.names)
+        pool, pool_tokens = self.gate.pool(self.names, not_reads=self.not_reads)
         trace.call(self.schemas.tokens(decision.shown) + pool_tokens)
         return set(decision.shown), bool(pool)
 
