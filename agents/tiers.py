@@ -21,10 +21,10 @@ from rich.panel import Panel
 from rich.text import Text
 
 from agents import build_scopes
-from attention_scoping.scopes import Scope
 from attention_scoping.approval.middleware import ApprovalGate
 from attention_scoping.safety.keys import SECRET_ENV
 from attention_scoping.safety.tokens import TokenIssuer
+from attention_scoping.scopes import Scope
 from attention_scoping.testing import calls, tool_call
 
 KNOWLEDGE = {

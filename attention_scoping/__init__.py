@@ -67,7 +67,35 @@ _EXPORTS = {
     "Selector": "select",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "LOAD_CONTEXT",
+    "STATE_KEY",
+    "AttentionScopingError",
+    "AttentionScopingMiddleware",
+    "Disclosed",
+    "Disclosure",
+    "ErrorCode",
+    "Layout",
+    "LexicalSelector",
+    "PromptLayers",
+    "Rewrite",
+    "Scope",
+    "ScopeCatalog",
+    "ScopeConfigError",
+    "ScopedAgentState",
+    "ScopingState",
+    "Selection",
+    "Selector",
+    "StateSchemaError",
+    "UnknownScopeError",
+    "declared_read",
+    "declared_write",
+    "load_prompt_dir",
+    "make_model_node",
+    "make_tool_node",
+    "read_prompt",
+    "record_of",
+]
 
 
 def __getattr__(name: str) -> Any:

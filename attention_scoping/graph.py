@@ -72,7 +72,7 @@ AGENT_ONLY_KEYS = frozenset(get_type_hints(AgentState, include_extras=True)) - {
 """Keys of `create_agent`'s own state (`jump_to`, `structured_response`) no node here writes."""
 
 
-class ScopedAgentState(ScopingState):
+class ScopedAgentState(ScopingState[Any]):
     """State for a hand-built scoping agent: `messages` (with `add_messages`) and the scoping
     keys (`active_context`, `scope_opened`, `scope_selection`). Subclass it for your own keys;
     `agent_state` builds one from your state and any middleware."""
@@ -222,8 +222,8 @@ def make_model_node(
             messages=list(state["messages"]),
             system_message=system,
             tools=list(all_tools),
-            state=state,
-            runtime=get_runtime(),  # type: ignore[arg-type]
+            state=state,  # type: ignore[arg-type]
+            runtime=get_runtime(),
         )
 
     def run(state: dict[str, Any]) -> dict[str, Any]:

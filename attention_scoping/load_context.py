@@ -117,14 +117,14 @@ def make_load_context_tool(catalog: ScopeCatalog, layout: Layout) -> BaseTool:
     name_type: Any = Annotated[
         Literal[catalog.names], WithJsonSchema({"type": "string", "enum": list(catalog.names)})
     ]
-    args_schema = create_model(
-        "LoadContextArgs",
-        name=(name_type, Field(description=name_description(catalog, layout == "compact"))),
-        tool_call_id=(Annotated[str, InjectedToolCallId], ...),
-        previous=(Annotated[str | None, InjectedState(STATE_KEY)], None),
-        opened=(Annotated[dict[str, Any] | None, InjectedState(OPENED_KEY)], None),
-        messages=(Annotated[list[Any] | None, InjectedState("messages")], None),
-    )
+    fields: dict[str, Any] = {
+        "name": (name_type, Field(description=name_description(catalog, layout == "compact"))),
+        "tool_call_id": (Annotated[str, InjectedToolCallId], ...),
+        "previous": (Annotated[str | None, InjectedState(STATE_KEY)], None),
+        "opened": (Annotated[dict[str, Any] | None, InjectedState(OPENED_KEY)], None),
+        "messages": (Annotated[list[Any] | None, InjectedState("messages")], None),
+    }
+    args_schema = create_model("LoadContextArgs", **fields)
     module = modules_in_results(layout)
 
     def load_context(

@@ -21,10 +21,12 @@ from typing import Annotated, Any, NamedTuple, NotRequired, Protocol, runtime_ch
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
+    ContextT,
     ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     OmitFromInput,
+    ResponseT,
     ToolCallRequest,
 )
 from langchain_core.messages import AIMessage, SystemMessage, ToolMessage
@@ -59,7 +61,7 @@ logger = logging.getLogger("attention_scoping")
 ToolResult = ToolMessage | Command[Any]
 
 
-class ScopingState(AgentState[Any]):
+class ScopingState(AgentState[ResponseT]):
     """The keys scoping reads and writes: `active_context` (the scope in force; set it in the
     input to choose one), who opened it (`scope_opened`) and the turn's selection."""
 
@@ -141,7 +143,7 @@ def _opener(state: Mapping[str, Any], active: object, turn: str) -> tuple[Opener
     return "application", None
 
 
-class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
+class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], ContextT, ResponseT]):
     """Show the model only the active scope's tools plus `load_context` and the always-on tools,
     lay out the system prompt, and refuse any tool call the reply was not shown.
 
@@ -158,7 +160,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
         ```
     """
 
-    state_schema = ScopingState
+    state_schema = ScopingState  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -312,7 +314,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState, Any, Any]):
         prompt = self.prompt(plan.scope, request.system_prompt)
         base = request.override(system_message=SystemMessage(prompt) if prompt else None)
         if plan.update:
-            base = base.override(state={**request.state, **plan.update})  # type: ignore[arg-type]
+            base = base.override(state={**request.state, **plan.update})  # type: ignore[typeddict-item]
         return self.disclosure.disclose(base, plan.tools), plan
 
     @staticmethod

@@ -124,7 +124,8 @@ def build_and_run() -> tuple[Tracer, set[str]]:
         script=[calls(tool_call("open_ticket", {"text": "refund"})), say("Which order?")]
     )
     agent = create_agent(model, tools=[get_invoice, refund, open_ticket], middleware=[scoping])
-    agent.invoke({"messages": [("user", "How do refunds work for order 1234?")]})
+    question: Any = {"messages": [("user", "How do refunds work for order 1234?")]}
+    agent.invoke(question)
     loaded = {
         n for n in sys.modules if n == "attention_scoping" or n.startswith("attention_scoping.")
     }

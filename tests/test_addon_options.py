@@ -23,7 +23,9 @@ def test_gate_groups_and_presets() -> None:
     assert gate.threshold == 0.2
     with pytest.raises(ValueError, match="budget_tokens=99 is read only by mode='auto'"):
         SummaryPool("scope", budget_tokens=99)
-    with pytest.raises(ValueError, match="promotion must be a Promotion or one of 'per_call', 'per_turn'"):
+    with pytest.raises(
+        ValueError, match="promotion must be a Promotion or one of 'per_call', 'per_turn'"
+    ):
         ToolAttentionMiddleware(ranker="bm25", promotion="sometimes")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="intent_turns must be an integer >= 1, not 0"):
         Promotion(intent_turns=0)

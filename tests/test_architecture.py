@@ -297,7 +297,9 @@ def test_the_core_imports_only_itself_langchain_langgraph_and_the_standard_libra
     assert {n: bad for n, bad in leaks.items() if bad} == {}
     stdlib = set(sys.stdlib_module_names) | {"__future__"}
     outside = {
-        name: sorted(external_imports(known[name]) - stdlib - CORE_EXTERNALS - {"attention_scoping"})
+        name: sorted(
+            external_imports(known[name]) - stdlib - CORE_EXTERNALS - {"attention_scoping"}
+        )
         for name in CORE
     }
     assert {n: bad for n, bad in outside.items() if bad} == {}

@@ -389,7 +389,8 @@ def test_the_default_scope_is_opened_by_the_application(shop: Shop) -> None:
     assert result["scope_selection"]["scope"] is None
     assert model.recorded[0]["tools"] == shop.shown("orders", writes_too=True)
     reply = result["messages"][-1]
-    assert record_of(reply, "AttentionScopingMiddleware")["opened_by"] == "application"
+    record = record_of(reply, "AttentionScopingMiddleware")
+    assert record is not None and record["opened_by"] == "application"
 
 
 async def test_the_async_path_keeps_the_rule(shop: Shop) -> None:

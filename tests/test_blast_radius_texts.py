@@ -14,11 +14,11 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import BaseTool, StructuredTool
 
 from attention_scoping import AttentionScopingMiddleware, Scope
-from attention_scoping.prompt import build_layers
 from attention_scoping.approval.middleware import ApprovalGate
 from attention_scoping.gateway import ToolGateway
 from attention_scoping.gating.middleware import ToolAttentionMiddleware
 from attention_scoping.gating.ranking import BM25Ranker
+from attention_scoping.prompt import build_layers
 from attention_scoping.safety.tokens import TokenIssuer
 from attention_scoping.testing import ScriptedChatModel, say
 from tests.safety_support import SECRET

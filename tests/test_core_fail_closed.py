@@ -189,9 +189,8 @@ def test_a_hidden_write_from_a_reply_without_a_record_never_runs() -> None:
     graph.add_edge(START, "model")
     graph.add_conditional_edges("model", tools_condition)
     graph.add_edge("tools", "model")
-    out = graph.compile().invoke(
-        {"messages": [("user", "refund order 1")], "active_context": "billing"}
-    )
+    start: Any = {"messages": [("user", "refund order 1")], "active_context": "billing"}
+    out = graph.compile().invoke(start)
     assert errors(out["messages"]) == {"refund": ErrorCode.NOT_SHOWN}
     assert ran == []
 
@@ -209,7 +208,8 @@ def test_a_forged_or_edited_record_is_read_per_owner() -> None:
     graph = StateGraph(ScopedAgentState)
     graph.add_node("tools", make_tool_node(tools, middleware=[mw], state_schema=ScopedAgentState))
     graph.add_edge(START, "tools")
-    out = graph.compile().invoke({"messages": [("user", "refund"), forged]})
+    start: Any = {"messages": [("user", "refund"), forged]}
+    out = graph.compile().invoke(start)
     assert errors(out["messages"]) == {"refund": ErrorCode.NOT_SHOWN}
     assert ran == []
 

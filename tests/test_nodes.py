@@ -261,7 +261,7 @@ def test_a_state_missing_the_middlewares_keys_fails_when_the_node_is_made(
 class Counts(AgentMiddleware[Any, Any, Any]):
     """A middleware with a state key of its own."""
 
-    class State(ScopingState):
+    class State(ScopingState[Any]):
         counted: NotRequired[int]
 
     state_schema = State

@@ -328,12 +328,14 @@ def test_manifests_as_scopes_with_attention_scoping(tracker: Tracker, guard: Int
     model = ScriptedChatModel(policy=policy)
     agent = create_agent(
         model,
-        middleware=[
-            AttentionScopingMiddleware(
-                [manifest_scope(repo), manifest_scope(deploy)], selector=None
-            ),
-            ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
-        ],
+        middleware=list[Any](
+            [
+                AttentionScopingMiddleware(
+                    [manifest_scope(repo), manifest_scope(deploy)], selector=None
+                ),
+                ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
+            ]
+        ),
     )
     result = agent.invoke({"messages": [HumanMessage("label issue 1 docs")]})
     assert model.recorded[0]["tools"] == ["load_context"]
@@ -359,12 +361,16 @@ def test_scoping_gate_still_refuses_other_scopes_tools(
     )
     agent = create_agent(
         model,
-        middleware=[
-            AttentionScopingMiddleware(
-                [manifest_scope(repo), manifest_scope(deploy)], default_scope="repo", selector=None
-            ),
-            ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
-        ],
+        middleware=list[Any](
+            [
+                AttentionScopingMiddleware(
+                    [manifest_scope(repo), manifest_scope(deploy)],
+                    default_scope="repo",
+                    selector=None,
+                ),
+                ManifestMiddleware([repo, deploy], guard=guard, exclusive=False),
+            ]
+        ),
     )
     (refused,) = bodies(agent.invoke({"messages": [HumanMessage("ship it")]}))
     assert refused[2]["error"] == "tool_not_in_context" and deployed == []

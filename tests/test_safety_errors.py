@@ -22,8 +22,9 @@ def _exception_classes() -> list[type[BaseException]]:
         for info in pkgutil.iter_modules(root.__path__, f"{root.__name__}."):
             module = importlib.import_module(info.name)
             for _, value in inspect.getmembers(module, inspect.isclass):
-                raised = issubclass(value, BaseException) and not issubclass(value, Warning)
-                if raised and value.__module__ == module.__name__:
+                if not issubclass(value, BaseException) or issubclass(value, Warning):
+                    continue
+                if value.__module__ == module.__name__:
                     found.append(value)
     return found
 

@@ -258,7 +258,7 @@ def test_a_manifest_scope_code_opens_shows_its_reads_only(tracker: Tracker) -> N
     repo = repo_manifest(tracker)
     scoping = AttentionScopingMiddleware([manifest_scope(repo)], selector=_Picks("repo"))
     state = {"messages": [HumanMessage("label issue 1 as docs")]}
-    plan = scoping.plan(state, manifest_tools(repo) + scoping.tools)
+    plan = scoping.plan(state, [*manifest_tools(repo), *scoping.tools])
     assert plan.opened_by == "code" and plan.tools == ("repo__get_issue", "load_context")
 
 

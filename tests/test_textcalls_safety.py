@@ -231,9 +231,7 @@ def test_gateway_text_calls_follow_the_same_rule() -> None:
         checkpointer=InMemorySaver(),
     )
     config: RunnableConfig = {"configurable": {"thread_id": "gw"}}
-    out = agent.invoke(
-        {"messages": [HumanMessage("remind me about PR 482 in 30 minutes")]}, config
-    )
+    out = agent.invoke({"messages": [HumanMessage("remind me about PR 482 in 30 minutes")]}, config)
     assert agent.get_state(config).interrupts == () and runs == []
     assert not any(isinstance(m, ToolMessage) for m in out["messages"])
 

@@ -10,7 +10,7 @@ behaviour in a module that compares strings. Payloads are JSON objects with `err
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, NotRequired, TypedDict
+from typing import Any
 
 from attention_scoping.errors import (
     AVAILABLE_TOOLS,
@@ -35,15 +35,9 @@ __all__ = [
 ]
 
 
-class ErrorPayload(TypedDict):
-    """The fields every error payload carries; each code adds its own context fields."""
-
-    error: str
-    tool: NotRequired[str]
-    message: str
-    available_tools: NotRequired[list[str]]
-    """The tools the model may call now (`AVAILABLE_TOOLS`): the one key every gate uses."""
-    next_step: NotRequired[str]
+ErrorPayload = Payload
+"""A refusal payload: `error`, `tool`, `message`, the code's context fields, `available_tools`
+and `next_step` (the core's `refusal` builds it)."""
 
 
 def unknown_tool(
@@ -66,5 +60,3 @@ def unknown_tool(
         next_step=next_step,
         **context,
     )
-
-

@@ -151,4 +151,3 @@ def suggest_scopes(
     groups = sorted((g for g in groups if g), key=lambda g: (-len(g), g[0].name))
     names = name_clusters(groups)
     return [(name, [s.name for s in g]) for name, g in zip(names, groups, strict=True)], how
-
