@@ -64,7 +64,8 @@ def record_of(message: Any, owner: str) -> Mapping[str, Any] | None:
     return record
 
 
-def _oversized(args: Any) -> str | None:
+def oversized(args: Any) -> str | None:
+    """Why `args` is too deep or too large to pass on to a tool (checked without recursion)."""
     stack: list[tuple[Any, int]] = [(args, 1)]
     items = 0
     while stack:
@@ -81,8 +82,14 @@ def _oversized(args: Any) -> str | None:
     return None
 
 
-def _invalid(name: object, raw: object, error: object) -> dict[str, Any]:
-    return {INVALID_ARGUMENTS_KEY: {"raw": str(raw or "")[:200], "error": str(error or "")[:200]}}
+ECHO_CHARS = 200
+"""Longest piece of the model's invalid arguments echoed back in a refusal."""
+
+
+def _invalid(raw: object, error: object) -> dict[str, Any]:
+    text = raw if isinstance(raw, str) else ("" if raw is None else str(raw))
+    why = str(error or "arguments are not a JSON object")
+    return {INVALID_ARGUMENTS_KEY: {"raw": text[:ECHO_CHARS], "error": why[:ECHO_CHARS]}}
 
 
 def thread_call_ids(messages: Iterable[Any]) -> set[str]:
@@ -98,7 +105,7 @@ def repaired(message: AIMessage, taken: Iterable[str] = ()) -> AIMessage:
     calls = [dict(c) for c in message.tool_calls] + [
         {
             "name": c.get("name") or "",
-            "args": _invalid(c.get("name"), c.get("args"), c.get("error")),
+            "args": _invalid(c.get("args"), c.get("error")),
             "id": c.get("id"),
             "type": "tool_call",
         }
@@ -107,9 +114,9 @@ def repaired(message: AIMessage, taken: Iterable[str] = ()) -> AIMessage:
     changed = bool(message.invalid_tool_calls)
     seen = set(taken)
     for position, call in enumerate(calls):
-        problem = _oversized(call.get("args"))
+        problem = oversized(call.get("args"))
         if problem is not None:
-            call["args"] = _invalid(call.get("name"), "", problem)
+            call["args"] = _invalid("", problem)
             changed = True
         cid = call.get("id")
         if not isinstance(cid, str) or not cid or cid in seen:
@@ -123,16 +130,21 @@ def repaired(message: AIMessage, taken: Iterable[str] = ()) -> AIMessage:
     return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
 
 
-def _invalid_payload(call: Mapping[str, Any]) -> Payload | None:
+def invalid_arguments_payload(call: Mapping[str, Any]) -> Payload | None:
+    """The refusal of a call `repaired` marked (invalid or oversized arguments), else None: it
+    echoes the model's text when there was one, else why the arguments were refused."""
     args = call.get("args")
     if not isinstance(args, Mapping) or INVALID_ARGUMENTS_KEY not in args:
         return None
     detail = args[INVALID_ARGUMENTS_KEY]
+    detail = detail if isinstance(detail, Mapping) else {"error": str(detail)[:ECHO_CHARS]}
+    raw, error = str(detail.get("raw") or ""), str(detail.get("error") or "")
     name = call.get("name") or "the tool"
+    shown = f"({raw!r})" if raw else f"({error})"
     return refusal(
         ErrorCode.INVALID_ARGUMENTS,
-        f"{name} was not run: its arguments are not a valid JSON object ({detail.get('error')}).",
-        tool=str(name),
+        f"{name} was not run: its arguments are not a valid JSON object {shown}.",
+        tool=str(call.get("name") or ""),
         next_step=f"Call {name} again with arguments written as one JSON object.",
     )
 
@@ -215,7 +227,7 @@ def review(
             tool=str(name),
             next_step="Call only tools you were given in this step.",
         )
-    invalid = _invalid_payload(call)
+    invalid = invalid_arguments_payload(call)
     if invalid is not None:
         return invalid
     calls = tool_calls_of(reply)

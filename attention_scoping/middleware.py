@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Any, NamedTuple, NotRequired, Protocol, runtime_checkable
 
 from langchain.agents.middleware.types import (
@@ -34,7 +34,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.tools import tool as as_tool
 from langgraph.types import Command
 
-from attention_scoping.errors import ScopeConfigError, check_choice
+from attention_scoping.errors import ScopeConfigError, check_choice, listing
 from attention_scoping.gate import Record, clipped, refused, repaired, review, stamp
 from attention_scoping.gate import thread_call_ids as taken_ids
 from attention_scoping.load_context import (
@@ -54,7 +54,7 @@ from attention_scoping.scopes import (
     ToolScopes,
     tool_object_name,
 )
-from attention_scoping.select import SELECTION_KEY, LexicalSelector, Selector
+from attention_scoping.select import SELECTION_KEY, LexicalSelector, Selection, Selector
 
 logger = logging.getLogger("attention_scoping")
 
@@ -281,7 +281,7 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], Contex
             update[OPENED_KEY] = opened_record(scope, "application", turn)
         selection: Mapping[str, Any] | None = None
         if self.selector is not None and turn_starts(messages) and not set_now:
-            picked = self.selector.select(user_text(messages), self.catalog)
+            picked = self._select(self.selector, user_text(messages), objects)
             selection = update[SELECTION_KEY] = {**picked.as_record(), "turn": turn}
             if picked.scope is not None and picked.scope != scope:
                 scope, by = picked.scope, "code"
@@ -299,11 +299,32 @@ class AttentionScopingMiddleware(AgentMiddleware[ScopingState[ResponseT], Contex
                 for n in names
                 if n in self.catalog.always_on or self.catalog.is_read(n, objects.get(n))
             ]
-        if scope is None and selection is not None:
-            names += [n for n in selection.get("reads") or () if n not in names]
+        if scope is None and selection is not None:  # a close call: its reads, checked again
+            names += [
+                n
+                for n in selection.get("reads") or ()
+                if isinstance(n, str) and n not in names and self.catalog.is_read(n, objects.get(n))
+            ]
         keep = set(names)
         shown = tuple(n for n in objects if n in keep)
         return Plan(scope, by, shown, selection, update)
+
+    def _select(self, selector: Selector, text: str, objects: Mapping[str, Any]) -> Selection:
+        """The selector's choice, failing closed: only declared reads are kept among the reads
+        it reports, and a scope it names must exist.
+
+        Raises:
+            ScopeConfigError: the selector named a scope the catalog does not have.
+        """
+        picked = selector.select(text, self.catalog)
+        if picked.scope is not None and picked.scope not in self.catalog.scopes:
+            msg = (
+                f"selector {type(selector).__name__} chose unknown scope {picked.scope!r}; "
+                f"valid scopes: {listing(self.catalog.scopes)}"
+            )
+            raise ScopeConfigError(msg)
+        reads = tuple(n for n in picked.reads if self.catalog.is_read(n, objects.get(n)))
+        return picked if reads == picked.reads else replace(picked, reads=reads)
 
     def prompt(self, scope: str | None, system_prompt: str | None) -> str:
         """The system prompt for `scope` under the layout (your prompt kept whole)."""

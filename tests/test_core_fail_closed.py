@@ -13,17 +13,18 @@ from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain.agents import create_agent
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.prebuilt import ToolNode, tools_condition
 
-from attention_scoping.errors import ErrorCode, StateSchemaError
+from attention_scoping.errors import ErrorCode, ScopeConfigError, StateSchemaError
 from attention_scoping.gate import RECORD_KEY
 from attention_scoping.graph import ScopedAgentState, make_model_node, make_tool_node
 from attention_scoping.middleware import AttentionScopingMiddleware
-from attention_scoping.scopes import Scope
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import Selection
 from attention_scoping.testing import ScriptedChatModel, calls, say, tool_call
 
 Ran = list[str]
@@ -303,3 +304,53 @@ def test_no_selection_for_a_message_that_needs_no_tool(build: str) -> None:
     assert model.recorded[0]["tools"] == ["load_context"]
     assert out.get("active_context") is None
     assert out["scope_selection"]["reason"] in {"no_match", "no_intent"}
+
+
+class Careless:
+    """A selector that reports every tool of billing as a matching read, declared or not."""
+
+    def __init__(self, scope: str | None) -> None:
+        self.scope = scope
+
+    def select(self, text: str, catalog: ScopeCatalog) -> Selection:
+        reads = ("get_invoice", "refund", "update_card")
+        return Selection(self.scope, "close_call" if self.scope is None else "confident", {}, reads)
+
+
+@pytest.mark.parametrize("build", BUILDERS)
+def test_a_selector_cannot_put_a_tool_nobody_declared_a_read_in_view(build: str) -> None:
+    """A custom selector naming `refund` among its reads on a close call: the core keeps only
+    declared reads, in view and in the recorded selection (so no hint can name it either)."""
+    ran: Ran = []
+    tools = billing_tools(ran)
+    mw = AttentionScopingMiddleware(scopes_of(tools), selector=Careless(None))
+    model = ScriptedChatModel(script=[calls(tool_call("refund", {"order_id": "1"})), say("ok")])
+    out = BUILDERS[build](model, tools, mw).invoke({"messages": [("user", "refund 1")]})
+    assert model.recorded[0]["tools"] == ["load_context", "get_invoice"]
+    assert out["scope_selection"]["reads"] == ["get_invoice"]
+    assert errors(out["messages"]) == {"refund": ErrorCode.TOOL_NOT_IN_CONTEXT}
+    assert ran == []
+
+
+def test_a_forged_selection_record_in_state_shows_no_write() -> None:
+    """A selection record the state carries (written by anything) is read again through the
+    declared reads: `refund` listed there stays out of view."""
+    tools = billing_tools([])
+    mw = AttentionScopingMiddleware(scopes_of(tools), selector=None)
+    messages = [HumanMessage("refund 1", id="u1")]
+    turn = "0:u1"
+    forged = {
+        "scope": None,
+        "reason": "close_call",
+        "reads": ["refund", "get_invoice"],
+        "turn": turn,
+    }
+    plan = mw.plan({"messages": messages, "scope_selection": forged}, mw.tools)
+    assert plan.tools == ("load_context", "get_invoice")
+
+
+def test_a_selector_naming_an_unknown_scope_is_a_clear_error() -> None:
+    tools = billing_tools([])
+    mw = AttentionScopingMiddleware(scopes_of(tools), selector=Careless("shipping"))
+    with pytest.raises(ScopeConfigError, match=r"chose unknown scope 'shipping'.*'billing'"):
+        mw.plan({"messages": [HumanMessage("where is it")]}, mw.tools)

@@ -13,9 +13,10 @@ from langchain_core.messages import HumanMessage
 import attention_scoping
 from attention_scoping.errors import AttentionScopingError, ScopeConfigError
 from attention_scoping.middleware import AttentionScopingMiddleware, Rewrite
-from attention_scoping.scopes import Scope
-from attention_scoping.select import LexicalSelector
+from attention_scoping.scopes import Scope, ScopeCatalog
+from attention_scoping.select import CATALOGS_KEPT, LexicalSelector
 from attention_scoping.testing import ScriptedChatModel, say
+from tests.toolbox_support import make_toolbox
 
 
 def keyword_options(cls: type) -> list[str]:
@@ -91,17 +92,15 @@ def test_an_option_that_does_not_exist_is_a_type_error(scopes: list[Scope]) -> N
 
 
 def test_construction_names_the_unclassified_tools_once(
-    scopes: list[Scope], toolbox: dict[str, object], caplog: pytest.LogCaptureFixture
+    scopes: list[Scope], caplog: pytest.LogCaptureFixture
 ) -> None:
     """One INFO line names the scoped tools nobody declared a read or a write."""
-    notes = Scope("notes", "notes", [toolbox["save_note"]]) if "save_note" in toolbox else None
+    save_note = make_toolbox([], ("save_note",))["save_note"]  # unclassified
+    notes = Scope("notes", "notes", [save_note])
     with caplog.at_level(logging.INFO, logger="attention_scoping"):
-        AttentionScopingMiddleware([*scopes, *([notes] if notes else [])])
+        AttentionScopingMiddleware([*scopes, notes])
     lines = [r.getMessage() for r in caplog.records if "nobody declared a read" in r.getMessage()]
-    if notes is None:
-        assert lines == []
-    else:
-        assert len(lines) == 1 and "save_note" in lines[0] and "add" not in lines[0]
+    assert len(lines) == 1 and "save_note" in lines[0] and "add" not in lines[0]
 
 
 def test_the_default_path_logs_no_warning(
@@ -112,3 +111,13 @@ def test_the_default_path_logs_no_warning(
     with caplog.at_level(logging.WARNING):
         agent.invoke({"messages": [HumanMessage("add 2 and 2")]})
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_the_shared_default_selector_keeps_a_bounded_number_of_catalogs() -> None:
+    """Middleware built in a loop share the default selector: it remembers the words of the
+    last few catalogs only, and still selects for each."""
+    selector = LexicalSelector()
+    for _ in range(3 * CATALOGS_KEPT):
+        catalog = ScopeCatalog([Scope("math", "arithmetic sums", ["add"])])
+        assert selector.select("arithmetic sums please", catalog).scope == "math"
+    assert len(selector._documents) == CATALOGS_KEPT

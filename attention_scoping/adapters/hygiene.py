@@ -15,90 +15,33 @@ from typing import Any, TypeVar
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelResponse
 from langchain_core.messages import AIMessage
 
-from attention_scoping.common.errors import ErrorCode, refusal
-from attention_scoping.common.limits import shorten
+from attention_scoping.gate import (
+    INVALID_ARGUMENTS_KEY,
+    MAX_ARGUMENT_DEPTH,
+    MAX_ARGUMENT_ITEMS,
+    invalid_arguments_payload,
+    repaired,
+    thread_call_ids,
+)
 
-INVALID_ARGUMENTS_KEY = "__invalid_arguments__"
-"""Argument key that marks a call whose arguments the model did not write as valid JSON."""
-
-MAX_ARGUMENT_DEPTH = 64
-"""Deepest nesting of a call's arguments passed on to a tool; deeper is refused (no tool schema
-needs more, and recursive validators and serialisers stop near 1,000 levels)."""
-
-MAX_ARGUMENT_ITEMS = 20_000
-"""Most values (containers and leaves) in a call's arguments passed on to a tool."""
+__all__ = [
+    "INVALID_ARGUMENTS_KEY",
+    "MAX_ARGUMENT_DEPTH",
+    "MAX_ARGUMENT_ITEMS",
+    "invalid_call_refusal",
+    "repair_message",
+    "repair_response",
+    "thread_call_ids",
+]
 
 R = TypeVar("R")
 
 
-def _oversized(args: Any) -> str | None:
-    """Why `args` is too deep or too large to pass on (checked without recursion), or None."""
-    stack: list[tuple[Any, int]] = [(args, 1)]
-    items = 0
-    while stack:
-        value, depth = stack.pop()
-        items += 1
-        if depth > MAX_ARGUMENT_DEPTH:
-            return f"arguments nested deeper than {MAX_ARGUMENT_DEPTH} levels"
-        if items > MAX_ARGUMENT_ITEMS:
-            return f"arguments hold more than {MAX_ARGUMENT_ITEMS} values"
-        if isinstance(value, Mapping):
-            stack.extend((v, depth + 1) for v in value.values())
-        elif isinstance(value, list | tuple):
-            stack.extend((v, depth + 1) for v in value)
-    return None
-
-
-def _converted(invalid: Mapping[str, Any]) -> dict[str, Any]:
-    raw = invalid.get("args")
-    return {
-        "name": invalid.get("name") or "",
-        "args": {
-            INVALID_ARGUMENTS_KEY: {
-                "raw": raw if isinstance(raw, str) else str(raw),
-                "error": str(invalid.get("error") or "arguments are not a JSON object"),
-            }
-        },
-        "id": invalid.get("id"),
-        "type": "tool_call",
-    }
-
-
-def thread_call_ids(messages: Iterable[Any]) -> set[str]:
-    """The tool-call ids already used in a thread (a provider wants them unique in a request)."""
-    taken: set[str] = set()
-    for message in messages:
-        if isinstance(message, AIMessage):
-            taken.update(str(c["id"]) for c in message.tool_calls if isinstance(c.get("id"), str))
-    return taken
-
-
 def repair_message(message: AIMessage, taken: Iterable[str] = ()) -> AIMessage | None:
     """A copy of `message` whose calls all have ids unique in the thread (`taken` holds the ids
-    already used) and none is invalid, or None when it needs no repair."""
-    calls = [dict(c) for c in message.tool_calls] + [
-        _converted(c) for c in message.invalid_tool_calls
-    ]
-    changed = bool(message.invalid_tool_calls)
-    seen: set[str] = set(taken)
-    for position, call in enumerate(calls):
-        problem = _oversized(call.get("args"))
-        if problem is not None:
-            call["args"] = {INVALID_ARGUMENTS_KEY: {"raw": "", "error": problem}}
-            changed = True
-        cid = call.get("id")
-        if not isinstance(cid, str) or not cid or cid in seen:
-            base = cid if isinstance(cid, str) and cid else "call"
-            suffix = position
-            while f"{base}_{suffix}" in seen:
-                suffix += 1
-            cid = f"{base}_{suffix}"
-            call["id"] = cid
-            changed = True
-        seen.add(cid)
-    if not changed:
-        return None
-    return message.model_copy(update={"tool_calls": calls, "invalid_tool_calls": []})
+    already used) and none is invalid, or None when it needs no repair (the core's `repaired`)."""
+    fixed = repaired(message, taken)
+    return None if fixed is message else fixed
 
 
 def repair_response(response: R, taken: Iterable[str] = ()) -> R:
@@ -126,20 +69,6 @@ def repair_response(response: R, taken: Iterable[str] = ()) -> R:
 
 
 def invalid_call_refusal(call: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The error payload for a call repaired from invalid JSON arguments, else None."""
-    args = call.get("args")
-    if not isinstance(args, Mapping) or INVALID_ARGUMENTS_KEY not in args:
-        return None
-    detail = args[INVALID_ARGUMENTS_KEY]
-    raw = detail.get("raw", "") if isinstance(detail, Mapping) else ""
-    error = detail.get("error", "") if isinstance(detail, Mapping) else ""
-    name = call.get("name") or "the tool"
-    shown = f"({shorten(str(raw))!r})" if raw else f"({shorten(str(error))})"
-    return dict(
-        refusal(
-            ErrorCode.INVALID_ARGUMENTS,
-            f"{name} was not run: its arguments are not a valid JSON object {shown}.",
-            tool=call.get("name") or "",
-            next_step=f"Call {name} again with arguments written as one JSON object.",
-        )
-    )
+    """The error payload for a call repaired from invalid JSON arguments, else None (the
+    core's `invalid_arguments_payload`)."""
+    return invalid_arguments_payload(call)

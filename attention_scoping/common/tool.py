@@ -285,25 +285,3 @@ class ToolSpec:
 RankTools = Callable[[str, Sequence[ToolSpec]], list[tuple[str, float]]]
 """`(query, tools) -> [(tool name, score)]`, best first: how the gateway's search and scope
 pre-selection rank tools (the gate's `CatalogRanker` is one)."""
-
-
-def tool_object_name(tool: object) -> str:
-    """The name a model calls `tool` by, for a tool object or a plain function, without
-    converting it (LangChain names a function's tool after the function).
-
-    Raises:
-        TypeError: `tool` is a provider tool dict (it cannot run locally) or not a tool.
-    """
-    if isinstance(tool, Mapping):
-        fn = tool.get("function")
-        name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name", tool.get("type"))
-        msg = f"provider tool dict {name!r} cannot be executed locally"
-        raise TypeError(msg)
-    name = getattr(tool, "name", None)
-    if isinstance(name, str) and not callable(name):
-        return name
-    function_name = getattr(tool, "__name__", None)
-    if callable(tool) and isinstance(function_name, str):
-        return function_name
-    msg = f"not a tool: {tool!r}"
-    raise TypeError(msg)

@@ -10,34 +10,17 @@ Responses form `{"type": "allowed_tools", "mode": "auto", "tools": [{"type": "fu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from attention_scoping.adapters.tools import forced_tool_name, tool_name
+from attention_scoping.disclosure.allowed import ALLOWED_TOOLS
 from attention_scoping.disclosure.base import (
     Disclosure,
     Shaped,
     ShapeRequest,
-    stable_order,
 )
-
-ALLOWED_TOOLS = "allowed_tools"
-
-
-def allowed_names(choice: Any) -> list[str] | None:
-    """The tool names an `allowed_tools` choice (either form) allows; None for another choice."""
-    if not isinstance(choice, Mapping) or choice.get("type") != ALLOWED_TOOLS:
-        return None
-    inner = choice.get(ALLOWED_TOOLS, choice)
-    tools = inner.get("tools") if isinstance(inner, Mapping) else None
-    names: list[str] = []
-    for tool in tools or []:
-        if isinstance(tool, Mapping):
-            fn = tool.get("function")
-            name = fn.get("name") if isinstance(fn, Mapping) else tool.get("name")
-            if isinstance(name, str):
-                names.append(name)
-    return names
+from attention_scoping.disclosure.choice import stable_order
 
 
 class AllowedToolsDisclosure(Disclosure):
@@ -66,7 +49,7 @@ class AllowedToolsDisclosure(Disclosure):
         """Every tool in a stable order; `tool_choice` allows the visible and loaded ones (a
         choice forcing one of them stays; `"required"` / `"any"` becomes the `required` mode;
         nothing to allow becomes `"none"`)."""
-        shaped = stable_order(request.tools, request.loaded)
+        shaped = stable_order(request.tools, request.loaded, loaded_last=False)
         allowed = [tool_name(t) for t in request.shown(shaped)]
         forced = forced_tool_name(request.tool_choice)
         if forced is not None and forced in allowed:

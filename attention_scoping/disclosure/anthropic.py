@@ -12,7 +12,7 @@ a breakpoint found on a deferred tool moves to the last loaded one.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, ClassVar
 
 from langchain_core.messages import BaseMessage
@@ -24,19 +24,17 @@ from attention_scoping.disclosure.base import (
     Shaped,
     ShapeRequest,
     ToolEntry,
-    stable_order,
 )
-
-MAX_DEFERRED = 10_000
-"""Most deferred tools one Anthropic request may carry."""
-
-DEFER = "defer_loading"
-CACHE = "cache_control"
-REFERENCE = "tool_reference"
-
-
-def _extras(tool: BaseTool) -> dict[str, Any]:
-    return dict(tool.extras) if isinstance(tool.extras, Mapping) else {}
+from attention_scoping.disclosure.choice import stable_order
+from attention_scoping.disclosure.native import (
+    CACHE,
+    DEFER,
+    MAX_DEFERRED,
+    REFERENCE,
+    _extras,
+    deferred,
+    references,
+)
 
 
 def _with_extras(tool: BaseTool, extras: Mapping[str, Any]) -> BaseTool:
@@ -44,27 +42,6 @@ def _with_extras(tool: BaseTool, extras: Mapping[str, Any]) -> BaseTool:
     if _extras(tool) == dict(extras):
         return tool
     return tool.model_copy(update={"extras": dict(extras)})
-
-
-def deferred(tool: ToolEntry) -> bool:
-    """Whether a tool entry is sent with `defer_loading: true`."""
-    if isinstance(tool, BaseTool):
-        return _extras(tool).get(DEFER) is True
-    return tool.get(DEFER) is True
-
-
-def references(content: Any) -> Iterable[str]:
-    """Tool names of the `tool_reference` blocks in a message content (nested `tool_result`
-    blocks included)."""
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, Mapping):
-            continue
-        if block.get("type") == REFERENCE and isinstance(block.get("tool_name"), str):
-            yield str(block["tool_name"])
-        elif block.get("type") == "tool_result":
-            yield from references(block.get("content"))
 
 
 class AnthropicDisclosure(Disclosure):

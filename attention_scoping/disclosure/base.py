@@ -122,29 +122,6 @@ class ShapeRequest:
         return [t for t in tools if tool_name(t) in self.visible or tool_name(t) in self.loaded]
 
 
-def stable_order(
-    tools: Iterable[ToolEntry], loaded: Collection[str] = (), *, loaded_last: bool = False
-) -> list[ToolEntry]:
-    """`tools` in the order the native modes send them, the same whatever order they were
-    registered in: provider dicts first (as given), then loaded tools, then the rest, each by
-    name (`loaded_last`: the loaded ones last, where a cache breakpoint on the last tool may
-    go); one entry per name."""
-    seen: set[str] = set()
-    dicts: list[ToolEntry] = []
-    named: list[BaseTool] = []
-    for tool in tools:
-        name = tool_name(tool)
-        if name in seen:
-            continue
-        seen.add(name)
-        if isinstance(tool, BaseTool):
-            named.append(tool)
-        else:
-            dicts.append(tool)
-    named.sort(key=lambda t: ((t.name in loaded) == loaded_last, t.name))
-    return [*dicts, *named]
-
-
 class Disclosure(ABC):
     """How a middleware's visible set reaches the provider (see the module docstring)."""
 

@@ -22,11 +22,13 @@ def entry_name(tool: ToolEntry) -> str:
     return str(name or tool.get("type") or "")
 
 
-def stable_order(tools: Iterable[ToolEntry], loaded: Collection[str] = ()) -> list[ToolEntry]:
+def stable_order(
+    tools: Iterable[ToolEntry], loaded: Collection[str] = (), *, loaded_last: bool = True
+) -> list[ToolEntry]:
     """`tools` in the order the native modes send them, the same whatever order they were
     registered in: provider dicts first (as given), then the other tools by name, then the
-    `loaded` ones by name (last, where a cache breakpoint on the last tool may go); one entry
-    per name."""
+    `loaded` ones by name (last, where a cache breakpoint on the last tool may go; first with
+    `loaded_last=False`); one entry per name."""
     seen: set[str] = set()
     dicts: list[ToolEntry] = []
     named: list[BaseTool] = []
@@ -39,7 +41,7 @@ def stable_order(tools: Iterable[ToolEntry], loaded: Collection[str] = ()) -> li
             named.append(tool)
         else:
             dicts.append(tool)
-    named.sort(key=lambda t: (t.name in loaded, t.name))
+    named.sort(key=lambda t: ((t.name in loaded) == loaded_last, t.name))
     return [*dicts, *named]
 
 

@@ -33,8 +33,8 @@ from attention_scoping.disclosure.base import (
     Shaped,
     ShapeRequest,
     ToolEntry,
-    stable_order,
 )
+from attention_scoping.disclosure.choice import stable_order
 from attention_scoping.disclosure.openai_wire import (
     FUNCTION_CALL,
     TOOL_SEARCH_CALL,
@@ -147,7 +147,7 @@ class OpenAIDisclosure(Disclosure):
         search: dict[str, Any] | None = None
         top: list[BaseTool] = []
         deferred: dict[str, dict[str, Any]] = {}
-        for tool in stable_order(request.tools, keep):
+        for tool in stable_order(request.tools, keep, loaded_last=False):
             if isinstance(tool, BaseTool):
                 if tool.name == SEARCH_TOOL:
                     search = search_tool(tool.description, _parameters(tool))
